@@ -1,0 +1,107 @@
+# Makefile -- builds ebpfprof: BPF object -> skeleton -> userspace binary, plus tests and benchmarks
+OUTPUT := build
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VMLINUX_DIR := vmlinux/$(ARCH)
+
+CFLAGS ?= -g -O2
+CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
+	-D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUTPUT)
+LDLIBS := -lbpf -lelf -lz
+BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR)
+
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+USER_SRCS := $(wildcard userspace/*.c)
+USER_OBJS := $(patsubst userspace/%.c,$(OUTPUT)/userspace/%.o,$(USER_SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/userspace/main.o,$(USER_OBJS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+
+# Debian packages the build and the tests need; `make deps` installs the missing ones.
+DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config golang-go make gcc
+
+.PHONY: all deps run test bench clean vmlinux fixtures
+.DELETE_ON_ERROR:
+.SECONDARY: $(BPF_OBJS)
+
+all: $(OUTPUT)/ebpfprof
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(OUTPUT) $(OUTPUT)/userspace $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h include/*.h) $(SKELS) | $(OUTPUT)/userspace
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/ebpfprof: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+# Fixture programs: each tests/fixtures/*.mk appends its products to FIXTURES.
+FIXTURES_DIR := $(OUTPUT)/fixtures
+FIXTURES :=
+include $(wildcard tests/fixtures/*.mk)
+
+$(FIXTURES_DIR):
+	$(Q)mkdir -p $@
+
+fixtures: $(FIXTURES)
+
+run: deps all
+	$(OUTPUT)/ebpfprof --duration 10 --output ebpfprof.pb.gz
+	@echo "top functions (go tool pprof -top ebpfprof.pb.gz):"
+	@go tool pprof -top -nodecount=25 -symbolize=none ebpfprof.pb.gz 2>&1 | sed -n '1,35p'
+
+test: deps all $(UNIT_BINS) fixtures
+	@bash tests/run.sh
+
+bench: deps all fixtures
+	@bash tests/bench/run.sh
+
+vmlinux:
+	mkdir -p $(VMLINUX_DIR)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
+
+clean:
+	rm -rf $(OUTPUT)

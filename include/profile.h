@@ -1,0 +1,41 @@
+/* profile.h -- types shared by the BPF sampler (bpf/profile.bpf.c) and userspace */
+#ifndef EBPFPROF_PROFILE_H
+#define EBPFPROF_PROFILE_H
+
+#ifndef TASK_COMM_LEN
+#define TASK_COMM_LEN 16
+#endif
+
+/* Frames kept per stack; the stack map's value size follows from it. */
+#ifndef MAX_STACK_DEPTH
+#define MAX_STACK_DEPTH 127
+#endif
+
+/* A stack id the sampler chose not to collect (kernel thread, --no-user, --no-kernel). */
+#define STACK_ID_SKIPPED (-1)
+
+/*
+ * Key of the in-kernel aggregation: one count per process, thread (only with
+ * --per-thread, else 0) and pair of stacks. A negative stack id is either
+ * STACK_ID_SKIPPED or the -errno bpf_get_stackid() returned.
+ */
+struct sample_key {
+	__u32 pid;
+	__u32 tid;
+	__s32 kern_stack_id;
+	__s32 user_stack_id;
+	char comm[TASK_COMM_LEN];
+};
+
+/* Indexes of the per-CPU stats map: every sample is counted once in SAMPLES. */
+enum sampler_stat {
+	STAT_SAMPLES = 0,	/* samples that passed the filters */
+	STAT_KSTACK_COLLISION,	/* kernel stack lost to a stack map hash collision */
+	STAT_USTACK_COLLISION,	/* user stack lost to a stack map hash collision */
+	STAT_KSTACK_ERROR,	/* kernel stack capture failed otherwise */
+	STAT_USTACK_ERROR,	/* user stack capture failed otherwise (e.g. stack map full) */
+	STAT_COUNTS_FULL,	/* sample dropped: the counts map was full */
+	STAT_MAX,
+};
+
+#endif /* EBPFPROF_PROFILE_H */

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# test_oneshot.sh -- loads the real BPF sampler and profiles real workloads; checks read back with go tool pprof
+set -u
+SUITE=oneshot
+. "$(dirname "$0")/lib.sh"
+FIX=$BUILD/fixtures
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# flat% of one function in `go tool pprof -top` output
+flat_pct() { awk -v f="$2" '$6 == f { sub("%", "", $2); print $2; found=1 } END { if (!found) print -1 }' "$1"; }
+within() { awk -v v="$1" -v want="$2" -v tol="$3" 'BEGIN { d = v - want; if (d < 0) d = -d; exit !(v >= 0 && d <= tol) }'; }
+
+test_cpu_split() {
+	"$FIX/cpu_split" 12 & local pid=$!
+	sleep 0.5
+	"$EBPFPROF" --pid $pid --duration 6 --frequency 299 --output "$tmp/split.pb.gz" 2>"$tmp/split.err" ||
+		{ fail cpu_split "ebpfprof failed: $(tail -1 "$tmp/split.err")"; return; }
+	kill $pid 2>/dev/null
+	pprof_top -sample_index=samples "$tmp/split.pb.gz" >"$tmp/split.top"
+	local ok=1 name want got
+	for pair in cpu_split_fifty:50 cpu_split_thirty:30 cpu_split_twenty:20; do
+		name=${pair%%:*} want=${pair##*:}
+		got=$(flat_pct "$tmp/split.top" "$name")
+		within "$got" "$want" 5 || { ok=0; echo "  $name: $got% (want $want±5)"; }
+		echo "  $name: $got% (want $want)"
+	done
+	[ $ok = 1 ] && pass cpu_split || { cat "$tmp/split.top"; fail cpu_split "shares off by more than 5 points"; }
+}
+
+test_pprof_structure() {	# reuses the cpu_split profile
+	local raw=$tmp/split.raw
+	go tool pprof -raw -symbolize=none "$tmp/split.pb.gz" >"$raw" 2>/dev/null
+	local why=""
+	grep -q '^PeriodType: cpu nanoseconds' "$raw" || why="$why period-type"
+	grep -q '^Period: 3344481$' "$raw" || why="$why period(1e9/299)"
+	grep -q 'samples/count cpu/nanoseconds' "$raw" || why="$why sample-types"
+	grep -q 'pid:\[[0-9]*\]' "$raw" || why="$why pid-label"
+	grep -q 'comm:\[cpu_split\]' "$raw" || why="$why comm-label"
+	grep -Eq '\[kernel.kallsyms\]' "$raw" || why="$why kernel-mapping"
+	# the workload's own mapping carries its GNU build ID
+	local bid
+	bid=$(readelf -n "$FIX/cpu_split" | awk '/Build ID/ { print $3 }')
+	grep -q "cpu_split $bid" "$raw" || why="$why build-id($bid)"
+	[ -z "$why" ] && pass pprof_structure || { sed -n '1,12p;/^Mappings/,$p' "$raw"; fail pprof_structure "missing:$why"; }
+}
+
+test_kernel_frames() {
+	"$FIX/syscall_heavy" 8 & local pid=$!
+	sleep 0.3
+	"$EBPFPROF" --pid $pid --duration 3 --format folded --output "$tmp/sys.folded" 2>/dev/null ||
+		{ fail kernel_frames "ebpfprof failed"; return; }
+	kill $pid 2>/dev/null
+	if grep -q '_\[k\]' "$tmp/sys.folded" && grep -Eq '(do_syscall_64|entry_SYSCALL_64[a-z_]*)_\[k\]' "$tmp/sys.folded" &&
+		grep -q 'syscall_heavy_loop' "$tmp/sys.folded"; then
+		pass kernel_frames
+	else
+		head -5 "$tmp/sys.folded"; fail kernel_frames "no syscall kernel frames under syscall_heavy_loop"
+	fi
+}
+
+test_folded_format() {	# every line "comm;frame;...;frame count", counts add up to the samples
+	local bad
+	bad=$(grep -Evc '^[^; ]?[^;]*(;[^;]+)+ [0-9]+$' "$tmp/sys.folded")
+	local first
+	first=$(head -1 "$tmp/sys.folded" | cut -d';' -f1)
+	if [ -s "$tmp/sys.folded" ] && [ "$bad" = 0 ] && [ "$first" = syscall_heavy ]; then
+		pass folded_format
+	else
+		fail folded_format "$bad malformed lines, first comm '$first'"
+	fi
+}
+
+test_missing_pid() {
+	local start=$SECONDS rc
+	"$EBPFPROF" --pid 999999999 --duration 30 --output "$tmp/x.pb.gz" 2>"$tmp/err"; rc=$?
+	if [ $rc = 2 ] && [ $((SECONDS - start)) -lt 3 ] && grep -q 'no such process' "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ]; then
+		pass missing_pid
+	else
+		fail missing_pid "rc=$rc, stderr: $(cat "$tmp/err")"
+	fi
+}
+
+test_bad_input() {	# bad flags and unwritable paths fail at once with one line and exit code 2
+	local ok=1 rc
+	for args in "--frequency abc" "--duration -1" "--format xml" "--output /nonexistent/dir/p.pb.gz" "--pid 12x" "stray"; do
+		timeout 5 "$EBPFPROF" $args 2>"$tmp/err" >/dev/null; rc=$?
+		if [ $rc != 2 ] || [ "$(wc -l <"$tmp/err")" != 1 ]; then
+			ok=0; echo "  '$args': rc=$rc: $(cat "$tmp/err")"
+		fi
+	done
+	[ $ok = 1 ] && pass bad_input || fail bad_input "see above"
+}
+
+test_sigint() {	# Ctrl-C ends the run early and still writes a valid profile
+	"$FIX/cpu_split" 5 & local busy=$!
+	"$EBPFPROF" --duration 60 --output "$tmp/int.pb.gz" 2>/dev/null & local pid=$!
+	sleep 2
+	local start=$SECONDS
+	kill -INT $pid
+	wait $pid; local rc=$?
+	local n
+	n=$(go tool pprof -raw -symbolize=none "$tmp/int.pb.gz" 2>/dev/null | grep -c 'comm:\[cpu_split\]')
+	kill $busy 2>/dev/null
+	if [ $rc = 0 ] && [ $((SECONDS - start)) -lt 10 ] && [ "$n" -gt 0 ]; then
+		pass sigint
+	else
+		fail sigint "rc=$rc, $n samples, took $((SECONDS - start)) s"
+	fi
+}
+
+test_not_root() {
+	command -v setpriv >/dev/null || { skip not_root "setpriv (util-linux) not installed"; return; }
+	local rc
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$EBPFPROF" --duration 1 --output - >/dev/null 2>"$tmp/err"; rc=$?
+	if [ $rc = 2 ] && grep -q 'permission denied' "$tmp/err"; then
+		pass not_root
+	else
+		fail not_root "rc=$rc: $(cat "$tmp/err")"
+	fi
+}
+
+test_per_thread_and_idle() {
+	"$EBPFPROF" --duration 2 --per-thread --include-idle --output "$tmp/idle.pb.gz" 2>/dev/null ||
+		{ fail per_thread_idle "ebpfprof failed"; return; }
+	local raw
+	raw=$(go tool pprof -raw -symbolize=none "$tmp/idle.pb.gz" 2>/dev/null)
+	if grep -q 'tid:\[' <<<"$raw" && grep -q 'comm:\[swapper' <<<"$raw"; then
+		pass per_thread_idle
+	else
+		fail per_thread_idle "no tid label or no idle (swapper) samples"
+	fi
+	"$EBPFPROF" --duration 1 --output "$tmp/noidle.pb.gz" 2>/dev/null
+	if go tool pprof -raw -symbolize=none "$tmp/noidle.pb.gz" 2>/dev/null | grep -q 'pid:\[0\]'; then
+		fail no_idle_by_default "pid 0 samples present without --include-idle"
+	else
+		pass no_idle_by_default
+	fi
+}
+
+test_top_format() {
+	"$FIX/cpu_split" 6 & local pid=$!
+	sleep 0.3
+	"$EBPFPROF" --pid $pid --duration 2 --format top --top 5 >"$tmp/top.txt" 2>/dev/null
+	kill $pid 2>/dev/null
+	# the first function row must be the 50% function
+	if grep -m1 -E 'cpu_split_(fifty|thirty|twenty)' "$tmp/top.txt" | grep -q cpu_split_fifty &&
+		[ "$(grep -c cpu_split_ "$tmp/top.txt")" -ge 3 ]; then
+		pass top_format
+	else
+		cat "$tmp/top.txt"; fail top_format "expected cpu_split_fifty first"
+	fi
+}
+
+test_missing_pid
+test_bad_input
+test_not_root
+test_cpu_split
+test_pprof_structure
+test_kernel_frames
+test_folded_format
+test_sigint
+test_per_thread_and_idle
+test_top_format

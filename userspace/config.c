@@ -1,0 +1,240 @@
+/* config.c -- command line of ebpfprof, parsed and validated before anything is collected */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "config.h"
+#include "log.h"
+
+#define EBPFPROF_VERSION "0.1.0"
+#define MAX_FREQUENCY 100000	/* the kernel's default perf_event_max_sample_rate */
+#define MAX_PIDS 65536
+
+static const char usage[] =
+	"usage: ebpfprof [--duration SEC] [--frequency HZ] [--pid PID[,PID...]] [--output PATH|-]\n"
+	"                [--format pprof|folded|top] [--include-idle] [--no-kernel] [--no-user]\n"
+	"                [--per-thread] [--top N] [--verbose]\n"
+	"\n"
+	"Samples the stacks of every CPU with eBPF and writes a symbolized profile.\n"
+	"\n"
+	"  -d, --duration SEC     how long to profile (default 30; Ctrl-C stops early)\n"
+	"  -F, --frequency HZ     samples per second on each CPU (default 99)\n"
+	"  -p, --pid LIST         only these processes (comma separated)\n"
+	"  -o, --output PATH      where to write (default ebpfprof.pb.gz for pprof, stdout otherwise)\n"
+	"  -f, --format FMT       pprof (gzip profile.proto), folded (flamegraph.pl), top\n"
+	"      --include-idle     keep samples of idle CPUs (pid 0)\n"
+	"      --no-kernel        do not collect kernel stacks\n"
+	"      --no-user          do not collect user stacks\n"
+	"      --per-thread       add a tid label (pprof) and keep threads apart\n"
+	"      --top N            rows of --format top (default 20)\n"
+	"      --stack-storage-size N  stack map entries (default 16384)\n"
+	"      --count-storage-size N  aggregation map entries (default 40960)\n"
+	"  -v, --verbose          print statistics and libbpf messages\n"
+	"  -h, --help             this text\n"
+	"      --version          print the version\n";
+
+enum {
+	OPT_INCLUDE_IDLE = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_PER_THREAD, OPT_TOP,
+	OPT_STACK_SIZE, OPT_COUNT_SIZE, OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{ "duration", required_argument, NULL, 'd' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
+	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+	{ "no-user", no_argument, NULL, OPT_NO_USER },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "stack-storage-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "count-storage-size", required_argument, NULL, OPT_COUNT_SIZE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{},
+};
+
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct config *cfg, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+	long v;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		__u32 *p;
+
+		if (parse_long(tok, 1, INT_MAX, &v) || cfg->n_pids >= MAX_PIDS) {
+			p_err("invalid pid '%s'", tok);
+			err = -EINVAL;
+			break;
+		}
+		p = realloc(cfg->pids, (cfg->n_pids + 1) * sizeof(*p));
+		if (!p) {
+			err = -ENOMEM;
+			break;
+		}
+		cfg->pids = p;
+		cfg->pids[cfg->n_pids++] = v;
+	}
+	if (!err && cfg->n_pids == 0) {
+		p_err("--pid needs at least one pid");
+		err = -EINVAL;
+	}
+	free(copy);
+	return err;
+}
+
+static int parse_format(struct config *cfg, const char *arg)
+{
+	static const char *const names[] = {
+		[FORMAT_PPROF] = "pprof", [FORMAT_FOLDED] = "folded", [FORMAT_TOP] = "top",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(arg, names[i])) {
+			cfg->format = i;
+			return 0;
+		}
+	}
+	p_err("unknown format '%s' (expected pprof, folded or top)", arg);
+	return -EINVAL;
+}
+
+static int parse_duration(struct config *cfg, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > 365 * 86400.0) {
+		p_err("invalid duration '%s' (seconds, > 0)", arg);
+		return -EINVAL;
+	}
+	cfg->duration = v;
+	return 0;
+}
+
+static int parse_uint_opt(const char *name, const char *arg, long min, long max, long *out)
+{
+	if (parse_long(arg, min, max, out)) {
+		p_err("invalid %s '%s' (expected %ld..%ld)", name, arg, min, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_one(struct config *cfg, int opt, const char *arg)
+{
+	long v;
+	int err = 0;
+
+	switch (opt) {
+	case 'd': return parse_duration(cfg, arg);
+	case 'F':
+		err = parse_uint_opt("frequency", arg, 1, MAX_FREQUENCY, &v);
+		cfg->frequency = v;
+		return err;
+	case 'p': return parse_pids(cfg, arg);
+	case 'o': cfg->output = arg; return 0;
+	case 'f': return parse_format(cfg, arg);
+	case OPT_INCLUDE_IDLE: cfg->include_idle = true; return 0;
+	case OPT_NO_KERNEL: cfg->no_kernel = true; return 0;
+	case OPT_NO_USER: cfg->no_user = true; return 0;
+	case OPT_PER_THREAD: cfg->per_thread = true; return 0;
+	case 'v': cfg->verbose = true; return 0;
+	case OPT_TOP:
+		err = parse_uint_opt("--top", arg, 1, 100000, &v);
+		cfg->top_n = v;
+		return err;
+	case OPT_STACK_SIZE:
+		err = parse_uint_opt("--stack-storage-size", arg, 1, 1 << 22, &v);
+		cfg->stack_entries = v;
+		return err;
+	case OPT_COUNT_SIZE:
+		err = parse_uint_opt("--count-storage-size", arg, 1, 1 << 24, &v);
+		cfg->count_entries = v;
+		return err;
+	default:
+		return -EINVAL;	/* getopt already printed why */
+	}
+}
+
+/* Checks that need the machine, done now so that a mistake never costs a whole run. */
+static int validate(const struct config *cfg)
+{
+	char path[64];
+	struct stat st;
+
+	for (int i = 0; i < cfg->n_pids; i++) {
+		snprintf(path, sizeof(path), "/proc/%u", cfg->pids[i]);
+		if (stat(path, &st)) {
+			p_err("no such process: %u", cfg->pids[i]);
+			return -ESRCH;
+		}
+	}
+	if (cfg->no_kernel && cfg->no_user) {
+		p_err("--no-kernel and --no-user together leave nothing to collect");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config__parse(struct config *cfg, int argc, char **argv)
+{
+	int opt, err;
+
+	*cfg = (struct config){ .duration = 30, .frequency = 99, .top_n = 20 };
+	opterr = 1;
+	while ((opt = getopt_long(argc, argv, "d:F:p:o:f:vh", long_opts, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage, stdout);
+			return 1;
+		}
+		if (opt == OPT_VERSION) {
+			puts("ebpfprof " EBPFPROF_VERSION);
+			return 1;
+		}
+		err = parse_one(cfg, opt, optarg);
+		if (err == -ENOMEM)
+			p_err("out of memory");
+		if (err)
+			return err;
+	}
+	if (optind < argc) {
+		p_err("unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (!cfg->output)
+		cfg->output = cfg->format == FORMAT_PPROF ? "ebpfprof.pb.gz" : "-";
+	return validate(cfg);
+}
+
+void config__free(struct config *cfg)
+{
+	free(cfg->pids);
+	cfg->pids = NULL;
+	cfg->n_pids = 0;
+}

@@ -1,0 +1,21 @@
+/* main.c -- ebpfprof entry point: parses the command line and hands over to the run mode */
+#include "config.h"
+#include "log.h"
+#include "oneshot.h"
+
+int main(int argc, char **argv)
+{
+	struct config cfg;
+	int ret;
+
+	log__init(LOG_WARN);
+	ret = config__parse(&cfg, argc, argv);
+	if (ret) {
+		config__free(&cfg);
+		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	log__init(cfg.verbose ? LOG_DEBUG : LOG_INFO);
+	ret = oneshot__run(&cfg);
+	config__free(&cfg);
+	return ret;
+}

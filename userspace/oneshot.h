@@ -1,0 +1,10 @@
+/* oneshot.h -- `ebpfprof [--duration SEC]`: profile for a while, write one profile, exit */
+#ifndef EBPFPROF_ONESHOT_H
+#define EBPFPROF_ONESHOT_H
+
+#include "config.h"
+
+/* Runs the whole profile; returns an exit code (EXIT_OK, EXIT_RUNTIME, EXIT_USAGE). */
+int oneshot__run(const struct config *cfg);
+
+#endif /* EBPFPROF_ONESHOT_H */

@@ -1,0 +1,109 @@
+/* pprof.h -- an in-memory pprof profile (profile.proto) with deduplicated tables, and its writers */
+#ifndef EBPFPROF_PPROF_H
+#define EBPFPROF_PPROF_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+/*
+ * Ownership: pprof__new() returns a profile the caller frees with
+ * pprof__free(). Every string passed in is copied into the profile's string
+ * table, so callers may free theirs right after the call.
+ */
+struct pprof;
+
+struct pprof_value_type {
+	const char *type;	/* "samples", "cpu" */
+	const char *unit;	/* "count", "nanoseconds" */
+};
+
+#define PPROF_MAX_SAMPLE_TYPES 4
+
+struct pprof_opts {
+	struct pprof_value_type sample_types[PPROF_MAX_SAMPLE_TYPES];
+	int n_sample_types;
+	struct pprof_value_type period_type;
+	__s64 period;
+	__s64 time_nanos;	/* start of the profile, ns since the epoch */
+	__s64 duration_nanos;
+	const char *default_sample_type;	/* NULL: unset */
+};
+
+struct pprof_mapping_desc {
+	__u64 start;		/* memory_start */
+	__u64 limit;		/* memory_limit */
+	__u64 file_offset;
+	const char *filename;	/* "/usr/lib/x86_64-linux-gnu/libc.so.6", "[kernel.kallsyms]" */
+	const char *build_id;	/* hex string, NULL or "" when unknown */
+	bool has_functions;
+	bool has_filenames;
+	bool has_line_numbers;
+	bool has_inline_frames;
+	bool is_kernel;		/* not in profile.proto: folded output suffixes these frames _[k] */
+};
+
+/* One Line of a Location; several lines mean inlined calls, callee first. */
+struct pprof_line {
+	const char *function;	/* function name (also used as system_name) */
+	const char *filename;	/* NULL or "" when unknown */
+	__s64 line;		/* 0 when unknown */
+};
+
+/* A sample label: string when str != NULL, else numeric (num, optional num_unit). */
+struct pprof_label {
+	const char *key;
+	const char *str;
+	__s64 num;
+	const char *num_unit;
+};
+
+struct pprof *pprof__new(const struct pprof_opts *opts);
+void pprof__free(struct pprof *p);
+
+/* Adds a Mapping; no deduplication (callers key their own). Returns its id (>= 1), 0 on error. */
+__u32 pprof__add_mapping(struct pprof *p, const struct pprof_mapping_desc *m);
+
+/* Returns the id of the Location at (mapping_id, address), 0 when there is none yet. */
+__u32 pprof__find_location(const struct pprof *p, __u32 mapping_id, __u64 address);
+
+/*
+ * Returns the Location at (mapping_id, address), adding it with these lines when it
+ * does not exist yet (mapping_id 0: no mapping). n_lines 0 is a location pprof
+ * must symbolize later. Functions are deduplicated by (name, filename).
+ * Returns its id (>= 1), 0 on error.
+ */
+__u32 pprof__add_location(struct pprof *p, __u32 mapping_id, __u64 address,
+			  const struct pprof_line *lines, int n_lines);
+
+/*
+ * Adds values (n_sample_types of them) to the sample with these locations
+ * (leaf first) and labels, creating it when it does not exist. Labels are
+ * compared as given (same keys in the same order make the same sample).
+ * Returns 0 or a negative errno.
+ */
+int pprof__add_sample(struct pprof *p, const __u32 *location_ids, int n_locations,
+		      const __s64 *values, const struct pprof_label *labels, int n_labels);
+
+/* Number of distinct samples so far. */
+size_t pprof__sample_count(const struct pprof *p);
+
+/* Writes the profile as gzip-compressed profile.proto. Returns 0 or a negative errno. */
+int pprof__write(const struct pprof *p, FILE *out);
+
+/*
+ * Folded stacks for flamegraph.pl: "comm;root;...;leaf count" per line, one
+ * line per distinct stack, value index value_index (0: the first sample type).
+ * comm is the sample's "comm" label; kernel frames end in "_[k]"; inline lines
+ * of one location become separate frames; unnamed frames print as
+ * "[unknown]" or "[MAPPING_BASENAME+0xOFFSET]" when a mapping is known.
+ */
+int pprof__write_folded(const struct pprof *p, FILE *out, int value_index);
+
+/*
+ * The top n functions by self (flat) value, with flat%, sum%, cum and cum%,
+ * like `go tool pprof -top`, for value index value_index.
+ */
+int pprof__write_top(const struct pprof *p, FILE *out, int value_index, int n);
+
+#endif /* EBPFPROF_PPROF_H */

@@ -1,0 +1,11 @@
+/* preflight.h -- checks that the kernel and our privileges allow BPF profiling, before we try */
+#ifndef EBPFPROF_PREFLIGHT_H
+#define EBPFPROF_PREFLIGHT_H
+
+/* Prints one line naming what is missing and returns a negative errno, or returns 0. */
+int preflight__check(void);
+
+/* One line for a load or attach failure of the sampler, naming the likely cause. */
+void preflight__explain(const char *what, int err);
+
+#endif /* EBPFPROF_PREFLIGHT_H */

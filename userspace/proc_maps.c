@@ -1,0 +1,197 @@
+/* proc_maps.c -- parses /proc/PID/maps text into address ranges, offsets and file identities */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "proc_maps.h"
+#include "procfs.h"
+
+#define DELETED_SUFFIX " (deleted)"
+
+/* parses 1..MAX_DIGITS hex digits; returns the position after them or NULL */
+static const char *parse_hex(const char *p, const char *end, int max_digits, __u64 *v)
+{
+	const char *start = p;
+	__u64 x = 0;
+
+	while (p < end && p - start < max_digits) {
+		char c = *p;
+		int d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			break;
+		x = x << 4 | d;
+		p++;
+	}
+	/* no digits, or more digits than fit */
+	if (p == start || (p < end && p - start == max_digits && isxdigit((unsigned char)*p)))
+		return NULL;
+	*v = x;
+	return p;
+}
+
+static const char *parse_dec(const char *p, const char *end, __u64 *v)
+{
+	const char *start = p;
+	__u64 x = 0;
+
+	while (p < end && *p >= '0' && *p <= '9') {
+		unsigned d = *p - '0';
+
+		if (x > (~0ULL - d) / 10)
+			return NULL;
+		x = x * 10 + d;
+		p++;
+	}
+	if (p == start)
+		return NULL;
+	*v = x;
+	return p;
+}
+
+static const char *expect(const char *p, const char *end, char c)
+{
+	return p && p < end && *p == c ? p + 1 : NULL;
+}
+
+static bool valid_perms(const char *p)
+{
+	return (p[0] == 'r' || p[0] == '-') && (p[1] == 'w' || p[1] == '-') &&
+	       (p[2] == 'x' || p[2] == '-') && (p[3] == 'p' || p[3] == 's');
+}
+
+/*
+ * One line, [p, end) without its newline:
+ *   start-end perms pgoff major:minor inode [spaces path]
+ * Fills M except path, and the path's bounds. 0 or -EINVAL.
+ */
+static int parse_line(const char *p, const char *end, struct proc_map *m, const char **path,
+		      size_t *path_len)
+{
+	__u64 major, minor;
+
+	if (end - p > PROC_MAPS_LINE_MAX || memchr(p, '\0', end - p))
+		return -EINVAL;
+	p = parse_hex(p, end, 16, &m->start);
+	p = expect(p, end, '-');
+	if (p)
+		p = parse_hex(p, end, 16, &m->end);
+	p = expect(p, end, ' ');
+	if (!p || end - p < 5 || !valid_perms(p) || p[4] != ' ')
+		return -EINVAL;
+	memcpy(m->perms, p, 4);
+	m->perms[4] = '\0';
+	p = parse_hex(p + 5, end, 16, &m->pgoff);
+	p = expect(p, end, ' ');
+	if (p)
+		p = parse_hex(p, end, 8, &major);
+	p = expect(p, end, ':');
+	if (p)
+		p = parse_hex(p, end, 8, &minor);
+	p = expect(p, end, ' ');
+	if (p)
+		p = parse_dec(p, end, &m->inode);
+	if (!p || m->start >= m->end || major > 0xffffffffULL || minor > 0xffffffffULL)
+		return -EINVAL;
+	m->dev_major = major;
+	m->dev_minor = minor;
+	if (p < end && *p != ' ')
+		return -EINVAL;
+	while (p < end && *p == ' ')
+		p++;
+	m->deleted = false;
+	if ((size_t)(end - p) > sizeof(DELETED_SUFFIX) - 1 &&
+	    !memcmp(end - (sizeof(DELETED_SUFFIX) - 1), DELETED_SUFFIX, sizeof(DELETED_SUFFIX) - 1)) {
+		m->deleted = true;
+		end -= sizeof(DELETED_SUFFIX) - 1;
+	}
+	*path = p;
+	*path_len = end - p;
+	return 0;
+}
+
+/* calls parse_line on each line; with MAPS NULL it only counts entries and path bytes */
+static void scan(const char *buf, size_t len, struct proc_map *maps, char *pool, size_t *n,
+		 size_t *pool_len)
+{
+	const char *p = buf, *end = buf + len;
+
+	*n = 0;
+	*pool_len = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		const char *eol = nl ? nl : end;
+		struct proc_map m;
+		const char *path;
+		size_t path_len;
+
+		if (!parse_line(p, eol, &m, &path, &path_len)) {
+			if (maps) {
+				memcpy(pool + *pool_len, path, path_len);
+				pool[*pool_len + path_len] = '\0';
+				m.path = pool + *pool_len;
+				maps[*n] = m;
+			}
+			(*n)++;
+			*pool_len += path_len + 1;
+		}
+		p = nl ? nl + 1 : end;
+	}
+}
+
+int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t *n)
+{
+	size_t count, pool_len, count2, pool_len2;
+	struct proc_map *maps;
+
+	/* two passes: count, then fill one exact allocation (entries, then paths) */
+	scan(buf, len, NULL, NULL, &count, &pool_len);
+	maps = malloc(count * sizeof(*maps) + pool_len + 1);
+	if (!maps)
+		return -ENOMEM;
+	scan(buf, len, maps, (char *)(maps + count), &count2, &pool_len2);
+	*out = maps;
+	*n = count2;
+	return 0;
+}
+
+int proc_maps__read(const char *proc_root, __u32 pid, struct proc_map **out, size_t *n)
+{
+	char path[PATH_MAX];
+	bool truncated;
+	size_t len;
+	char *buf;
+	int err;
+
+	err = snprintf(path, sizeof(path), "%s/%u/maps", proc_root ? proc_root : "/proc", pid);
+	if (err < 0 || (size_t)err >= sizeof(path))
+		return -ENAMETOOLONG;
+	err = procfs__read_file(AT_FDCWD, path, PROC_MAPS_READ_CAP, &buf, &len, &truncated);
+	if (err == -ENOENT)
+		return -ESRCH;
+	if (err)
+		return err;
+	if (truncated) {
+		/* drop the line the cap cut in two */
+		char *nl = memrchr(buf, '\n', len);
+
+		len = nl ? (size_t)(nl - buf) + 1 : 0;
+	}
+	err = proc_maps__parse(buf, len, out, n);
+	free(buf);
+	return err;
+}
+
+void proc_maps__free(struct proc_map *maps)
+{
+	free(maps);
+}

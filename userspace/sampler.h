@@ -1,0 +1,50 @@
+/* sampler.h -- loads the BPF sampler, attaches it to a perf event on every online CPU, reads its maps */
+#ifndef EBPFPROF_SAMPLER_H
+#define EBPFPROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "profile.h"
+
+struct sampler;
+
+struct sampler_opts {
+	int frequency;		/* samples per second per CPU */
+	const __u32 *pids;	/* filter: only these processes; NULL: all */
+	int n_pids;
+	bool include_idle;
+	bool no_kernel;
+	bool no_user;
+	bool per_thread;
+	__u32 stack_entries;	/* stack map size; 0: default */
+	__u32 count_entries;	/* counts map size; 0: default */
+};
+
+/* Opens, configures and loads the BPF object. NULL with errno set on failure. */
+struct sampler *sampler__new(const struct sampler_opts *opts);
+void sampler__free(struct sampler *s);
+
+/* Opens a perf event per online CPU and attaches the program: sampling starts. */
+int sampler__start(struct sampler *s);
+
+/* Closes the perf events: sampling stops, the maps stay readable. */
+void sampler__stop(struct sampler *s);
+
+typedef int (*sampler_fn)(const struct sample_key *key, __u64 count, void *ctx);
+
+/* Calls fn for every aggregated entry; stops early and returns fn's non-zero value. */
+int sampler__for_each(struct sampler *s, sampler_fn fn, void *ctx);
+
+/* Copies the frames of stack id (leaf first) into ips; returns how many, or a negative errno. */
+int sampler__stack(struct sampler *s, __s32 id, __u64 *ips, int max);
+
+/* Sums the per-CPU counters. */
+int sampler__stats(struct sampler *s, __u64 out[STAT_MAX]);
+
+/* Kernel-side cost, when kernel.bpf_stats_enabled is 1 (else both 0). */
+int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt);
+
+/* Number of CPUs sampled after sampler__start. */
+int sampler__cpus(const struct sampler *s);
+
+#endif /* EBPFPROF_SAMPLER_H */
