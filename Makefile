@@ -37,7 +37,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
-DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config golang-go make gcc
+DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config golang-go make gcc binutils libc6-dev
 
 .PHONY: all deps run test bench clean vmlinux fixtures
 .DELETE_ON_ERROR:

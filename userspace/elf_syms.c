@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "elf_syms.h"
+#include "array.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -183,20 +184,10 @@ static __u8 rank_of(const char *name, unsigned char bind)
 
 static int cands_push(struct cands *c, const struct cand *x)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 1024;
-		struct cand *n;
-
-		if (cap > ELF_SYMS_MAX)
-			cap = ELF_SYMS_MAX;
-		if (c->n == cap)
-			return -E2BIG;
-		n = realloc(c->c, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		c->c = n;
-		c->cap = cap;
-	}
+	if (c->n >= ELF_SYMS_MAX)
+		return -E2BIG;
+	if (ARRAY_RESERVE(c->c, c->cap, c->n + 1))
+		return -ENOMEM;
 	c->c[c->n++] = *x;
 	return 0;
 }

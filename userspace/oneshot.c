@@ -149,85 +149,114 @@ static struct sampler *load_sampler(const struct config *cfg)
 	return s;
 }
 
-int oneshot__run(const struct config *cfg)
-{
-	struct symbolizer_opts syo = { .no_kernel = cfg->no_kernel };
-	struct pid_watch watch = {};
-	struct sampler *s = NULL;
-	struct output *out = NULL;
-	struct pprof *prof = NULL;
-	__s64 start_mono, start_real, elapsed;
-	int err, ret = EXIT_USAGE;
+/* Everything one run holds; torn down in one place. */
+struct run {
+	const struct config *cfg;
+	struct output *out;
+	struct sampler *sampler;
+	struct pid_watch watch;
+	__s64 start_real;
+	__s64 elapsed;
+};
 
-	out = output__open(cfg->output);
-	if (!out) {
-		p_err("cannot write %s: %s", cfg->output, strerror(errno));
-		goto cleanup;
+/* Fails before any profiling on a bad path, a missing privilege or kernel feature. */
+static int setup(struct run *r)
+{
+	struct symbolizer_opts syo = { .no_kernel = r->cfg->no_kernel };
+
+	r->out = output__open(r->cfg->output);
+	if (!r->out) {
+		p_err("cannot write %s: %s", r->cfg->output, strerror(errno));
+		return EXIT_USAGE;
 	}
 	if (preflight__check())
-		goto cleanup;
-	install_signals();
+		return EXIT_USAGE;
 	/* load BPF first: libbpf frees the kernel BTF it parsed, and kallsyms reuses that memory */
-	s = load_sampler(cfg);
-	if (!s)
-		goto cleanup;
-	ret = EXIT_RUNTIME;
-	watch.seen = hmap__new();
-	watch.sym = symbolizer__new(&syo);
-	if (!watch.seen || !watch.sym) {
+	r->sampler = load_sampler(r->cfg);
+	if (!r->sampler)
+		return EXIT_USAGE;
+	r->watch.seen = hmap__new();
+	r->watch.sym = symbolizer__new(&syo);
+	if (!r->watch.seen || !r->watch.sym) {
 		p_err("cannot set up symbolization: %s", strerror(errno));
-		goto cleanup;
+		return EXIT_RUNTIME;
 	}
-	if (!cfg->no_kernel && symbolizer__kernel_status(watch.sym) == -EPERM)
+	if (!r->cfg->no_kernel && symbolizer__kernel_status(r->watch.sym) == -EPERM)
 		p_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames stay unnamed");
-	err = sampler__start(s);
+	return EXIT_OK;
+}
+
+static int profile(struct run *r)
+{
+	__s64 start_mono;
+	int err;
+
+	install_signals();
+	err = sampler__start(r->sampler);
 	if (err) {
 		preflight__explain("attach to perf events", err);
-		ret = EXIT_USAGE;
-		goto cleanup;
+		return EXIT_USAGE;
 	}
-	start_real = now_ns(CLOCK_REALTIME);
+	r->start_real = now_ns(CLOCK_REALTIME);
 	start_mono = now_ns(CLOCK_MONOTONIC);
 	p_info("profiling %s at %d Hz for %.1f s (Ctrl-C to stop early)",
-	       cfg->n_pids ? "the given processes" : "the whole system", cfg->frequency,
-	       cfg->duration);
-	err = collect(s, &watch, start_mono + (__s64)(cfg->duration * 1e9));
-	sampler__stop(s);
-	elapsed = now_ns(CLOCK_MONOTONIC) - start_mono;
+	       r->cfg->n_pids ? "the given processes" : "the whole system", r->cfg->frequency,
+	       r->cfg->duration);
+	err = collect(r->sampler, &r->watch, start_mono + (__s64)(r->cfg->duration * 1e9));
+	sampler__stop(r->sampler);
+	r->elapsed = now_ns(CLOCK_MONOTONIC) - start_mono;
 	if (!err)
-		err = sampler__for_each(s, note_pid, &watch);	/* the last new processes */
+		err = sampler__for_each(r->sampler, note_pid, &r->watch);	/* the last new pids */
 	if (err) {
 		p_err("failed to read the sampler's maps: %s", strerror(-err));
-		goto cleanup;
+		return EXIT_RUNTIME;
 	}
+	return EXIT_OK;
+}
 
-	prof = report__build(s, watch.sym, &(struct report_opts){
-		.frequency = cfg->frequency,
-		.time_nanos = start_real,
-		.duration_nanos = elapsed,
-		.per_thread = cfg->per_thread,
-	});
+static int write_output(struct run *r)
+{
+	struct report_opts ro = {
+		.frequency = r->cfg->frequency,
+		.time_nanos = r->start_real,
+		.duration_nanos = r->elapsed,
+		.per_thread = r->cfg->per_thread,
+	};
+	struct pprof *prof = report__build(r->sampler, r->watch.sym, &ro);
+	int err;
+
 	if (!prof) {
 		p_err("failed to build the profile: %s", strerror(errno));
-		goto cleanup;
+		return EXIT_RUNTIME;
 	}
-	err = write_profile(cfg, prof, out);
+	err = write_profile(r->cfg, prof, r->out);
 	if (!err) {
-		err = output__commit(out);
-		out = NULL;	/* committed, or freed by commit on failure */
+		err = output__commit(r->out);
+		r->out = NULL;	/* committed, or freed by commit on failure */
 	}
-	if (err) {
-		p_err("failed to write %s: %s", cfg->output, strerror(-err));
-		goto cleanup;
-	}
-	report_stats(cfg, s, watch.sym, elapsed / 1e9);
-	ret = EXIT_OK;
-
-cleanup:
-	output__abort(out);
 	pprof__free(prof);
-	sampler__free(s);
-	symbolizer__free(watch.sym);
-	hmap__free(watch.seen);
+	if (err) {
+		p_err("failed to write %s: %s", r->cfg->output, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+int oneshot__run(const struct config *cfg)
+{
+	struct run r = { .cfg = cfg };
+	int ret;
+
+	ret = setup(&r);
+	if (ret == EXIT_OK)
+		ret = profile(&r);
+	if (ret == EXIT_OK)
+		ret = write_output(&r);
+	if (ret == EXIT_OK)
+		report_stats(cfg, r.sampler, r.watch.sym, r.elapsed / 1e9);
+	output__abort(r.out);
+	sampler__free(r.sampler);
+	symbolizer__free(r.watch.sym);
+	hmap__free(r.watch.seen);
 	return ret;
 }

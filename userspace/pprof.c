@@ -8,31 +8,17 @@
 #include "hashmap.h"
 #include "pprof.h"
 #include "pprof_int.h"
+#include "array.h"
 
 /* ids are __u32 and 0 means "none", so no table may reach this size */
 #define PPROF_MAX_ENTRIES (UINT32_MAX - 1)
 
-/* Makes room for need elements; growing by half again keeps appends amortized O(1). */
+/* array__reserve, bounded so that ids always fit the 32 bits we store them in */
 static int reserve(void **arr, size_t *cap, size_t need, size_t size)
 {
-	size_t new_cap;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
 	if (need > PPROF_MAX_ENTRIES)
 		return -E2BIG;
-	new_cap = *cap < 16 ? 16 : *cap + *cap / 2;
-	if (new_cap < need)
-		new_cap = need;
-	if (new_cap > SIZE_MAX / size)
-		return -ENOMEM;
-	tmp = realloc(*arr, new_cap * size);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = new_cap;
-	return 0;
+	return array__reserve(arr, cap, need, size);
 }
 
 #define RESERVE(arr, cap, need) reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)))

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "array.h"
 
 /*
  * A stack the kernel could not give us still counts: the sample gets one
@@ -21,6 +22,7 @@ struct builder {
 	const struct report_opts *opts;
 	__u32 *map_ids;		/* symbolizer mapping id -> pprof mapping id */
 	size_t n_map_ids;
+	size_t cap_map_ids;
 	__u32 locs[MAX_FRAMES];
 	int n_locs;
 	__s64 period;
@@ -31,14 +33,12 @@ static __u32 pprof_mapping(struct builder *b, const struct sym_mapping *m)
 	struct pprof_mapping_desc d;
 
 	if (m->id >= b->n_map_ids) {
-		size_t n = (m->id + 1) * 2;
-		__u32 *p = realloc(b->map_ids, n * sizeof(*p));
+		size_t old = b->cap_map_ids;
 
-		if (!p)
+		if (ARRAY_RESERVE(b->map_ids, b->cap_map_ids, m->id + 1))
 			return 0;
-		memset(p + b->n_map_ids, 0, (n - b->n_map_ids) * sizeof(*p));
-		b->map_ids = p;
-		b->n_map_ids = n;
+		memset(b->map_ids + old, 0, (b->cap_map_ids - old) * sizeof(*b->map_ids));
+		b->n_map_ids = b->cap_map_ids;
 	}
 	if (b->map_ids[m->id])
 		return b->map_ids[m->id];

@@ -13,6 +13,7 @@
 #include "proc_maps.h"
 #include "procfs.h"
 #include "symbolizer.h"
+#include "array.h"
 
 /*
  * Not thread-safe: one thread owns a symbolizer.
@@ -113,22 +114,6 @@ struct symbolizer {
 	struct symbolizer_stats stats;
 };
 
-/* ARR grown to hold NEED elements of ELEM bytes (or ARR itself if it does); NULL: ENOMEM */
-static void *grow(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 16;
-	void *n;
-
-	if (need <= *cap)
-		return arr;
-	while (c < need)
-		c *= 2;
-	n = realloc(arr, c * elem);
-	if (n)
-		*cap = c;
-	return n;
-}
-
 static __u64 now_ns(void)
 {
 	struct timespec ts;
@@ -169,17 +154,14 @@ static const char *intern(struct symbolizer *s, const char *str)
 {
 	size_t len = strlen(str);
 	__u64 h = hash_bytes(str, len, 0);
-	const char **strs;
 	__u32 id;
 	char *copy;
 
 	id = hmap__find(s->str_index, h, str_eq, str, s);
 	if (id)
 		return s->strs[id - 1];
-	strs = grow(s->strs, &s->cap_strs, s->n_strs + 1, sizeof(*s->strs));
-	if (!strs)
+	if (ARRAY_RESERVE(s->strs, s->cap_strs, s->n_strs + 1))
 		return NULL;
-	s->strs = strs;
 	copy = arena_alloc(s, len + 1);
 	if (!copy)
 		return NULL;
@@ -227,13 +209,10 @@ static int build_id_eq(__u32 id, const void *key, const void *ctx)
 
 static int add_ident(struct symbolizer *s, const struct file_ident *key, __u32 file)
 {
-	struct file_ident *idents;
 	int err;
 
-	idents = grow(s->idents, &s->cap_idents, s->n_idents + 1, sizeof(*s->idents));
-	if (!idents)
+	if (ARRAY_RESERVE(s->idents, s->cap_idents, s->n_idents + 1))
 		return -ENOMEM;
-	s->idents = idents;
 	err = hmap__insert(s->ident_index, ident_hash(key), s->n_idents + 1);
 	if (err)
 		return err;
@@ -247,12 +226,9 @@ static int add_ident(struct symbolizer *s, const struct file_ident *key, __u32 f
 static __u32 add_file(struct symbolizer *s, struct elf_syms *es, __u64 size)
 {
 	struct build_id_key key = { es ? elf_syms__build_id(es) : "", size };
-	struct sym_file *files;
 
-	files = grow(s->files, &s->cap_files, s->n_files + 1, sizeof(*s->files));
-	if (!files)
+	if (ARRAY_RESERVE(s->files, s->cap_files, s->n_files + 1))
 		goto out_free;
-	s->files = files;
 	if (*key.build_id &&
 	    hmap__insert(s->build_id_index, build_id_hash(&key), s->n_files + 1))
 		goto out_free;
@@ -366,12 +342,10 @@ out_free:
 
 static struct mapping *new_mapping(struct symbolizer *s)
 {
-	struct mapping **by_id, *m;
+	struct mapping *m;
 
-	by_id = grow(s->by_id, &s->cap_maps, s->n_maps + 1, sizeof(*s->by_id));
-	if (!by_id)
+	if (ARRAY_RESERVE(s->by_id, s->cap_maps, s->n_maps + 1))
 		return NULL;
-	s->by_id = by_id;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
@@ -517,15 +491,13 @@ static struct pid_state *find_pid(const struct symbolizer *s, __u32 pid)
 
 int symbolizer__add_pid(struct symbolizer *s, __u32 pid)
 {
-	struct pid_state *ps = find_pid(s, pid), *pids;
+	struct pid_state *ps = find_pid(s, pid);
 	int err;
 
 	if (ps)
 		return ps->snapshotted ? 0 : ps->err;
-	pids = grow(s->pids, &s->cap_pids, s->n_pids + 1, sizeof(*s->pids));
-	if (!pids)
+	if (ARRAY_RESERVE(s->pids, s->cap_pids, s->n_pids + 1))
 		return -ENOMEM;
-	s->pids = pids;
 	err = hmap__insert(s->pid_index, hash_u64(pid, 0), s->n_pids + 1);
 	if (err)
 		return err;

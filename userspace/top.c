@@ -8,6 +8,7 @@
 #include "pbuf.h"
 #include "pprof.h"
 #include "pprof_int.h"
+#include "array.h"
 
 /* One row: every frame with this name (and kernel-ness) counts toward it. */
 struct top_entry {
@@ -60,15 +61,8 @@ static int entry_id(struct top *t, const char *text, __s64 str, bool kernel, __u
 	*id = hmap__find(t->index, hash, entry_eq, &k, t);
 	if (*id)
 		return 0;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		void *tmp = realloc(t->entries, cap * sizeof(*t->entries));
-
-		if (!tmp)
-			return -ENOMEM;
-		t->entries = tmp;
-		t->cap = cap;
-	}
+	if (ARRAY_RESERVE(t->entries, t->cap, t->n + 1))
+		return -ENOMEM;
 	e = &t->entries[t->n];
 	memset(e, 0, sizeof(*e));
 	e->kernel = kernel;

@@ -43,3 +43,18 @@ printf '%-38s %s bytes (%.1f bytes per sample)\n' "profile size (pprof, gzip)" "
 	"$(calc "$size / ($samples + 0.0001)")"
 printf '%-38s %.2f s\n' "wall time incl. symbolization" "$(calc "$end - $start")"
 grep -E 'lost|symbols:' "$out/log" | sed 's/^ebpfprof: /  /'
+
+# the same job done by bpftrace, for scale: its cost per sample under the same load
+if command -v bpftrace >/dev/null && command -v bpftool >/dev/null; then
+	timeout -s INT "$DURATION" bpftrace -e "profile:hz:$FREQ { @[kstack, ustack, comm] = count(); }" \
+		>/dev/null 2>&1 &
+	bt=$!
+	sleep $((DURATION - 2))
+	bt_ns=$(bpftool prog show 2>/dev/null | awk '/perf_event/ && /name '"$FREQ"'/ {
+		for (i = 1; i <= NF; i++) { if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
+	} END { if (c) printf "%d", t / c }')
+	wait $bt 2>/dev/null
+	printf '%-38s %s ns\n' "bpftrace, same job, cost per sample" "${bt_ns:-?}"
+else
+	echo "bpftrace: not installed, no comparison (apt-get install bpftrace)"
+fi
