@@ -41,7 +41,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config golan
 
 .PHONY: all deps run test bench clean vmlinux fixtures
 .DELETE_ON_ERROR:
-.SECONDARY: $(BPF_OBJS)
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 
 all: $(OUTPUT)/ebpfprof
 
