@@ -9,7 +9,7 @@ VMLINUX_DIR := vmlinux/$(ARCH)
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
 	-D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUTPUT)
-LDLIBS := -lbpf -lelf -lz
+LDLIBS := -lbpf -lelf -lz -lcurl -lmicrohttpd -ljson-c -lpthread
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR)
 
 ifeq ($(SANITIZE),1)
@@ -37,7 +37,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
-DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config golang-go make gcc binutils libc6-dev
+DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc binutils libc6-dev \
+	libcurl4-openssl-dev libmicrohttpd-dev libjson-c-dev \
+	golang-go golang-github-google-pprof-dev python3 python3-yaml util-linux curl
 
 .PHONY: all deps run test bench clean vmlinux fixtures
 .DELETE_ON_ERROR:
@@ -98,6 +100,7 @@ test: deps all $(UNIT_BINS) fixtures
 
 bench: deps all fixtures
 	@bash tests/bench/run.sh
+	@bash tests/bench/agent.sh
 
 vmlinux:
 	mkdir -p $(VMLINUX_DIR)

@@ -15,21 +15,59 @@ const volatile bool include_idle = false;
 const volatile bool collect_kernel = true;
 const volatile bool collect_user = true;
 const volatile bool per_thread = false;
+const volatile bool filter_cgroup = false;
 
-/* max_entries of these maps are resized by userspace before load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} stacks SEC(".maps");
+/*
+ * Two slots of (stack map, counts map). Samples go to the slot active_slot
+ * names; userspace flips it, waits for programs already running to finish
+ * (see sync_outer), then reads and clears the other slot at leisure. So a
+ * window boundary neither loses nor double counts a sample. max_entries are
+ * set by userspace before load (slot 1 shrinks to 1 entry in one-shot mode).
+ */
+#define STACK_MAP(name)                                                         \
+	struct {                                                                \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                         \
+		__uint(key_size, sizeof(__u32));                                \
+		__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));            \
+		__uint(max_entries, 16384);                                     \
+	} name SEC(".maps")
+
+#define COUNTS_MAP(name)                                                        \
+	struct {                                                                \
+		__uint(type, BPF_MAP_TYPE_HASH);                                \
+		__type(key, struct sample_key);                                 \
+		__type(value, __u64);                                           \
+		__uint(max_entries, 10240);                                     \
+	} name SEC(".maps")
+
+STACK_MAP(stacks0);
+STACK_MAP(stacks1);
+COUNTS_MAP(counts0);
+COUNTS_MAP(counts1);
+
+__u32 active_slot = 0;
+
+/*
+ * Never read by the program: updating an element of a map-in-map makes the
+ * bpf() syscall wait for an RCU grace period (maybe_wait_bpf_programs), and
+ * perf_event programs run inside RCU read-side sections. So after flipping
+ * active_slot, one update here guarantees no program still writes the old slot.
+ */
+struct sync_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sync_inner SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct sample_key);
-	__type(value, __u64);
-	__uint(max_entries, 10240);
-} counts SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct sync_inner);
+} sync_outer SEC(".maps") = {
+	.values = { &sync_inner },
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -37,6 +75,14 @@ struct {
 	__type(value, __u8);
 	__uint(max_entries, 1024);
 } pids SEC(".maps");
+
+/* --cgroup / --scope pod: only tasks in this cgroup v2 subtree */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -57,10 +103,11 @@ static __always_inline void stat_inc(__u32 id)
  * An empty stack (-EFAULT: a sample taken in user mode has no kernel stack)
  * is not a loss; a collision or any other error is, and gets counted.
  */
-static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u32 stat_collision,
-				       __u32 stat_error)
+static __always_inline __s32 get_stack(void *ctx, __u32 slot, __u64 flags,
+				       __u32 stat_collision, __u32 stat_error)
 {
-	long id = bpf_get_stackid(ctx, &stacks, flags);
+	long id = slot ? bpf_get_stackid(ctx, &stacks1, flags)
+		       : bpf_get_stackid(ctx, &stacks0, flags);
 
 	if (id == -EEXIST)
 		stat_inc(stat_collision);
@@ -69,20 +116,21 @@ static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u32 stat_collis
 	return id;
 }
 
-static __always_inline void count_sample(struct sample_key *key)
+static __always_inline void count_sample(__u32 slot, struct sample_key *key)
 {
+	void *counts = slot ? (void *)&counts1 : (void *)&counts0;
 	__u64 one = 1, *val;
 	long err;
 
-	val = bpf_map_lookup_elem(&counts, key);
+	val = bpf_map_lookup_elem(counts, key);
 	if (val) {
 		__sync_fetch_and_add(val, 1);
 		return;
 	}
-	err = bpf_map_update_elem(&counts, key, &one, BPF_NOEXIST);
+	err = bpf_map_update_elem(counts, key, &one, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* another CPU inserted the same key between our lookup and update */
-		val = bpf_map_lookup_elem(&counts, key);
+		val = bpf_map_lookup_elem(counts, key);
 		if (val)
 			__sync_fetch_and_add(val, 1);
 	} else if (err) {
@@ -97,12 +145,15 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct sample_key key = {};
 	struct task_struct *task, *leader;
+	__u32 slot = active_slot & 1;
 	bool kthread;
 
 	/* tid 0 is a CPU's idle task (swapper/N) */
 	if (tid == 0 && !include_idle)
 		return 0;
 	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
+		return 0;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		return 0;
 	stat_inc(STAT_SAMPLES);
 
@@ -117,12 +168,13 @@ int do_sample(struct bpf_perf_event_data *ctx)
 
 	key.kern_stack_id = STACK_ID_SKIPPED;
 	if (collect_kernel)
-		key.kern_stack_id = get_stack(ctx, 0, STAT_KSTACK_COLLISION, STAT_KSTACK_ERROR);
+		key.kern_stack_id = get_stack(ctx, slot, 0, STAT_KSTACK_COLLISION,
+					      STAT_KSTACK_ERROR);
 	key.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		key.user_stack_id = get_stack(ctx, BPF_F_USER_STACK, STAT_USTACK_COLLISION,
-					      STAT_USTACK_ERROR);
-	count_sample(&key);
+		key.user_stack_id = get_stack(ctx, slot, BPF_F_USER_STACK,
+					      STAT_USTACK_COLLISION, STAT_USTACK_ERROR);
+	count_sample(slot, &key);
 	return 0;
 }
 

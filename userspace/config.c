@@ -1,16 +1,14 @@
-/* config.c -- command line of ebpfprof, parsed and validated before anything is collected */
+/* config.c -- command line parsing shared by both modes, the one-shot options, and the mode dispatch */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "config.h"
+#include "config_int.h"
 #include "log.h"
 
-#define EBPFPROF_VERSION "0.1.0"
 #define MAX_FREQUENCY 100000	/* the kernel's default perf_event_max_sample_rate */
 #define MAX_PIDS 65536
 
@@ -18,6 +16,7 @@ static const char usage[] =
 	"usage: ebpfprof [--duration SEC] [--frequency HZ] [--pid PID[,PID...]] [--output PATH|-]\n"
 	"                [--format pprof|folded|top] [--include-idle] [--no-kernel] [--no-user]\n"
 	"                [--per-thread] [--top N] [--verbose]\n"
+	"       ebpfprof agent [OPTIONS]   (continuous profiling; see ebpfprof agent --help)\n"
 	"\n"
 	"Samples the stacks of every CPU with eBPF and writes a symbolized profile.\n"
 	"\n"
@@ -37,12 +36,7 @@ static const char usage[] =
 	"  -h, --help             this text\n"
 	"      --version          print the version\n";
 
-enum {
-	OPT_INCLUDE_IDLE = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_PER_THREAD, OPT_TOP,
-	OPT_STACK_SIZE, OPT_COUNT_SIZE, OPT_VERSION,
-};
-
-static const struct option long_opts[] = {
+static const struct option oneshot_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "pid", required_argument, NULL, 'p' },
@@ -61,15 +55,32 @@ static const struct option long_opts[] = {
 	{},
 };
 
-static int parse_long(const char *s, long min, long max, long *out)
+int config__long(const char *name, const char *arg, long min, long max, long *out)
 {
 	char *end;
 	long v;
 
 	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		p_err("invalid %s '%s' (expected %ld..%ld)", name, arg, min, max);
 		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int config__seconds(const char *name, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > 365 * 86400.0) {
+		p_err("invalid %s '%s' (seconds, > 0)", name, arg);
+		return -EINVAL;
+	}
 	*out = v;
 	return 0;
 }
@@ -82,14 +93,16 @@ static int parse_pids(struct config *cfg, const char *arg)
 
 	if (!copy)
 		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
 		__u32 *p;
 
-		if (parse_long(tok, 1, INT_MAX, &v) || cfg->n_pids >= MAX_PIDS) {
-			p_err("invalid pid '%s'", tok);
+		err = config__long("pid", tok, 1, INT_MAX, &v);
+		if (!err && cfg->n_pids >= MAX_PIDS) {
+			p_err("too many pids (at most %d)", MAX_PIDS);
 			err = -EINVAL;
-			break;
 		}
+		if (err)
+			break;
 		p = realloc(cfg->pids, (cfg->n_pids + 1) * sizeof(*p));
 		if (!p) {
 			err = -ENOMEM;
@@ -104,6 +117,35 @@ static int parse_pids(struct config *cfg, const char *arg)
 	}
 	free(copy);
 	return err;
+}
+
+int config__common(struct config *cfg, int opt, const char *arg)
+{
+	long v;
+	int err;
+
+	switch (opt) {
+	case 'F':
+		err = config__long("frequency", arg, 1, MAX_FREQUENCY, &v);
+		cfg->frequency = v;
+		return err;
+	case 'p': return parse_pids(cfg, arg);
+	case OPT_INCLUDE_IDLE: cfg->include_idle = true; return 0;
+	case OPT_NO_KERNEL: cfg->no_kernel = true; return 0;
+	case OPT_NO_USER: cfg->no_user = true; return 0;
+	case OPT_PER_THREAD: cfg->per_thread = true; return 0;
+	case 'v': cfg->verbose = true; return 0;
+	case OPT_STACK_SIZE:
+		err = config__long("--stack-storage-size", arg, 1, 1 << 22, &v);
+		cfg->stack_entries = v;
+		return err;
+	case OPT_COUNT_SIZE:
+		err = config__long("--count-storage-size", arg, 1, 1 << 24, &v);
+		cfg->count_entries = v;
+		return err;
+	default:
+		return -ENOENT;
+	}
 }
 
 static int parse_format(struct config *cfg, const char *arg)
@@ -122,68 +164,56 @@ static int parse_format(struct config *cfg, const char *arg)
 	return -EINVAL;
 }
 
-static int parse_duration(struct config *cfg, const char *arg)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > 365 * 86400.0) {
-		p_err("invalid duration '%s' (seconds, > 0)", arg);
-		return -EINVAL;
-	}
-	cfg->duration = v;
-	return 0;
-}
-
-static int parse_uint_opt(const char *name, const char *arg, long min, long max, long *out)
-{
-	if (parse_long(arg, min, max, out)) {
-		p_err("invalid %s '%s' (expected %ld..%ld)", name, arg, min, max);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_one(struct config *cfg, int opt, const char *arg)
+static int oneshot_opt(struct config *cfg, int opt, const char *arg)
 {
 	long v;
-	int err = 0;
+	int err;
 
 	switch (opt) {
-	case 'd': return parse_duration(cfg, arg);
-	case 'F':
-		err = parse_uint_opt("frequency", arg, 1, MAX_FREQUENCY, &v);
-		cfg->frequency = v;
-		return err;
-	case 'p': return parse_pids(cfg, arg);
+	case 'd': return config__seconds("duration", arg, &cfg->duration);
 	case 'o': cfg->output = arg; return 0;
 	case 'f': return parse_format(cfg, arg);
-	case OPT_INCLUDE_IDLE: cfg->include_idle = true; return 0;
-	case OPT_NO_KERNEL: cfg->no_kernel = true; return 0;
-	case OPT_NO_USER: cfg->no_user = true; return 0;
-	case OPT_PER_THREAD: cfg->per_thread = true; return 0;
-	case 'v': cfg->verbose = true; return 0;
 	case OPT_TOP:
-		err = parse_uint_opt("--top", arg, 1, 100000, &v);
+		err = config__long("--top", arg, 1, 100000, &v);
 		cfg->top_n = v;
 		return err;
-	case OPT_STACK_SIZE:
-		err = parse_uint_opt("--stack-storage-size", arg, 1, 1 << 22, &v);
-		cfg->stack_entries = v;
-		return err;
-	case OPT_COUNT_SIZE:
-		err = parse_uint_opt("--count-storage-size", arg, 1, 1 << 24, &v);
-		cfg->count_entries = v;
-		return err;
 	default:
-		return -EINVAL;	/* getopt already printed why */
+		return config__common(cfg, opt, arg);
 	}
 }
 
-/* Checks that need the machine, done now so that a mistake never costs a whole run. */
-static int validate(const struct config *cfg)
+int config__getopt(struct config *cfg, int argc, char **argv, const char *shortopts,
+		   const struct option *opts, const char *usage_text, config_opt_fn fn)
+{
+	int opt, err;
+
+	optind = 1;
+	opterr = 1;
+	while ((opt = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage_text, stdout);
+			return 1;
+		}
+		if (opt == OPT_VERSION) {
+			puts("ebpfprof " EBPFPROF_VERSION);
+			return 1;
+		}
+		if (opt == '?')
+			return -EINVAL;	/* getopt already printed why */
+		err = fn(cfg, opt, optarg);
+		if (err == -ENOMEM)
+			p_err("out of memory");
+		if (err)
+			return err == -ENOENT ? -EINVAL : err;
+	}
+	if (optind < argc) {
+		p_err("unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config__validate(const struct config *cfg)
 {
 	char path[64];
 	struct stat st;
@@ -202,34 +232,29 @@ static int validate(const struct config *cfg)
 	return 0;
 }
 
-int config__parse(struct config *cfg, int argc, char **argv)
+int config__parse_oneshot(struct config *cfg, int argc, char **argv)
 {
-	int opt, err;
+	int err;
 
-	*cfg = (struct config){ .duration = 30, .frequency = 99, .top_n = 20 };
-	opterr = 1;
-	while ((opt = getopt_long(argc, argv, "d:F:p:o:f:vh", long_opts, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			return 1;
-		}
-		if (opt == OPT_VERSION) {
-			puts("ebpfprof " EBPFPROF_VERSION);
-			return 1;
-		}
-		err = parse_one(cfg, opt, optarg);
-		if (err == -ENOMEM)
-			p_err("out of memory");
-		if (err)
-			return err;
-	}
-	if (optind < argc) {
-		p_err("unexpected argument '%s' (see --help)", argv[optind]);
-		return -EINVAL;
-	}
+	cfg->duration = 30;
+	cfg->frequency = 99;
+	cfg->top_n = 20;
+	err = config__getopt(cfg, argc, argv, "d:F:p:o:f:vh", oneshot_opts, usage, oneshot_opt);
+	if (err)
+		return err;
 	if (!cfg->output)
 		cfg->output = cfg->format == FORMAT_PPROF ? "ebpfprof.pb.gz" : "-";
-	return validate(cfg);
+	return config__validate(cfg);
+}
+
+int config__parse(struct config *cfg, int argc, char **argv)
+{
+	*cfg = (struct config){};
+	if (argc > 1 && !strcmp(argv[1], "agent")) {
+		cfg->agent = true;
+		return config__parse_agent(cfg, argc - 1, argv + 1);
+	}
+	return config__parse_oneshot(cfg, argc, argv);
 }
 
 void config__free(struct config *cfg)
@@ -237,4 +262,5 @@ void config__free(struct config *cfg)
 	free(cfg->pids);
 	cfg->pids = NULL;
 	cfg->n_pids = 0;
+	config__free_agent(&cfg->ag);
 }

@@ -1,18 +1,53 @@
-/* config.h -- command line of ebpfprof, parsed and validated before anything is collected */
+/* config.h -- command lines of ebpfprof (one-shot and agent), parsed and validated before anything is collected */
 #ifndef EBPFPROF_CONFIG_H
 #define EBPFPROF_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 enum output_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_TOP };
+enum group_by { GROUP_PROCESS, GROUP_CONTAINER, GROUP_NONE };
+enum scope { SCOPE_NODE, SCOPE_POD };
+
+struct label {
+	char *key;
+	char *value;
+};
+
+/* Only `ebpfprof agent` reads these. Strings are owned by the config. */
+struct agent_config {
+	double interval;		/* seconds per window */
+	char *push_url;
+	bool push_api;
+	char *basic_auth;		/* "user:password", from a file or EBPFPROF_BASIC_AUTH, never argv */
+	char *bearer_token;		/* from a file or EBPFPROF_BEARER_TOKEN */
+	char *tenant_id;
+	char *ca_file;
+	int push_timeout_ms;
+	size_t queue_max_bytes;
+	char *spool_dir;
+	size_t spool_max_bytes;
+	char *listen;			/* NULL: no pull endpoint */
+	char *http_token;		/* from a file or EBPFPROF_HTTP_TOKEN */
+	char *output_dir;		/* NULL: ./profiles when neither push nor listen */
+	int retention;			/* files kept in output_dir */
+	struct label *labels;
+	int n_labels;
+	enum group_by group_by;
+	bool kubernetes;
+	char *node_name;
+	enum scope scope;
+	char *cgroup;			/* cgroup v2 path to restrict to */
+};
 
 struct config {
-	double duration;	/* seconds */
-	int frequency;		/* Hz per CPU */
-	__u32 *pids;		/* --pid filter, malloc'd */
+	bool agent;			/* `ebpfprof agent` */
+	double duration;		/* seconds */
+	int frequency;			/* Hz per CPU */
+	__u32 *pids;			/* --pid filter, malloc'd */
 	int n_pids;
-	const char *output;	/* path or "-" for stdout */
+	const char *output;		/* path or "-" for stdout */
 	enum output_format format;
 	int top_n;
 	bool include_idle;
@@ -22,14 +57,16 @@ struct config {
 	bool verbose;
 	__u32 stack_entries;
 	__u32 count_entries;
+	struct agent_config ag;
 };
 
 /* Exit codes: usage and environment errors are told apart from runtime failures. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 /*
- * Fills cfg from argv. Returns 0 to go on, 1 when --help or --version was
- * handled, or -EINVAL after printing a one-line error.
+ * Fills cfg from argv (and, for the agent, EBPFPROF_* variables first).
+ * Returns 0 to go on, 1 when --help or --version was handled, or a negative
+ * errno after printing a one-line error. Call config__free in every case.
  */
 int config__parse(struct config *cfg, int argc, char **argv);
 void config__free(struct config *cfg);

@@ -1,6 +1,7 @@
 /* main.c -- ebpfprof entry point: parses the command line and hands over to the run mode */
 #include "config.h"
 #include "log.h"
+#include "agent.h"
 #include "oneshot.h"
 
 int main(int argc, char **argv)
@@ -15,7 +16,7 @@ int main(int argc, char **argv)
 		return ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
 	log__init(cfg.verbose ? LOG_DEBUG : LOG_INFO);
-	ret = oneshot__run(&cfg);
+	ret = cfg.agent ? agent__run(&cfg) : oneshot__run(&cfg);
 	config__free(&cfg);
 	return ret;
 }

@@ -10,7 +10,7 @@
 #include "output.h"
 #include "preflight.h"
 #include "report.h"
-#include "sampler.h"
+#include "sampler_config.h"
 #include "symbolizer.h"
 
 /* How often we look for new processes, to read their maps while they live. */
@@ -77,7 +77,7 @@ static int collect(struct sampler *s, struct pid_watch *w, __s64 deadline)
 			left = POLL_INTERVAL_NS;
 		ts = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
 		nanosleep(&ts, NULL);
-		err = sampler__for_each(s, note_pid, w);
+		err = sampler__for_each(s, sampler__active_slot(s), note_pid, w);
 	}
 	return err;
 }
@@ -129,26 +129,6 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct sym
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
 }
 
-static struct sampler *load_sampler(const struct config *cfg)
-{
-	struct sampler_opts so = {
-		.frequency = cfg->frequency,
-		.pids = cfg->pids,
-		.n_pids = cfg->n_pids,
-		.include_idle = cfg->include_idle,
-		.no_kernel = cfg->no_kernel,
-		.no_user = cfg->no_user,
-		.per_thread = cfg->per_thread,
-		.stack_entries = cfg->stack_entries,
-		.count_entries = cfg->count_entries,
-	};
-	struct sampler *s = sampler__new(&so);
-
-	if (!s)
-		preflight__explain("load the BPF sampler", -errno);
-	return s;
-}
-
 /* Everything one run holds; torn down in one place. */
 struct run {
 	const struct config *cfg;
@@ -172,7 +152,7 @@ static int setup(struct run *r)
 	if (preflight__check())
 		return EXIT_USAGE;
 	/* load BPF first: libbpf frees the kernel BTF it parsed, and kallsyms reuses that memory */
-	r->sampler = load_sampler(r->cfg);
+	r->sampler = sampler_config__load(r->cfg, false, -1);
 	if (!r->sampler)
 		return EXIT_USAGE;
 	r->watch.seen = hmap__new();
@@ -206,7 +186,8 @@ static int profile(struct run *r)
 	sampler__stop(r->sampler);
 	r->elapsed = now_ns(CLOCK_MONOTONIC) - start_mono;
 	if (!err)
-		err = sampler__for_each(r->sampler, note_pid, &r->watch);	/* the last new pids */
+		err = sampler__for_each(r->sampler, sampler__active_slot(r->sampler), note_pid,
+					&r->watch);	/* the last new pids */
 	if (err) {
 		p_err("failed to read the sampler's maps: %s", strerror(-err));
 		return EXIT_RUNTIME;
@@ -222,7 +203,8 @@ static int write_output(struct run *r)
 		.duration_nanos = r->elapsed,
 		.per_thread = r->cfg->per_thread,
 	};
-	struct pprof *prof = report__build(r->sampler, r->watch.sym, &ro);
+	struct pprof *prof = report__build(r->sampler, sampler__active_slot(r->sampler),
+					   r->watch.sym, &ro);
 	int err;
 
 	if (!prof) {

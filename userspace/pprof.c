@@ -462,6 +462,12 @@ size_t pprof__sample_count(const struct pprof *p)
 	return p->n_samples;
 }
 
+void pprof__set_time(struct pprof *p, __s64 time_nanos, __s64 duration_nanos)
+{
+	p->time_nanos = time_nanos;
+	p->duration_nanos = duration_nanos;
+}
+
 /* shared by the text writers */
 
 void pprof__unnamed_frame(const struct pprof *p, __u32 id, char *buf, size_t size)

@@ -88,6 +88,9 @@ int pprof__add_sample(struct pprof *p, const __u32 *location_ids, int n_location
 /* Number of distinct samples so far. */
 size_t pprof__sample_count(const struct pprof *p);
 
+/* Sets time_nanos and duration_nanos, for profiles whose end is known only when they close. */
+void pprof__set_time(struct pprof *p, __s64 time_nanos, __s64 duration_nanos);
+
 /* Writes the profile as gzip-compressed profile.proto. Returns 0 or a negative errno. */
 int pprof__write(const struct pprof *p, FILE *out);
 

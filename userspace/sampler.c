@@ -24,7 +24,19 @@ struct sampler {
 	int n_attached;		/* CPUs sampled, kept after sampler__stop for reports */
 	int frequency;
 	int n_possible_cpus;
+	__u32 count_entries;
+	bool double_buffer;
 };
+
+static struct bpf_map *counts_map(struct sampler *s, int slot)
+{
+	return slot ? s->skel->maps.counts1 : s->skel->maps.counts0;
+}
+
+static struct bpf_map *stacks_map(struct sampler *s, int slot)
+{
+	return slot ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
+}
 
 static int set_pid_filter(struct sampler *s, const __u32 *pids, int n)
 {
@@ -37,21 +49,30 @@ static int set_pid_filter(struct sampler *s, const __u32 *pids, int n)
 	return 0;
 }
 
-static int configure(struct profile_bpf *skel, const struct sampler_opts *o)
+static int configure(struct sampler *s, const struct sampler_opts *o)
 {
+	struct profile_bpf *skel = s->skel;
 	__u32 stacks = o->stack_entries ? o->stack_entries : DEFAULT_STACK_ENTRIES;
-	__u32 counts = o->count_entries ? o->count_entries : DEFAULT_COUNT_ENTRIES;
+	/* slot 1 is never written without double buffering: keep it tiny */
+	__u32 spare = o->double_buffer ? 0 : 1;
 	int err;
 
+	s->count_entries = o->count_entries ? o->count_entries : DEFAULT_COUNT_ENTRIES;
+	s->double_buffer = o->double_buffer;
 	skel->rodata->filter_pid = o->n_pids > 0;
 	skel->rodata->include_idle = o->include_idle;
 	skel->rodata->collect_kernel = !o->no_kernel;
 	skel->rodata->collect_user = !o->no_user;
 	skel->rodata->per_thread = o->per_thread;
+	skel->rodata->filter_cgroup = o->cgroup_fd > 0;
 
-	err = bpf_map__set_max_entries(skel->maps.stacks, stacks);
+	err = bpf_map__set_max_entries(skel->maps.stacks0, stacks);
 	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.counts, counts);
+		err = bpf_map__set_max_entries(skel->maps.stacks1, spare ?: stacks);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.counts0, s->count_entries);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.counts1, spare ?: s->count_entries);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.pids, o->n_pids > 0 ? o->n_pids : 1);
 	return err;
@@ -75,13 +96,17 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 		err = -errno;
 		goto err_free;
 	}
-	err = configure(s->skel, opts);
+	err = configure(s, opts);
 	if (err)
 		goto err_free;
 	err = profile_bpf__load(s->skel);
 	if (err)
 		goto err_free;
 	err = set_pid_filter(s, opts->pids, opts->n_pids);
+	if (!err && opts->cgroup_fd > 0 &&
+	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &(__u32){ 0 },
+				&opts->cgroup_fd, BPF_ANY))
+		err = -errno;
 	if (err)
 		goto err_free;
 	return s;
@@ -148,9 +173,29 @@ int sampler__cpus(const struct sampler *s)
 	return s->n_attached;
 }
 
-int sampler__for_each(struct sampler *s, sampler_fn fn, void *ctx)
+int sampler__active_slot(const struct sampler *s)
 {
-	int fd = bpf_map__fd(s->skel->maps.counts);
+	return s->skel->bss->active_slot & 1;
+}
+
+int sampler__swap(struct sampler *s)
+{
+	int old = sampler__active_slot(s), zero = 0, inner;
+
+	if (!s->double_buffer)
+		return 0;
+	/* the program reads active_slot once per sample, from the mmap'd .bss */
+	__atomic_store_n(&s->skel->bss->active_slot, !old, __ATOMIC_SEQ_CST);
+	/* returns after an RCU grace period: every run that saw the old slot has ended */
+	inner = bpf_map__fd(s->skel->maps.sync_inner);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.sync_outer), &zero, &inner, BPF_ANY))
+		return -errno;
+	return old;
+}
+
+int sampler__for_each(struct sampler *s, int slot, sampler_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(counts_map(s, slot));
 	struct sample_key key, next;
 	void *prev = NULL;
 	__u64 count;
@@ -168,14 +213,14 @@ int sampler__for_each(struct sampler *s, sampler_fn fn, void *ctx)
 	return errno == ENOENT ? 0 : -errno;
 }
 
-int sampler__stack(struct sampler *s, __s32 id, __u64 *ips, int max)
+int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max)
 {
 	__u64 buf[MAX_STACK_DEPTH] = {};
 	int n = 0;
 
 	if (id < 0)
 		return 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &id, buf))
+	if (bpf_map_lookup_elem(bpf_map__fd(stacks_map(s, slot)), &id, buf))
 		return -errno;
 	/* the stack map zero-fills unused slots */
 	while (n < MAX_STACK_DEPTH && n < max && buf[n]) {
@@ -183,6 +228,42 @@ int sampler__stack(struct sampler *s, __s32 id, __u64 *ips, int max)
 		n++;
 	}
 	return n;
+}
+
+/* Deletes every key of a map; keys are read one ahead so deletion cannot end the walk. */
+static int clear_map(int fd, size_t key_size)
+{
+	char key[64], next[64];
+	int err = 0;
+
+	if (key_size > sizeof(key))
+		return -EINVAL;
+	if (bpf_map_get_next_key(fd, NULL, key))
+		return errno == ENOENT ? 0 : -errno;
+	for (;;) {
+		int more = !bpf_map_get_next_key(fd, key, next);
+
+		if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
+			err = -errno;
+		if (!more)
+			break;
+		memcpy(key, next, key_size);
+	}
+	return err;
+}
+
+int sampler__clear(struct sampler *s, int slot)
+{
+	int err = clear_map(bpf_map__fd(counts_map(s, slot)), sizeof(struct sample_key));
+
+	if (!err)
+		err = clear_map(bpf_map__fd(stacks_map(s, slot)), sizeof(__u32));
+	return err;
+}
+
+__u32 sampler__count_capacity(const struct sampler *s)
+{
+	return s->count_entries;
 }
 
 int sampler__stats(struct sampler *s, __u64 out[STAT_MAX])

@@ -18,6 +18,8 @@ struct sampler_opts {
 	bool per_thread;
 	__u32 stack_entries;	/* stack map size; 0: default */
 	__u32 count_entries;	/* counts map size; 0: default */
+	bool double_buffer;	/* two slots of maps, for sampler__swap (agent mode) */
+	int cgroup_fd;		/* > 0: only tasks in this cgroup v2 directory's subtree */
 };
 
 /* Opens, configures and loads the BPF object. NULL with errno set on failure. */
@@ -30,13 +32,28 @@ int sampler__start(struct sampler *s);
 /* Closes the perf events: sampling stops, the maps stay readable. */
 void sampler__stop(struct sampler *s);
 
+/*
+ * Samples go to one of two slots of maps. sampler__swap() makes the other
+ * slot active, waits until no BPF program still writes the old one, and
+ * returns the old slot's index: it can then be read and cleared while
+ * sampling goes on. Without double_buffer there is one slot, 0.
+ */
+int sampler__swap(struct sampler *s);
+int sampler__active_slot(const struct sampler *s);
+
 typedef int (*sampler_fn)(const struct sample_key *key, __u64 count, void *ctx);
 
-/* Calls fn for every aggregated entry; stops early and returns fn's non-zero value. */
-int sampler__for_each(struct sampler *s, sampler_fn fn, void *ctx);
+/* Calls fn for every aggregated entry of slot; stops early and returns fn's non-zero value. */
+int sampler__for_each(struct sampler *s, int slot, sampler_fn fn, void *ctx);
 
-/* Copies the frames of stack id (leaf first) into ips; returns how many, or a negative errno. */
-int sampler__stack(struct sampler *s, __s32 id, __u64 *ips, int max);
+/* Copies the frames of stack id of slot (leaf first) into ips; returns how many, or a negative errno. */
+int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max);
+
+/* Empties slot's counts and stacks (call only on a slot that is not active). */
+int sampler__clear(struct sampler *s, int slot);
+
+/* Capacity of one slot's counts map. */
+__u32 sampler__count_capacity(const struct sampler *s);
 
 /* Sums the per-CPU counters. */
 int sampler__stats(struct sampler *s, __u64 out[STAT_MAX]);

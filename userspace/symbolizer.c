@@ -18,16 +18,29 @@
 /*
  * Not thread-safe: one thread owns a symbolizer.
  *
- * Lifetimes: every struct mapping ever made stays in by_id until
- * symbolizer__free(), so a re-read of a process's maps replaces only its
- * snapshot array, never a sym_mapping a caller holds. Symbol tables
- * (files[]) and interned strings live as long.
+ * Lifetimes: a struct mapping belongs to one pid, in its current snapshot or,
+ * once a re-read of the maps replaced it, in the pid's stale list, so a
+ * re-read never frees a sym_mapping a caller holds. symbolizer__forget_pid()
+ * frees both; symbolizer__trim() frees the stale lists. The kernel mapping
+ * lives until symbolizer__free().
+ *
+ * References: a mapping holds one on its interned path, one on its file
+ * (symbol table) and one on the file identity it was found under. A file no
+ * mapping uses stays cached, on an LRU list, until symbolizer__trim() evicts
+ * it. An identity no mapping uses is dropped at once unless it is its file's
+ * last, kept so the next process of the file finds it without a build-ID read.
+ * So paths and identities are bounded by the live mappings plus the cached
+ * files, and cached files by trim's budget.
+ *
+ * Ids: a freed mapping's id is retired, not reused, until the next trim (at
+ * which callers hold no id-indexed arrays); then it is free. A free id is
+ * taken before a new one is made, so the largest id stays bounded by the most
+ * mappings alive or retired at one time.
  */
 
 #define KERNEL_NOTES_PATH "/sys/kernel/notes"
 #define KERNEL_NOTES_CAP (64 * 1024)
 #define REREAD_INTERVAL_NS 1000000000ULL	/* at most one maps re-read a second per pid */
-#define STR_BLOCK_SIZE (64 * 1024)
 #define VDSO_SIZE_MAX (1 << 20)
 #define VDSO_IMAGES_MAX 4			/* 64-bit, x32, ia32: a kernel has few */
 
@@ -36,6 +49,10 @@ struct mapping {
 	const struct elf_syms *syms;		/* NULL: no symbols */
 	__u64 inode;				/* of the maps line, to reuse equal mappings */
 	__u32 dev_major, dev_minor;
+	__u32 path;				/* strs index + 1 of pub.path; 0: not interned */
+	__u32 file;				/* files index + 1; 0: no cached file */
+	__u32 ident;				/* idents index + 1; 0: none */
+	bool carried;				/* snapshot(): taken over from the last one */
 };
 
 struct pid_state {
@@ -46,6 +63,9 @@ struct pid_state {
 	__u64 last_reread_ns;			/* 0: never re-read since add_pid */
 	struct mapping **maps;			/* current snapshot, sorted by start */
 	size_t n;
+	struct mapping **stale;			/* replaced by re-reads; freed by trim */
+	size_t n_stale, cap_stale;
+	__u32 next_free;			/* free slots' chain (pids index + 1) */
 };
 
 /* what fstat(2) says of a file: a file replaced in place differs in size or mtime */
@@ -53,6 +73,8 @@ struct file_ident {
 	__u64 dev, ino, size;
 	__s64 mtime_sec, mtime_nsec;
 	__u32 file;				/* files[file - 1] */
+	__u32 refs;				/* mappings found through this identity */
+	__u32 next;				/* the file's next identity, or next free slot */
 };
 
 /*
@@ -63,6 +85,10 @@ struct file_ident {
 struct sym_file {
 	struct elf_syms *syms;			/* NULL: not readable as ELF */
 	__u64 size;
+	size_t bytes;				/* its part of stats.bytes */
+	__u32 refs;				/* mappings using it; 0: on the LRU list */
+	__u32 idents;				/* first identity, file_ident.next the rest */
+	__u32 prev, next;			/* LRU neighbours; next also chains free slots */
 };
 
 struct build_id_key {
@@ -76,10 +102,10 @@ struct vdso_image {
 	struct elf_syms *syms;
 };
 
-struct str_block {
-	struct str_block *next;
-	size_t used, size;
-	char data[];
+struct istr {
+	char *str;				/* NULL: a free slot */
+	__u32 refs;
+	__u32 next_free;
 };
 
 struct symbolizer {
@@ -89,24 +115,30 @@ struct symbolizer {
 	int kernel_err;
 	struct mapping *kernel;
 
-	struct mapping **by_id;			/* by_id[id - 1]: every mapping ever made */
-	size_t n_maps, cap_maps;
+	__u32 *id_next;				/* [id - 1]: chains free and retired ids */
+	size_t cap_ids;
+	__u32 n_ids;				/* ids made so far: 1 .. n_ids */
+	__u32 free_ids, retired_ids;		/* chain heads, 0: empty */
 
 	struct pid_state *pids;			/* pid_index ids are index + 1 */
 	size_t n_pids, cap_pids;
+	__u32 free_pids;
 	struct hmap *pid_index;
 
 	struct sym_file *files;
 	size_t n_files, cap_files;
+	__u32 free_files;
+	__u32 lru_head, lru_tail;		/* unused files, least recently used first */
 	struct file_ident *idents;
 	size_t n_idents, cap_idents;
+	__u32 free_idents;
 	struct hmap *ident_index;		/* file_ident -> idents index + 1 */
 	struct hmap *build_id_index;		/* (build ID, size) -> files index + 1 */
 
-	const char **strs;			/* interned strings, str_index ids are index + 1 */
+	struct istr *strs;			/* interned; str_index ids are index + 1 */
 	size_t n_strs, cap_strs;
+	__u32 free_strs;
 	struct hmap *str_index;
-	struct str_block *blocks;
 
 	struct vdso_image vdsos[VDSO_IMAGES_MAX];
 	size_t n_vdsos;
@@ -128,48 +160,88 @@ static int str_eq(__u32 id, const void *key, const void *ctx)
 {
 	const struct symbolizer *s = ctx;
 
-	return !strcmp(s->strs[id - 1], key);
+	return !strcmp(s->strs[id - 1].str, key);
 }
 
-static char *arena_alloc(struct symbolizer *s, size_t len)
+/* STR with one more reference: its strs index + 1, or 0 on ENOMEM */
+static __u32 intern(struct symbolizer *s, const char *str)
 {
-	struct str_block *b = s->blocks;
-
-	if (!b || b->size - b->used < len) {
-		size_t size = len > STR_BLOCK_SIZE ? len : STR_BLOCK_SIZE;
-
-		b = malloc(sizeof(*b) + size);
-		if (!b)
-			return NULL;
-		b->size = size;
-		b->used = 0;
-		b->next = s->blocks;
-		s->blocks = b;
-	}
-	b->used += len;
-	return b->data + b->used - len;
-}
-
-static const char *intern(struct symbolizer *s, const char *str)
-{
-	size_t len = strlen(str);
-	__u64 h = hash_bytes(str, len, 0);
-	__u32 id;
+	__u64 h = hash_bytes(str, strlen(str), 0);
+	__u32 id = hmap__find(s->str_index, h, str_eq, str, s);
+	bool reuse = s->free_strs != 0;
 	char *copy;
 
-	id = hmap__find(s->str_index, h, str_eq, str, s);
-	if (id)
-		return s->strs[id - 1];
-	if (ARRAY_RESERVE(s->strs, s->cap_strs, s->n_strs + 1))
-		return NULL;
-	copy = arena_alloc(s, len + 1);
+	if (id) {
+		s->strs[id - 1].refs++;
+		return id;
+	}
+	id = reuse ? s->free_strs : s->n_strs + 1;
+	if (!reuse && ARRAY_RESERVE(s->strs, s->cap_strs, s->n_strs + 1))
+		return 0;
+	copy = strdup(str);
 	if (!copy)
-		return NULL;
-	memcpy(copy, str, len + 1);
-	if (hmap__insert(s->str_index, h, s->n_strs + 1))
-		return NULL;	/* the copy stays in the arena, unused */
-	s->strs[s->n_strs++] = copy;
-	return copy;
+		return 0;
+	if (hmap__insert(s->str_index, h, id)) {
+		free(copy);
+		return 0;
+	}
+	if (reuse)
+		s->free_strs = s->strs[id - 1].next_free;
+	else
+		s->n_strs++;
+	s->strs[id - 1] = (struct istr){ .str = copy, .refs = 1 };
+	return id;
+}
+
+static const char *str_of(const struct symbolizer *s, __u32 id)
+{
+	return s->strs[id - 1].str;
+}
+
+static void str_put(struct symbolizer *s, __u32 id)
+{
+	struct istr *is = &s->strs[id - 1];
+
+	if (--is->refs)
+		return;
+	hmap__remove(s->str_index, hash_bytes(is->str, strlen(is->str), 0), id);
+	free(is->str);
+	*is = (struct istr){ .next_free = s->free_strs };
+	s->free_strs = id;
+}
+
+/* --- mapping ids: retired when freed, free again after the next trim --- */
+
+/* a free id, else a new one; 0 on ENOMEM */
+static __u32 get_id(struct symbolizer *s)
+{
+	__u32 id = s->free_ids;
+
+	if (id) {
+		s->free_ids = s->id_next[id - 1];
+		return id;
+	}
+	if (ARRAY_RESERVE(s->id_next, s->cap_ids, s->n_ids + 1))
+		return 0;
+	return ++s->n_ids;
+}
+
+static void retire_id(struct symbolizer *s, __u32 id)
+{
+	s->id_next[id - 1] = s->retired_ids;
+	s->retired_ids = id;
+}
+
+/* at a trim callers hold no ids, so a retired id names nothing anywhere */
+static void recycle_ids(struct symbolizer *s)
+{
+	while (s->retired_ids) {
+		__u32 id = s->retired_ids;
+
+		s->retired_ids = s->id_next[id - 1];
+		s->id_next[id - 1] = s->free_ids;
+		s->free_ids = id;
+	}
 }
 
 /* --- the file cache: identity (dev, inode, size, mtime), then build ID --- */
@@ -207,74 +279,190 @@ static int build_id_eq(__u32 id, const void *key, const void *ctx)
 	return f->syms && f->size == k->size && !strcmp(elf_syms__build_id(f->syms), k->build_id);
 }
 
-static int add_ident(struct symbolizer *s, const struct file_ident *key, __u32 file)
+static void lru_unlink(struct symbolizer *s, __u32 id)
 {
-	int err;
+	struct sym_file *f = &s->files[id - 1];
 
-	if (ARRAY_RESERVE(s->idents, s->cap_idents, s->n_idents + 1))
-		return -ENOMEM;
-	err = hmap__insert(s->ident_index, ident_hash(key), s->n_idents + 1);
-	if (err)
-		return err;
-	s->idents[s->n_idents] = *key;
-	s->idents[s->n_idents].file = file;
-	s->n_idents++;
-	return 0;
+	if (f->prev)
+		s->files[f->prev - 1].next = f->next;
+	else
+		s->lru_head = f->next;
+	if (f->next)
+		s->files[f->next - 1].prev = f->prev;
+	else
+		s->lru_tail = f->prev;
+	f->prev = f->next = 0;
 }
 
-/* takes ES (may be NULL: remembered as unreadable); returns its files index + 1, 0 on ENOMEM */
+static void lru_append(struct symbolizer *s, __u32 id)
+{
+	struct sym_file *f = &s->files[id - 1];
+
+	f->prev = s->lru_tail;
+	f->next = 0;
+	if (s->lru_tail)
+		s->files[s->lru_tail - 1].next = id;
+	else
+		s->lru_head = id;
+	s->lru_tail = id;
+}
+
+static void file_get(struct symbolizer *s, __u32 id)
+{
+	if (!s->files[id - 1].refs++)
+		lru_unlink(s, id);
+}
+
+/* the last user gone: the file becomes the most recently used evictable one */
+static void file_put(struct symbolizer *s, __u32 id)
+{
+	if (!--s->files[id - 1].refs)
+		lru_append(s, id);
+}
+
+/* a new identity of FILE, used by no mapping yet: its idents index + 1, 0 on ENOMEM */
+static __u32 add_ident(struct symbolizer *s, const struct file_ident *key, __u32 file)
+{
+	bool reuse = s->free_idents != 0;
+	__u32 id = reuse ? s->free_idents : s->n_idents + 1;
+	struct file_ident *fi;
+
+	if (!reuse && ARRAY_RESERVE(s->idents, s->cap_idents, s->n_idents + 1))
+		return 0;
+	if (hmap__insert(s->ident_index, ident_hash(key), id))
+		return 0;
+	fi = &s->idents[id - 1];
+	if (reuse)
+		s->free_idents = fi->next;
+	else
+		s->n_idents++;
+	*fi = *key;
+	fi->file = file;
+	fi->refs = 0;
+	fi->next = s->files[file - 1].idents;
+	s->files[file - 1].idents = id;
+	return id;
+}
+
+static void drop_ident(struct symbolizer *s, __u32 id)
+{
+	struct file_ident *fi = &s->idents[id - 1];
+	__u32 *link = &s->files[fi->file - 1].idents;
+
+	/* the identity is on its file's chain: the walk ends at it */
+	while (*link != id)
+		link = &s->idents[*link - 1].next;
+	*link = fi->next;
+	hmap__remove(s->ident_index, ident_hash(fi), id);
+	fi->next = s->free_idents;
+	s->free_idents = id;
+}
+
+/* an identity no mapping uses goes, unless it is its file's last */
+static void ident_put(struct symbolizer *s, __u32 id)
+{
+	struct file_ident *fi = &s->idents[id - 1];
+
+	if (--fi->refs)
+		return;
+	if (s->files[fi->file - 1].idents == id && !fi->next)
+		return;
+	drop_ident(s, id);
+}
+
+static size_t file_bytes(const struct elf_syms *es)
+{
+	return sizeof(struct sym_file) + (es ? elf_syms__mem_size(es) : 0);
+}
+
+/*
+ * Takes ES (may be NULL: remembered as unreadable); returns its files index + 1,
+ * 0 on ENOMEM. The file starts unused, on the LRU list.
+ */
 static __u32 add_file(struct symbolizer *s, struct elf_syms *es, __u64 size)
 {
 	struct build_id_key key = { es ? elf_syms__build_id(es) : "", size };
+	bool reuse = s->free_files != 0;
+	__u32 id = reuse ? s->free_files : s->n_files + 1;
+	struct sym_file *f;
 
-	if (ARRAY_RESERVE(s->files, s->cap_files, s->n_files + 1))
+	if (!reuse && ARRAY_RESERVE(s->files, s->cap_files, s->n_files + 1))
 		goto out_free;
-	if (*key.build_id &&
-	    hmap__insert(s->build_id_index, build_id_hash(&key), s->n_files + 1))
+	if (*key.build_id && hmap__insert(s->build_id_index, build_id_hash(&key), id))
 		goto out_free;
-	s->files[s->n_files].syms = es;
-	s->files[s->n_files].size = size;
-	s->n_files++;
+	f = &s->files[id - 1];
+	if (reuse)
+		s->free_files = f->next;
+	else
+		s->n_files++;
+	*f = (struct sym_file){ .syms = es, .size = size, .bytes = file_bytes(es) };
+	lru_append(s, id);
+	s->stats.bytes += f->bytes;
+	s->stats.files_cached++;
 	if (es) {
 		s->stats.files_loaded++;
 		s->stats.symbols += elf_syms__count(es);
 	}
-	return s->n_files;
+	return id;
 
 out_free:
 	elf_syms__free(es);
 	return 0;
 }
 
-/* the symbol table of the file PID maps at PM, read once per file */
-static const struct elf_syms *file_syms(struct symbolizer *s, __u32 pid, const struct proc_map *pm)
+/* only an unused file is evicted: no mapping points at it or its identities */
+static void evict_file(struct symbolizer *s, __u32 id)
+{
+	struct sym_file *f = &s->files[id - 1];
+
+	lru_unlink(s, id);
+	while (f->idents)
+		drop_ident(s, f->idents);
+	if (f->syms && *elf_syms__build_id(f->syms)) {
+		struct build_id_key key = { elf_syms__build_id(f->syms), f->size };
+
+		hmap__remove(s->build_id_index, build_id_hash(&key), id);
+	}
+	elf_syms__free(f->syms);
+	s->stats.bytes -= f->bytes;
+	s->stats.files_cached--;
+	s->stats.files_evicted++;
+	*f = (struct sym_file){ .next = s->free_files };
+	s->free_files = id;
+}
+
+/*
+ * Gives M the symbol table of the file PID maps at PM, read once per file, and
+ * M's references on it and on the identity it was found under.
+ */
+static void attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *pm,
+			struct mapping *m)
 {
 	char bid[ELF_BUILD_ID_HEX_SIZE];
 	struct build_id_key bkey = { bid };
 	struct file_ident key = {};
-	const struct elf_syms *es = NULL;
+	__u32 ident, file = 0;
 	struct stat st;
-	__u32 id;
 	int fd;
 
 	if (procfs__open_mapped(s->proc_root, pid, pm, &fd, &st))
-		return NULL;
+		return;
 	key.dev = st.st_dev;
 	key.ino = st.st_ino;
 	key.size = st.st_size;
 	key.mtime_sec = st.st_mtim.tv_sec;
 	key.mtime_nsec = st.st_mtim.tv_nsec;
-	id = hmap__find(s->ident_index, ident_hash(&key), ident_eq, &key, s);
-	if (id) {
+	ident = hmap__find(s->ident_index, ident_hash(&key), ident_eq, &key, s);
+	if (ident) {
 		s->stats.file_cache_hits++;
-		es = s->files[s->idents[id - 1].file - 1].syms;
-		goto out_close;
+		file = s->idents[ident - 1].file;
+		goto out_attach;
 	}
 	/* a new identity may still be a copy we read (another container's layer) */
 	bkey.size = key.size;
 	if (!elf_read_build_id(fd, bid, sizeof(bid)))
-		id = hmap__find(s->build_id_index, build_id_hash(&bkey), build_id_eq, &bkey, s);
-	if (id) {
+		file = hmap__find(s->build_id_index, build_id_hash(&bkey), build_id_eq, &bkey, s);
+	if (file) {
 		s->stats.file_cache_hits++;
 	} else {
 		struct elf_syms *loaded = elf_syms__read_fd(fd);
@@ -282,16 +470,21 @@ static const struct elf_syms *file_syms(struct symbolizer *s, __u32 pid, const s
 		/* out of memory is not a property of the file: do not remember it */
 		if (!loaded && errno == ENOMEM)
 			goto out_close;
-		id = add_file(s, loaded, key.size);
-		if (!id)
+		file = add_file(s, loaded, key.size);
+		if (!file)
 			goto out_close;
 	}
-	es = s->files[id - 1].syms;
-	/* without the identity the next process would read the file again; harmless */
-	add_ident(s, &key, id);
+	/* without the identity the next process would read the build ID again; harmless */
+	ident = add_ident(s, &key, file);
+out_attach:
+	m->file = file;
+	m->ident = ident;
+	m->syms = s->files[file - 1].syms;
+	file_get(s, file);
+	if (ident)
+		s->idents[ident - 1].refs++;
 out_close:
 	close(fd);
-	return es;
 }
 
 /* --- the vDSO: not a file, so read from the process and keyed by its bytes --- */
@@ -323,14 +516,18 @@ static const struct elf_syms *vdso_syms(struct symbolizer *s, __u32 pid, const s
 			return v->syms;
 		}
 	}
+	/* the images are never evicted: VDSO_IMAGES_MAX bounds them */
 	if (s->n_vdsos == VDSO_IMAGES_MAX)
 		goto out_free;
 	v = &s->vdsos[s->n_vdsos++];
 	v->bytes = bytes;
 	v->size = size;
 	v->syms = elf_syms__read_mem(bytes, size);
-	if (v->syms)
+	s->stats.bytes += size;
+	if (v->syms) {
 		s->stats.symbols += elf_syms__count(v->syms);
+		s->stats.bytes += elf_syms__mem_size(v->syms);
+	}
 	return v->syms;
 
 out_free:
@@ -342,17 +539,32 @@ out_free:
 
 static struct mapping *new_mapping(struct symbolizer *s)
 {
-	struct mapping *m;
+	struct mapping *m = calloc(1, sizeof(*m));
 
-	if (ARRAY_RESERVE(s->by_id, s->cap_maps, s->n_maps + 1))
-		return NULL;
-	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
-	s->by_id[s->n_maps++] = m;
-	m->pub.id = s->n_maps;
+	m->pub.id = get_id(s);
+	if (!m->pub.id) {
+		free(m);
+		return NULL;
+	}
 	m->pub.build_id = "";
+	s->stats.mappings_live++;
 	return m;
+}
+
+/* drops M's references and retires its id; nobody may point at M any more */
+static void free_mapping(struct symbolizer *s, struct mapping *m)
+{
+	if (m->ident)
+		ident_put(s, m->ident);
+	if (m->file)
+		file_put(s, m->file);
+	if (m->path)
+		str_put(s, m->path);
+	retire_id(s, m->pub.id);
+	s->stats.mappings_live--;
+	free(m);
 }
 
 /*
@@ -392,21 +604,28 @@ static struct mapping *find_equal(struct mapping **old, size_t n, const struct p
 static struct mapping *make_mapping(struct symbolizer *s, struct pid_state *ps,
 				    const struct proc_map *pm)
 {
-	const char *path = intern(s, display_path(pm));
+	__u32 path = intern(s, display_path(pm));
 	struct mapping *m;
 
 	if (!path)
 		return NULL;
-	m = find_equal(ps->maps, ps->n, pm, path);
-	if (m)
+	m = find_equal(ps->maps, ps->n, pm, str_of(s, path));
+	/* not twice: a duplicated line (a fake maps file) gets its own object */
+	if (m && !m->carried) {
+		m->carried = true;
+		str_put(s, path);
 		return m;
+	}
 	m = new_mapping(s);
-	if (!m)
+	if (!m) {
+		str_put(s, path);
 		return NULL;
+	}
+	m->path = path;
 	m->pub.start = pm->start;
 	m->pub.limit = pm->end;
 	m->pub.file_offset = pm->pgoff;
-	m->pub.path = path;
+	m->pub.path = str_of(s, path);
 	m->inode = pm->inode;
 	m->dev_major = pm->dev_major;
 	m->dev_minor = pm->dev_minor;
@@ -414,7 +633,7 @@ static struct mapping *make_mapping(struct symbolizer *s, struct pid_state *ps,
 		m->syms = vdso_syms(s, ps->pid, pm);
 	else if (pm->path[0] && pm->path[0] != '[')
 		/* [vsyscall], [anon:name], [stack]: no file behind them */
-		m->syms = file_syms(s, ps->pid, pm);
+		attach_file(s, ps->pid, pm, m);
 	if (m->syms) {
 		m->pub.has_symbols = true;
 		m->pub.build_id = elf_syms__build_id(m->syms);
@@ -431,6 +650,29 @@ static int cmp_mapping(const void *a, const void *b)
 	return 0;
 }
 
+/* a new snapshot replaces PS's: mappings not taken over go to the stale list (reserved) */
+static void retire_snapshot(struct pid_state *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		if (ps->maps[i]->carried)
+			ps->maps[i]->carried = false;
+		else
+			ps->stale[ps->n_stale++] = ps->maps[i];
+	}
+	free(ps->maps);
+}
+
+/* a snapshot failed: the K mappings it took over stay as they were, new ones go */
+static void undo_snapshot(struct symbolizer *s, struct mapping **maps, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		if (maps[i]->carried)
+			maps[i]->carried = false;
+		else
+			free_mapping(s, maps[i]);
+	}
+}
+
 /* reads PID's maps and replaces its snapshot; the old one stays if this fails */
 static int snapshot(struct symbolizer *s, struct pid_state *ps)
 {
@@ -445,7 +687,8 @@ static int snapshot(struct symbolizer *s, struct pid_state *ps)
 	for (size_t i = 0; i < n; i++)
 		k += pm[i].perms[2] == 'x';
 	maps = malloc((k ? k : 1) * sizeof(*maps));
-	if (!maps) {
+	/* room to retire every current mapping, so that cannot fail later */
+	if (!maps || ARRAY_RESERVE(ps->stale, ps->cap_stale, ps->n_stale + ps->n)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -456,13 +699,14 @@ static int snapshot(struct symbolizer *s, struct pid_state *ps)
 		maps[k] = make_mapping(s, ps, &pm[i]);
 		if (!maps[k]) {
 			err = -ENOMEM;
+			undo_snapshot(s, maps, k);
 			goto out;
 		}
 		k++;
 	}
 	/* the kernel lists mappings in order; a fake proc tree may not */
 	qsort(maps, k, sizeof(*maps), cmp_mapping);
-	free(ps->maps);
+	retire_snapshot(ps);
 	ps->maps = maps;
 	ps->n = k;
 	maps = NULL;
@@ -475,6 +719,14 @@ out:
 	return err;
 }
 
+/* frees the mappings re-reads of PS replaced: the caller holds none of them */
+static void free_stale(struct symbolizer *s, struct pid_state *ps)
+{
+	for (size_t i = 0; i < ps->n_stale; i++)
+		free_mapping(s, ps->stale[i]);
+	ps->n_stale = 0;
+}
+
 static int pid_eq(__u32 id, const void *key, const void *ctx)
 {
 	const struct symbolizer *s = ctx;
@@ -482,9 +734,14 @@ static int pid_eq(__u32 id, const void *key, const void *ctx)
 	return s->pids[id - 1].pid == *(const __u32 *)key;
 }
 
+static __u32 find_pid_id(const struct symbolizer *s, __u32 pid)
+{
+	return hmap__find(s->pid_index, hash_u64(pid, 0), pid_eq, &pid, s);
+}
+
 static struct pid_state *find_pid(const struct symbolizer *s, __u32 pid)
 {
-	__u32 id = hmap__find(s->pid_index, hash_u64(pid, 0), pid_eq, &pid, s);
+	__u32 id = find_pid_id(s, pid);
 
 	return id ? &s->pids[id - 1] : NULL;
 }
@@ -492,22 +749,48 @@ static struct pid_state *find_pid(const struct symbolizer *s, __u32 pid)
 int symbolizer__add_pid(struct symbolizer *s, __u32 pid)
 {
 	struct pid_state *ps = find_pid(s, pid);
+	bool reuse = s->free_pids != 0;
+	__u32 id = reuse ? s->free_pids : s->n_pids + 1;
 	int err;
 
 	if (ps)
 		return ps->snapshotted ? 0 : ps->err;
-	if (ARRAY_RESERVE(s->pids, s->cap_pids, s->n_pids + 1))
+	if (!reuse && ARRAY_RESERVE(s->pids, s->cap_pids, s->n_pids + 1))
 		return -ENOMEM;
-	err = hmap__insert(s->pid_index, hash_u64(pid, 0), s->n_pids + 1);
+	err = hmap__insert(s->pid_index, hash_u64(pid, 0), id);
 	if (err)
 		return err;
-	ps = &s->pids[s->n_pids++];
+	ps = &s->pids[id - 1];
+	if (reuse)
+		s->free_pids = ps->next_free;
+	else
+		s->n_pids++;
 	memset(ps, 0, sizeof(*ps));
 	ps->pid = pid;
+	s->stats.pids_live++;
 	err = snapshot(s, ps);
 	ps->err = err;
 	ps->gone = err == -ESRCH;
 	return err;
+}
+
+void symbolizer__forget_pid(struct symbolizer *s, __u32 pid)
+{
+	__u32 id = find_pid_id(s, pid);
+	struct pid_state *ps;
+
+	if (!id)
+		return;
+	ps = &s->pids[id - 1];
+	for (size_t i = 0; i < ps->n; i++)
+		free_mapping(s, ps->maps[i]);
+	free_stale(s, ps);
+	free(ps->maps);
+	free(ps->stale);
+	hmap__remove(s->pid_index, hash_u64(pid, 0), id);
+	*ps = (struct pid_state){ .next_free = s->free_pids };
+	s->free_pids = id;
+	s->stats.pids_live--;
 }
 
 /* the mapping of PS holding ADDR, or NULL */
@@ -585,10 +868,25 @@ static const char *kernel_build_id(struct symbolizer *s)
 
 	if (procfs__read_file(AT_FDCWD, KERNEL_NOTES_PATH, KERNEL_NOTES_CAP, &buf, &len, NULL))
 		return "";
-	if (!elf_parse_build_id_notes(buf, len, 4, hex, sizeof(hex)))
-		id = intern(s, hex);
+	/* the reference is never dropped: the kernel mapping lives as long as we do */
+	if (!elf_parse_build_id_notes(buf, len, 4, hex, sizeof(hex))) {
+		__u32 str = intern(s, hex);
+
+		if (str)
+			id = str_of(s, str);
+	}
 	free(buf);
-	return id ? id : "";
+	return id;
+}
+
+/* kallsyms.h keeps no account: 16 bytes a symbol plus its name, as documented there */
+static size_t ksyms_bytes(const struct ksyms *ks)
+{
+	size_t n = ksyms__count(ks), bytes = n * sizeof(struct ksym);
+
+	for (size_t i = 0; i < n; i++)
+		bytes += strlen(ksyms__at(ks, i)->name) + 1;
+	return bytes;
 }
 
 static int init_kernel(struct symbolizer *s, const struct symbolizer_opts *opts)
@@ -614,6 +912,7 @@ static int init_kernel(struct symbolizer *s, const struct symbolizer_opts *opts)
 		m->pub.start = ksyms__at(s->ksyms, 0)->addr;
 		m->pub.has_symbols = true;
 		s->stats.symbols += ksyms__count(s->ksyms);
+		s->stats.bytes += ksyms_bytes(s->ksyms);
 	}
 	s->kernel = m;
 	return 0;
@@ -675,16 +974,35 @@ out_free:
 	return NULL;
 }
 
+void symbolizer__trim(struct symbolizer *s, size_t max_bytes)
+{
+	for (size_t i = 0; i < s->n_pids; i++)
+		free_stale(s, &s->pids[i]);
+	recycle_ids(s);
+	while (s->lru_head && s->stats.bytes > max_bytes)
+		evict_file(s, s->lru_head);
+}
+
+static void free_pid_state(struct pid_state *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->maps[i]);
+	for (size_t i = 0; i < ps->n_stale; i++)
+		free(ps->stale[i]);
+	free(ps->maps);
+	free(ps->stale);
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n_maps; i++)
-		free(s->by_id[i]);
-	free(s->by_id);
+	/* everything goes at once: no reference counting needed */
 	for (size_t i = 0; i < s->n_pids; i++)
-		free(s->pids[i].maps);
+		free_pid_state(&s->pids[i]);
 	free(s->pids);
+	free(s->kernel);
+	free(s->id_next);
 	for (size_t i = 0; i < s->n_files; i++)
 		elf_syms__free(s->files[i].syms);
 	free(s->files);
@@ -693,12 +1011,8 @@ void symbolizer__free(struct symbolizer *s)
 		free(s->vdsos[i].bytes);
 		elf_syms__free(s->vdsos[i].syms);
 	}
-	while (s->blocks) {
-		struct str_block *next = s->blocks->next;
-
-		free(s->blocks);
-		s->blocks = next;
-	}
+	for (size_t i = 0; i < s->n_strs; i++)
+		free(s->strs[i].str);
 	free(s->strs);
 	hmap__free(s->pid_index);
 	hmap__free(s->ident_index);
@@ -712,4 +1026,5 @@ void symbolizer__free(struct symbolizer *s)
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	*out = s->stats;
+	out->mapping_ids = s->n_ids;
 }

@@ -3,6 +3,7 @@
 #define EBPFPROF_SYMBOLIZER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 struct symbolizer;
@@ -74,12 +75,51 @@ int symbolizer__kernel(struct symbolizer *s, __u64 addr, struct sym_frame *out);
  */
 int symbolizer__kernel_status(const struct symbolizer *s);
 
+/*
+ * For a long-lived agent, which would otherwise keep every pid, mapping and
+ * file it ever saw. Both calls belong between harvests and shorten the
+ * lifetimes stated above:
+ *
+ * - A mapping is valid until symbolizer__forget_pid() of its pid, or, once a
+ *   re-read of the maps replaced it, until the next symbolizer__trim().
+ * - An id is not given to another mapping before the next symbolizer__trim()
+ *   after its mapping was freed; so an array indexed by mapping id (one per
+ *   window) is good from one trim to the next, and ids stay below the most
+ *   mappings alive or freed-and-not-yet-trimmed at one time (stats.mapping_ids).
+ *   Without trims ids are never reused.
+ */
+
+/*
+ * Forgets PID (it exited, or is no longer of interest): frees its maps
+ * snapshot and its mappings, and drops their references on cached files,
+ * which stay cached, evictable, until symbolizer__trim(). The caller holds no
+ * sym_frame or sym_mapping of PID across this call. A later lookup of PID
+ * adds it again as an unknown pid would be. A no-op for an unknown PID.
+ */
+void symbolizer__forget_pid(struct symbolizer *s, __u32 pid);
+
+/*
+ * Ends a harvest; the caller holds no sym_frame or sym_mapping, and no array
+ * indexed by mapping id, across this call. Frees the mappings re-reads of
+ * live pids replaced, lets ids freed since the last trim be reused, then
+ * evicts the symbol tables no mapping uses, least recently used first, until
+ * stats.bytes <= MAX_BYTES or none is left to evict (tables in use, kallsyms
+ * and vDSO images stay). 0 evicts every unused table.
+ */
+void symbolizer__trim(struct symbolizer *s, size_t max_bytes);
+
 /* Files read and cache hits, for --verbose and benchmarks. */
 struct symbolizer_stats {
 	__u64 files_loaded;
 	__u64 file_cache_hits;
 	__u64 pids;
 	__u64 symbols;
+	__u64 bytes;		/* cached symbol tables, vDSO images and kallsyms */
+	__u64 files_cached;	/* symbol tables held, in use or evictable */
+	__u64 pids_live;	/* pids held: added, not forgotten (failed adds too) */
+	__u64 mappings_live;	/* sym_mappings allocated, the kernel's included */
+	__u64 mapping_ids;	/* largest id given out so far */
+	__u64 files_evicted;	/* by symbolizer__trim() */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

@@ -28,14 +28,19 @@ test_cpu_split() {
 	[ $ok = 1 ] && pass cpu_split || { cat "$tmp/split.top"; fail cpu_split "shares off by more than 5 points"; }
 }
 
-test_pprof_structure() {	# reuses the cpu_split profile
-	local raw=$tmp/split.raw
-	go tool pprof -raw -symbolize=none "$tmp/split.pb.gz" >"$raw" 2>/dev/null
+test_pprof_structure() {	# a user-bound and a syscall-bound process: both kinds of mapping
+	"$FIX/cpu_split" 6 & local a=$!
+	"$FIX/syscall_heavy" 6 & local b=$!
+	sleep 0.3
+	"$EBPFPROF" --pid $a,$b --duration 2 --frequency 299 --output "$tmp/struct.pb.gz" 2>/dev/null
+	kill $a $b 2>/dev/null
+	local raw=$tmp/struct.raw
+	go tool pprof -raw -symbolize=none "$tmp/struct.pb.gz" >"$raw" 2>/dev/null
 	local why=""
 	grep -q '^PeriodType: cpu nanoseconds' "$raw" || why="$why period-type"
 	grep -q '^Period: 3344481$' "$raw" || why="$why period(1e9/299)"
 	grep -q 'samples/count cpu/nanoseconds' "$raw" || why="$why sample-types"
-	grep -q 'pid:\[[0-9]*\]' "$raw" || why="$why pid-label"
+	grep -q "pid:\[$a\]" "$raw" || why="$why pid-label"
 	grep -q 'comm:\[cpu_split\]' "$raw" || why="$why comm-label"
 	grep -Eq '\[kernel.kallsyms\]' "$raw" || why="$why kernel-mapping"
 	# the workload's own mapping carries its GNU build ID

@@ -1,9 +1,11 @@
-/* test_symbolizer.c -- end to end: live fixtures, the file cache, exits, deleted files, a fake /proc */
+/* test_symbolizer.c -- end to end: fixtures, file cache, exits, deleted files, fake /proc, forget */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -542,6 +544,304 @@ out:
 	return ret;
 }
 
+/* --- forgetting pids and trimming the file cache: a long-lived agent's memory --- */
+
+static void print_stats(const char *when, const struct symbolizer_stats *st)
+{
+	fprintf(stderr, "  %s: %llu bytes, %llu files, %llu pids, %llu mappings, ids to %llu\n",
+		when, (unsigned long long)st->bytes, (unsigned long long)st->files_cached,
+		(unsigned long long)st->pids_live, (unsigned long long)st->mappings_live,
+		(unsigned long long)st->mapping_ids);
+}
+
+static int forget_steps(struct symbolizer *s, struct proc *p)
+{
+	__u64 leaf = addr_of(p, "fixture_main_leaf"), alpha = addr_of(p, "fixture_lib_alpha");
+	struct symbolizer_stats a, b, c;
+	__u32 pid = p->pid, old_id;
+	struct sym_frame f;
+
+	CHECK(symbolizer__add_pid(s, pid) == 0);
+	CHECK(check_user(s, pid, leaf, "fixture_main_leaf", "/fixture_uselib") == TEST_OK);
+	CHECK(symbolizer__user(s, pid, leaf, &f) == 0);
+	old_id = f.mapping->id;
+	symbolizer__stats(s, &a);
+	print_stats("added", &a);
+	CHECK(a.pids_live == 1 && a.mappings_live > 4 && a.files_cached >= 4 && a.bytes > 0);
+
+	/* the mappings go; the files stay cached, unused */
+	symbolizer__forget_pid(s, pid);
+	symbolizer__stats(s, &b);
+	print_stats("forgotten", &b);
+	CHECK(b.pids_live == 0 && b.mappings_live == 1);
+	CHECK(b.files_cached == a.files_cached && b.bytes == a.bytes);
+	symbolizer__forget_pid(s, pid);		/* unknown now: a no-op */
+
+	/* still alive: added again on demand, from the cache, under ids not reused */
+	CHECK(check_user(s, pid, leaf, "fixture_main_leaf", "/fixture_uselib") == TEST_OK);
+	CHECK(check_user(s, pid, alpha, "fixture_lib_alpha", "/libfixture.so") == TEST_OK);
+	CHECK(symbolizer__user(s, pid, leaf, &f) == 0);
+	CHECK(f.mapping->id != old_id && f.mapping->id > a.mapping_ids);
+	symbolizer__stats(s, &c);
+	CHECK(c.pids_live == 1 && c.mappings_live == a.mappings_live);
+	CHECK(c.files_loaded == a.files_loaded && c.file_cache_hits > a.file_cache_hits);
+
+	/* exited and forgotten: an unknown dead pid */
+	stop(p);
+	symbolizer__forget_pid(s, pid);
+	CHECK(symbolizer__user(s, pid, leaf, &f) == -ENOENT && !f.mapping && !f.name);
+	CHECK(symbolizer__add_pid(s, pid) == -ESRCH);
+	symbolizer__forget_pid(s, pid);
+	symbolizer__stats(s, &c);
+	CHECK(c.pids_live == 0 && c.mappings_live == 1);
+
+	symbolizer__trim(s, 0);
+	symbolizer__stats(s, &c);
+	print_stats("trimmed to 0", &c);
+	CHECK(c.files_cached == 0 && c.files_evicted == a.files_cached);
+	return TEST_OK;
+}
+
+static int test_forget(void)
+{
+	struct symbolizer *s;
+	struct proc p;
+	int ret;
+
+	if (!have(FIX "fixture_uselib"))
+		SKIP("run make fixtures");
+	CHECK(spawn(FIX "fixture_uselib", &p) == 0);
+	s = user_only();
+	ret = s ? forget_steps(s, &p) : TEST_FAIL;
+	symbolizer__free(s);
+	stop(&p);
+	return ret;
+}
+
+/* P runs fixture_uselib; Q is spare */
+static int trim_steps(struct symbolizer *s, struct proc *p, struct proc *q)
+{
+	struct symbolizer_stats base, a, b, c;
+
+	symbolizer__stats(s, &base);
+	print_stats("new", &base);
+	CHECK(spawn(FIX "fixture_pie", q) == 0);
+	CHECK(symbolizer__add_pid(s, p->pid) == 0 && symbolizer__add_pid(s, q->pid) == 0);
+	CHECK(check_user(s, q->pid, addr_of(q, "fixture_main_leaf"), "fixture_main_leaf",
+			 "/fixture_pie") == TEST_OK);
+	symbolizer__stats(s, &a);
+	print_stats("two pids", &a);
+
+	/* only fixture_pie was Q's alone; libc and ld.so are P's too and stay */
+	symbolizer__forget_pid(s, q->pid);
+	stop(q);
+	symbolizer__trim(s, 0);
+	symbolizer__stats(s, &b);
+	print_stats("one forgotten, trimmed to 0", &b);
+	CHECK(b.files_cached == a.files_cached - 1 && b.files_evicted == 1 && b.bytes < a.bytes);
+	CHECK(check_user(s, p->pid, addr_of(p, "fixture_lib_alpha"), "fixture_lib_alpha",
+			 "/libfixture.so") == TEST_OK);
+	CHECK(check_user(s, p->pid, addr_of(p, "getpid"), "getpid", NULL) == TEST_OK);
+	CHECK(check_user(s, p->pid, addr_of(p, "fixture_main_leaf"), "fixture_main_leaf",
+			 "/fixture_uselib") == TEST_OK);
+
+	/* least recently used first: fixture_pie goes unused before P's files */
+	CHECK(spawn(FIX "fixture_pie", q) == 0);
+	CHECK(symbolizer__add_pid(s, q->pid) == 0);
+	symbolizer__forget_pid(s, q->pid);
+	stop(q);
+	symbolizer__forget_pid(s, p->pid);
+	symbolizer__stats(s, &b);
+	CHECK(b.files_cached == a.files_cached && b.files_loaded == a.files_loaded + 1);
+	symbolizer__trim(s, b.bytes - 1);
+	symbolizer__stats(s, &c);
+	CHECK(c.files_cached == b.files_cached - 1);
+	CHECK(symbolizer__add_pid(s, p->pid) == 0);	/* P's files: all still cached */
+	symbolizer__stats(s, &c);
+	CHECK(c.files_loaded == b.files_loaded);
+	CHECK(spawn(FIX "fixture_pie", q) == 0);
+	CHECK(symbolizer__add_pid(s, q->pid) == 0);	/* fixture_pie: read again */
+	symbolizer__stats(s, &c);
+	CHECK(c.files_loaded == b.files_loaded + 1);
+
+	/* nobody left: back to kallsyms and the vDSO image */
+	symbolizer__forget_pid(s, p->pid);
+	symbolizer__forget_pid(s, q->pid);
+	symbolizer__trim(s, 0);
+	symbolizer__stats(s, &c);
+	print_stats("all forgotten, trimmed to 0", &c);
+	CHECK(c.files_cached == 0 && c.pids_live == 0 && c.mappings_live == 1);
+	CHECK(c.bytes >= base.bytes && c.bytes - base.bytes <= 64 * 1024);
+	return TEST_OK;
+}
+
+static int test_trim(void)
+{
+	struct proc p, q = {};
+	struct symbolizer *s;
+	int ret;
+
+	if (!have(FIX "fixture_uselib") || !have(FIX "fixture_pie"))
+		SKIP("run make fixtures");
+	CHECK(spawn(FIX "fixture_uselib", &p) == 0);
+	s = symbolizer__new(NULL);	/* with kallsyms, which trim never drops */
+	ret = s ? trim_steps(s, &p, &q) : TEST_FAIL;
+	symbolizer__free(s);
+	stop(&p);
+	stop(&q);
+	return ret;
+}
+
+static char stale_root[] = "/tmp/ebpfprof-stale-XXXXXX";
+
+static int put_stale_maps(const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/4242/maps", stale_root);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	fclose(f);
+	return 0;
+}
+
+static int stale_steps(struct symbolizer *s)
+{
+	struct symbolizer_stats st;
+	struct sym_frame a, b;
+	__u64 ids;
+
+	CHECK(!put_stale_maps("10000000-10001000 r-xp 00000000 00:00 0 \n"
+			      "20000000-20001000 r-xp 00000000 00:00 0 \n"));
+	CHECK(symbolizer__add_pid(s, 4242) == 0);
+	CHECK(symbolizer__user(s, 4242, 0x10000010, &a) == 0 && !strcmp(a.mapping->path, "[anon]"));
+	/* the first mapping went, the second stays (listed twice), a third came */
+	CHECK(!put_stale_maps("20000000-20001000 r-xp 00000000 00:00 0 \n"
+			      "20000000-20001000 r-xp 00000000 00:00 0 \n"
+			      "30000000-30001000 r-xp 00000000 00:00 0 \n"));
+	CHECK(symbolizer__user(s, 4242, 0x30000010, &b) == 0 && b.mapping->start == 0x30000000);
+	/* replaced by the re-read, but valid until a trim */
+	CHECK(a.mapping->start == 0x10000000 && !strcmp(a.mapping->path, "[anon]"));
+	symbolizer__stats(s, &st);
+	CHECK(st.mappings_live == 5 && st.mapping_ids == 5);
+	ids = st.mapping_ids;
+	symbolizer__trim(s, 0);
+	symbolizer__stats(s, &st);
+	CHECK(st.mappings_live == 4);
+	/* forgotten ids wait for the next trim; the trimmed one is given out again */
+	symbolizer__forget_pid(s, 4242);
+	CHECK(symbolizer__add_pid(s, 4242) == 0);
+	symbolizer__stats(s, &st);
+	CHECK(st.mappings_live == 4 && st.mapping_ids == ids + 2);
+	symbolizer__trim(s, 0);
+	symbolizer__forget_pid(s, 4242);
+	symbolizer__trim(s, 0);
+	CHECK(symbolizer__add_pid(s, 4242) == 0);
+	symbolizer__stats(s, &st);
+	CHECK(st.mappings_live == 4 && st.mapping_ids == ids + 2);
+	return TEST_OK;
+}
+
+/* mappings replaced by re-reads go at trim; a duplicated maps line is freed once */
+static int test_stale(void)
+{
+	struct symbolizer_opts opts = { .no_kernel = true, .proc_root = stale_root };
+	struct symbolizer *s = NULL;
+	char path[PATH_MAX];
+	int ret = TEST_FAIL;
+
+	CHECK(mkdtemp(stale_root));
+	snprintf(path, sizeof(path), "%s/4242", stale_root);
+	if (!mkdir(path, 0755)) {
+		s = symbolizer__new(&opts);
+		ret = s ? stale_steps(s) : TEST_FAIL;
+	}
+	symbolizer__free(s);
+	snprintf(path, sizeof(path), "rm -rf %s", stale_root);
+	if (system(path))
+		ret = TEST_FAIL;
+	return ret;
+}
+
+#define CHURN_PROCS 300
+#define CHURN_WARM 20
+
+/* even rounds: a fresh copy of fixture_pie under a new name, deleted once running */
+static int churn_spawn(int round, struct proc *p)
+{
+	char path[PATH_MAX];
+	int fd, err;
+
+	if (round % 2)
+		return spawn(FIX "fixture_uselib", p);
+	if (!getcwd(path, sizeof(path) - 64))
+		return -errno;
+	strcat(path, "/" FIX "churn-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	err = copy_file(FIX "fixture_pie", fd);
+	if (!err && fchmod(fd, 0755))
+		err = -errno;
+	close(fd);
+	if (!err)
+		err = spawn(path, p);
+	unlink(path);
+	return err;
+}
+
+static int churn_steps(struct symbolizer *s, struct proc *p)
+{
+	struct symbolizer_stats warm = {}, end;
+	size_t heap_warm = 0, heap_end;
+
+	for (int i = 0; i < CHURN_PROCS; i++) {
+		CHECK(churn_spawn(i, p) == 0);
+		CHECK(symbolizer__add_pid(s, p->pid) == 0);
+		CHECK(check_user(s, p->pid, addr_of(p, "fixture_main_leaf"), "fixture_main_leaf",
+				 NULL) == TEST_OK);
+		symbolizer__forget_pid(s, p->pid);
+		stop(p);
+		symbolizer__trim(s, SIZE_MAX);	/* a window ends: ids come back */
+		if (i == CHURN_WARM) {
+			symbolizer__stats(s, &warm);
+			heap_warm = mallinfo2().uordblks;
+		}
+	}
+	symbolizer__stats(s, &end);
+	heap_end = mallinfo2().uordblks;
+	print_stats("after warm-up", &warm);
+	print_stats("after churn", &end);
+	fprintf(stderr, "  heap in use: %zu -> %zu bytes\n", heap_warm, heap_end);
+	/* nothing grows with the number of processes seen */
+	CHECK(end.bytes == warm.bytes && end.files_cached == warm.files_cached);
+	CHECK(end.mappings_live == 1 && end.pids_live == 0);
+	CHECK(end.mapping_ids == warm.mapping_ids && end.mapping_ids < 64);
+	CHECK(end.files_loaded == warm.files_loaded);
+	CHECK(end.pids == warm.pids + CHURN_PROCS - CHURN_WARM - 1);
+	CHECK(heap_end <= heap_warm + 1024);
+	return TEST_OK;
+}
+
+static int test_churn(void)
+{
+	struct symbolizer *s;
+	struct proc p = {};
+	int ret;
+
+	if (!have(FIX "fixture_uselib") || !have(FIX "fixture_pie"))
+		SKIP("run make fixtures");
+	s = user_only();
+	ret = s ? churn_steps(s, &p) : TEST_FAIL;
+	symbolizer__free(s);
+	stop(&p);
+	return ret;
+}
+
 TEST_MAIN("symbolizer", TEST(test_pie), TEST(test_shared_and_static), TEST(test_cache),
 	  TEST(test_exited), TEST(test_deleted), TEST(test_reread), TEST(test_self),
-	  TEST(test_kernel), TEST(test_fake_root))
+	  TEST(test_kernel), TEST(test_fake_root), TEST(test_forget), TEST(test_trim),
+	  TEST(test_stale), TEST(test_churn))

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# test_agent.sh -- the real agent against a real loopback Pyroscope collector, its pull endpoint and its files
+set -u
+SUITE=agent
+. "$(dirname "$0")/lib.sh"
+FIX=$BUILD/fixtures
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_collector() {	# log, extra flags...: sets COLLECTOR_PID and COLLECTOR_ADDR
+	local log=$1; shift
+	"$FIX/collector" -log "$log" "$@" >"$tmp/collector.out" 2>&1 &
+	COLLECTOR_PID=$!
+	for _ in $(seq 50); do
+		COLLECTOR_ADDR=$(awk '/^listening/ { print $2; exit }' "$tmp/collector.out")
+		[ -n "$COLLECTOR_ADDR" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+stop() { kill -TERM "$1" 2>/dev/null; wait "$1"; }
+
+# Checks the collector log: every request 200, name and labels, contiguous in-order windows.
+check_windows() {	# log, service, min_windows, expected_total (or -)
+	python3 - "$@" <<'EOF'
+import json, sys
+log, service, min_windows, expected = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+reqs = [json.loads(l) for l in open(log) if l.strip()]
+ok = [r for r in reqs if r.get("status") == 200 and r.get("name") == service]
+bad = [r for r in reqs if r.get("status") != 200]
+errs = []
+if bad and expected != "allow-rejects":
+    errs.append("non-200 requests: %s" % [(r.get("status"), r.get("error")) for r in bad][:3])
+if len(ok) < min_windows:
+    errs.append("%d windows of %s, want >= %d" % (len(ok), service, min_windows))
+for a, b in zip(ok, ok[1:]):
+    if b["from"] != a["until"]:
+        errs.append("windows not contiguous or out of order: until %s then from %s" % (a["until"], b["from"]))
+        break
+for r in ok:
+    if r.get("sampleRate", 0) <= 0 or r.get("samples", 0) <= 0:
+        errs.append("bad window %s" % r)
+        break
+    if r["labels"].get("env") != "test" or not r["labels"].get("hostname"):
+        errs.append("labels missing: %s" % r["labels"])
+        break
+total = sum(r["total"] for r in ok)
+if expected not in ("-", "allow-rejects") and total != int(expected):
+    errs.append("windows sum to %d samples, the BPF counter says %s" % (total, expected))
+print("  %d windows, %d samples" % (len(ok), total))
+for e in errs:
+    print("  " + e)
+sys.exit(1 if errs else 0)
+EOF
+}
+
+test_push_no_loss() {	# windows arrive contiguous, and sum exactly to the samples BPF took
+	start_collector "$tmp/push.log" || { fail push_no_loss "collector did not start"; return; }
+	"$FIX/cpu_split" 30 & local work=$!
+	"$EBPFPROF" agent --interval 1 --frequency 499 --pid $work --push "http://$COLLECTOR_ADDR" \
+		--label env=test 2>"$tmp/agent.err" & local agent=$!
+	sleep 5.5
+	local start=$SECONDS
+	stop $agent; local rc=$?
+	stop $COLLECTOR_PID
+	kill $work
+	local taken
+	taken=$(sed -n 's/.*agent stopped: \([0-9]*\) samples taken.*/\1/p' "$tmp/agent.err")
+	if [ $rc = 0 ] && [ $((SECONDS - start)) -lt 8 ] && [ -n "$taken" ] &&
+		check_windows "$tmp/push.log" cpu_split 5 "$taken"; then
+		pass push_no_loss
+	else
+		tail -3 "$tmp/agent.err"; fail push_no_loss "rc=$rc, taken=$taken (see above)"
+	fi
+}
+
+test_outage() {	# collector down for three windows, then back: every window arrives, in order
+	local port
+	port=$(free_port)
+	"$FIX/cpu_split" 30 & local work=$!
+	"$EBPFPROF" agent --interval 1 --pid $work --push "http://127.0.0.1:$port" --label env=test \
+		2>"$tmp/outage.err" & local agent=$!
+	sleep 3.5
+	start_collector "$tmp/outage.log" -listen "127.0.0.1:$port" || { fail outage "collector did not start"; return; }
+	sleep 8	# the retries back off: give them time to catch up
+	stop $agent; local rc=$?
+	stop $COLLECTOR_PID
+	kill $work
+	local taken
+	taken=$(sed -n 's/.*agent stopped: \([0-9]*\) samples taken.*/\1/p' "$tmp/outage.err")
+	if [ $rc = 0 ] && check_windows "$tmp/outage.log" cpu_split 10 "$taken"; then
+		pass outage
+	else
+		tail -3 "$tmp/outage.err"; fail outage "rc=$rc"
+	fi
+}
+
+wait_port() {	# agent stderr file: prints the port the agent bound
+	for _ in $(seq 50); do
+		local p
+		p=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$1")
+		[ -n "$p" ] && { echo "$p"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
+test_rejected_and_metrics() {	# a 400 drops one window, counted; /metrics parses and counts it
+	start_collector "$tmp/rej.log" -fail-status 400 -fail-count 1 || { fail rejected "collector did not start"; return; }
+	"$FIX/cpu_split" 30 & local work=$!
+	"$EBPFPROF" agent --interval 1 --pid $work --push "http://$COLLECTOR_ADDR" --label env=test \
+		--listen 127.0.0.1:0 2>"$tmp/rej.err" & local agent=$!
+	local port
+	port=$(wait_port "$tmp/rej.err") || { fail rejected "agent did not listen"; stop $agent; return; }
+	sleep 4
+	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics.txt"
+	local health
+	health=$(curl -sf "http://127.0.0.1:$port/healthz")
+	stop $agent
+	stop $COLLECTOR_PID
+	kill $work
+	if grep -q '^ebpfprof_push_rejected_total 1$' "$tmp/metrics.txt" &&
+		check_windows "$tmp/rej.log" cpu_split 2 allow-rejects >/dev/null; then
+		pass rejected
+	else
+		grep push_ "$tmp/metrics.txt"; fail rejected "400 not counted once, or no later window delivered"
+	fi
+	# every line is a comment or "name{labels} value"; the sampler counters are there
+	local malformed
+	malformed=$(grep -Evc '^(# (HELP|TYPE) [a-z_]+ .*|[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+]+)$' "$tmp/metrics.txt")
+	if [ "$malformed" = 0 ] && grep -Eq '^ebpfprof_samples_total [1-9]' "$tmp/metrics.txt" &&
+		grep -q '^ebpfprof_resident_memory_bytes' "$tmp/metrics.txt" && [ "$health" = ok ]; then
+		pass metrics
+	else
+		fail metrics "$malformed malformed lines, healthz '$health'"
+	fi
+}
+
+test_pull() {	# go tool pprof reads the pull endpoint, whole machine and ?pid=
+	"$FIX/cpu_split" 30 & local work=$!
+	"$EBPFPROF" agent --listen 127.0.0.1:0 --frequency 99 2>"$tmp/pull.err" & local agent=$!
+	local port
+	port=$(wait_port "$tmp/pull.err") || { fail pull "agent did not listen"; stop $agent; return; }
+	go tool pprof -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=2" \
+		>"$tmp/pull.raw" 2>"$tmp/pull.stderr"
+	go tool pprof -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=1&pid=$work" \
+		>"$tmp/pullpid.raw" 2>/dev/null
+	stop $agent
+	kill $work
+	local others
+	others=$(grep -o 'pid:\[[0-9]*\]' "$tmp/pullpid.raw" | sort -u | grep -vc "pid:\[$work\]")
+	if grep -q cpu_split_fifty "$tmp/pull.raw" && grep -Eq '^Duration: (1\.9|2)' "$tmp/pull.raw" &&
+		grep -q cpu_split_fifty "$tmp/pullpid.raw" && [ "$others" = 0 ]; then
+		pass pull
+	else
+		head -5 "$tmp/pull.raw" "$tmp/pull.stderr"; fail pull "profile missing cpu_split or pid filter leaked ($others)"
+	fi
+}
+
+test_output_dir() {	# no backend: windows land in --output-dir, bounded by --retention
+	"$FIX/cpu_split" 30 & local work=$!
+	EBPFPROF_INTERVAL=1 "$EBPFPROF" agent --pid $work --output-dir "$tmp/profiles" --retention 3 \
+		2>"$tmp/dir.err" & local agent=$!
+	sleep 5.5
+	stop $agent; local rc=$?
+	kill $work
+	local n first
+	n=$(ls "$tmp/profiles" | grep -c '^cpu_split-.*\.pb\.gz$')
+	first=$(ls "$tmp/profiles" | head -1)
+	if [ $rc = 0 ] && [ "$n" = 3 ] &&
+		go tool pprof -top -symbolize=none "$tmp/profiles/$first" 2>/dev/null | grep -q cpu_split_; then
+		pass output_dir
+	else
+		ls -la "$tmp/profiles"; fail output_dir "rc=$rc, $n files (want 3 with --retention 3)"
+	fi
+}
+
+test_cgroup_scope() {	# --cgroup samples only the processes of that cgroup v2 subtree
+	local mnt
+	mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$mnt" ] || { skip cgroup_scope "cgroup v2 is not mounted"; return; }
+	local cg="$mnt/ebpfprof-test-$$"
+	mkdir "$cg" 2>/dev/null || { skip cgroup_scope "cannot create a cgroup under $mnt"; return; }
+	"$FIX/cpu_split" 30 & local inside=$!
+	"$FIX/syscall_heavy" 30 & local outside=$!
+	echo $inside >"$cg/cgroup.procs"
+	"$EBPFPROF" agent --interval 1 --cgroup "/ebpfprof-test-$$" --output-dir "$tmp/cg" 2>"$tmp/cg.err" &
+	local agent=$!
+	sleep 3.5
+	stop $agent
+	kill $inside $outside
+	wait $inside $outside 2>/dev/null
+	rmdir "$cg"
+	local services
+	services=$(ls "$tmp/cg" | sed 's/-[0-9T.]*Z\.pb\.gz$//' | sort -u | tr '\n' ' ')
+	if [ "$services" = "cpu_split " ]; then
+		pass cgroup_scope
+	else
+		tail -2 "$tmp/cg.err"; fail cgroup_scope "series: '$services' (want only cpu_split)"
+	fi
+}
+
+test_bad_agent_flags() {
+	local ok=1 rc
+	for args in "--interval 0" "--group-by pod" "--label novalue" "--scope pod --cgroup /x" "--bogus"; do
+		timeout 5 "$EBPFPROF" agent $args >/dev/null 2>"$tmp/err"; rc=$?
+		if [ $rc != 2 ] || [ "$(wc -l <"$tmp/err")" != 1 ]; then
+			ok=0; echo "  '$args': rc=$rc: $(cat "$tmp/err")"
+		fi
+	done
+	EBPFPROF_GROUP_BY=bogus timeout 5 "$EBPFPROF" agent >/dev/null 2>&1; rc=$?
+	[ $rc = 2 ] || { ok=0; echo "  EBPFPROF_GROUP_BY=bogus: rc=$rc"; }
+	[ $ok = 1 ] && pass bad_flags || fail bad_flags "see above"
+}
+
+test_bad_agent_flags
+test_push_no_loss
+test_outage
+test_rejected_and_metrics
+test_pull
+test_output_dir
+test_cgroup_scope

@@ -1,0 +1,29 @@
+/* sampler_config.c -- loads the BPF sampler the way the command line asks */
+#include <errno.h>
+#include "preflight.h"
+#include "sampler_config.h"
+
+struct sampler *sampler_config__load(const struct config *cfg, bool double_buffer, int cgroup_fd)
+{
+	struct sampler_opts so = {
+		.frequency = cfg->frequency,
+		.pids = cfg->pids,
+		.n_pids = cfg->n_pids,
+		.include_idle = cfg->include_idle,
+		.no_kernel = cfg->no_kernel,
+		.no_user = cfg->no_user,
+		.per_thread = cfg->per_thread,
+		.stack_entries = cfg->stack_entries,
+		.count_entries = cfg->count_entries,
+		.double_buffer = double_buffer,
+		.cgroup_fd = cgroup_fd,
+	};
+	struct sampler *s = sampler__new(&so);
+	int err = errno;
+
+	if (!s) {
+		preflight__explain("load the BPF sampler", -err);
+		errno = err;
+	}
+	return s;
+}

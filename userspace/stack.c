@@ -1,0 +1,65 @@
+/* stack.c -- one aggregated record's kernel and user stacks, read from the sampler and named */
+#include <errno.h>
+#include <stddef.h>
+#include "stack.h"
+
+/*
+ * Lost-stack pseudo frames live in "no mapping" at addresses no real frame can
+ * have there, one per reason and side, so they deduplicate as Locations.
+ */
+enum { LOST_KERNEL_COLLISION = 1, LOST_USER_COLLISION, LOST_KERNEL_ERROR, LOST_USER_ERROR };
+
+static void push(struct stack *st, const struct sym_mapping *m, const char *name, __u64 addr)
+{
+	if (st->n < STACK_MAX_FRAMES)
+		st->frames[st->n++] = (struct frame){ .mapping = m, .name = name, .addr = addr };
+}
+
+static void push_lost(struct stack *st, bool kernel, bool collision)
+{
+	if (collision)
+		push(st, NULL, kernel ? "[lost kernel stack: collision]" : "[lost user stack: collision]",
+		     kernel ? LOST_KERNEL_COLLISION : LOST_USER_COLLISION);
+	else
+		push(st, NULL, kernel ? "[lost kernel stack]" : "[lost user stack]",
+		     kernel ? LOST_KERNEL_ERROR : LOST_USER_ERROR);
+}
+
+static void resolve_one(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
+			__s32 id, __u32 pid, bool kernel)
+{
+	__u64 ips[MAX_STACK_DEPTH];
+	struct sym_frame f;
+	int n;
+
+	if (id == STACK_ID_SKIPPED || id == -EFAULT)
+		return;	/* nothing to collect: a kernel thread, or a sample in user mode */
+	if (id == -EEXIST) {
+		push_lost(st, kernel, true);
+		return;
+	}
+	n = id < 0 ? id : sampler__stack(s, slot, id, ips, MAX_STACK_DEPTH);
+	if (n < 0) {
+		push_lost(st, kernel, false);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		/* every frame but the leaf is a return address: look up the call instruction */
+		__u64 lookup = i ? ips[i] - 1 : ips[i];
+
+		if (kernel)
+			symbolizer__kernel(sym, lookup, &f);
+		else
+			symbolizer__user(sym, pid, lookup, &f);
+		push(st, f.mapping, f.name, ips[i]);
+	}
+}
+
+int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
+		   const struct sample_key *key)
+{
+	st->n = 0;
+	resolve_one(st, s, slot, sym, key->kern_stack_id, key->pid, true);
+	resolve_one(st, s, slot, sym, key->user_stack_id, key->pid, false);
+	return 0;
+}
