@@ -9,7 +9,7 @@ VMLINUX_DIR := vmlinux/$(ARCH)
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
 	-D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUTPUT)
-LDLIBS := -lbpf -lelf -lz -lcurl -lmicrohttpd -ljson-c -lpthread
+LDLIBS := -lbpf -ldw -lelf -lz -llzma -ldebuginfod -liberty -lcurl -lmicrohttpd -ljson-c -lpthread
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR)
 
 ifeq ($(SANITIZE),1)
@@ -39,9 +39,10 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc binutils libc6-dev \
 	libcurl4-openssl-dev libmicrohttpd-dev libjson-c-dev \
+	libdw-dev liblzma-dev libdebuginfod-dev libiberty-dev debuginfod g++ nodejs linux-perf bpftrace \
 	golang-go golang-github-google-pprof-dev python3 python3-yaml util-linux curl
 
-.PHONY: all deps run test bench clean vmlinux fixtures
+.PHONY: all deps run test bench clean vmlinux fixtures fuzz
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
@@ -89,6 +90,9 @@ $(FIXTURES_DIR):
 	$(Q)mkdir -p $@
 
 fixtures: $(FIXTURES)
+
+# Fuzz targets (make fuzz): tests/fuzz/*.mk
+include $(wildcard tests/fuzz/*.mk)
 
 run: deps all
 	$(OUTPUT)/ebpfprof --duration 10 --output ebpfprof.pb.gz

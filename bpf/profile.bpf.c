@@ -91,6 +91,19 @@ struct {
 	__uint(max_entries, STAT_MAX);
 } stats SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* processes already announced; LRU so it never fills */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 16384);
+} seen SEC(".maps");
+
 static __always_inline void stat_inc(__u32 id)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &id);
@@ -138,6 +151,42 @@ static __always_inline void count_sample(__u32 slot, struct sample_key *key)
 	}
 }
 
+static __always_inline void announce(__u32 pid, __u32 kind)
+{
+	struct task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(STAT_EVENTS_DROPPED);
+		return;
+	}
+	e->pid = pid;
+	e->kind = kind;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline bool wanted(__u32 pid)
+{
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	return true;
+}
+
+/* a raw tracepoint needs no tracefs mount, unlike tp/sched/... */
+SEC("raw_tp/sched_process_exec")
+int on_exec(void *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u8 one = 1;
+
+	if (!wanted(pid))
+		return 0;
+	bpf_map_update_elem(&seen, &pid, &one, BPF_ANY);
+	announce(pid, TASK_EVENT_EXEC);
+	return 0;
+}
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
@@ -151,11 +200,15 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	/* tid 0 is a CPU's idle task (swapper/N) */
 	if (tid == 0 && !include_idle)
 		return 0;
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
-		return 0;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+	if (!wanted(pid))
 		return 0;
 	stat_inc(STAT_SAMPLES);
+	if (!bpf_map_lookup_elem(&seen, &pid)) {
+		__u8 one = 1;
+
+		bpf_map_update_elem(&seen, &pid, &one, BPF_ANY);
+		announce(pid, TASK_EVENT_NEW);
+	}
 
 	task = (struct task_struct *)bpf_get_current_task();
 	leader = BPF_CORE_READ(task, group_leader);

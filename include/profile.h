@@ -35,7 +35,23 @@ enum sampler_stat {
 	STAT_KSTACK_ERROR,	/* kernel stack capture failed otherwise */
 	STAT_USTACK_ERROR,	/* user stack capture failed otherwise (e.g. stack map full) */
 	STAT_COUNTS_FULL,	/* sample dropped: the counts map was full */
+	STAT_EVENTS_DROPPED,	/* process announcements lost: the ring buffer was full */
 	STAT_MAX,
+};
+
+/* The stats that are losses of sample data (a stack or a whole sample). */
+#define STAT_LOST_FIRST STAT_KSTACK_COLLISION
+#define STAT_LOST_LAST STAT_COUNTS_FULL
+
+/*
+ * Announced through the ring buffer so userspace reads a process's maps
+ * while it lives: its first sample, and every exec (a new image).
+ */
+enum task_event_kind { TASK_EVENT_NEW = 1, TASK_EVENT_EXEC = 2 };
+
+struct task_event {
+	__u32 pid;
+	__u32 kind;
 };
 
 #endif /* EBPFPROF_PROFILE_H */

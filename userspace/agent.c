@@ -195,6 +195,20 @@ static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
 	return 0;
 }
 
+static int on_task_event(const struct task_event *e, void *ctx)
+{
+	struct agent *a = ctx;
+	char comm[TASK_COMM_LEN] = "";
+
+	if (e->kind == TASK_EVENT_EXEC) {	/* a new image: new exe, new maps */
+		proc_table__drop(a->procs, e->pid);
+		symbolizer__forget_pid(a->sym, e->pid);
+	}
+	if (proc_table__get(a->procs, e->pid, comm, a->window_seq))
+		symbolizer__add_pid(a->sym, e->pid);
+	return 0;
+}
+
 static int harvest_record(const struct sample_key *key, __u64 count, void *ctx)
 {
 	struct agent *a = ctx;
@@ -265,19 +279,32 @@ static void close_window(struct agent *a, __s64 end_real)
 		p_warn("cannot open the next window: out of memory");
 }
 
-/* Sleeps until deadline, a pull request or a signal. */
+/* Sleeps until deadline, a pull request or a signal, reading new processes' maps meanwhile. */
 static void wait_until(struct agent *a, __s64 deadline_mono, const sigset_t *unblocked)
 {
-	__s64 left = deadline_mono - now_ns(CLOCK_MONOTONIC);
-	struct pollfd pfd = { .fd = a->wake_fd, .events = POLLIN };
-	struct timespec ts;
+	struct pollfd pfd[2] = {
+		{ .fd = a->wake_fd, .events = POLLIN },
+		{ .fd = sampler__events_fd(a->sampler), .events = POLLIN },
+	};
 	__u64 v;
 
-	if (left <= 0)
-		return;
-	ts = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
-	if (ppoll(&pfd, 1, &ts, unblocked) > 0 && read(a->wake_fd, &v, sizeof(v)) < 0)
-		p_debug("eventfd read: %m");
+	while (!stop_requested) {
+		__s64 left = deadline_mono - now_ns(CLOCK_MONOTONIC);
+		struct timespec ts;
+
+		if (left <= 0)
+			return;
+		ts = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
+		if (ppoll(pfd, 2, &ts, unblocked) <= 0)
+			return;	/* deadline, or a signal */
+		if (pfd[1].revents)
+			sampler__poll_events(a->sampler, 0, on_task_event, a);
+		if (pfd[0].revents) {
+			if (read(a->wake_fd, &v, sizeof(v)) < 0)
+				p_debug("eventfd read: %m");
+			return;	/* a pull request */
+		}
+	}
 }
 
 static void loop(struct agent *a, const sigset_t *unblocked)
@@ -322,7 +349,7 @@ static void report_totals(struct agent *a)
 	__u64 st[STAT_MAX] = {}, lost = 0;
 
 	sampler__stats(a->sampler, st);
-	for (int i = STAT_SAMPLES + 1; i < STAT_MAX; i++)
+	for (int i = STAT_LOST_FIRST; i <= STAT_LOST_LAST; i++)
 		lost += st[i];
 	p_info("agent stopped: %llu samples taken, %llu harvested, %llu lost or partial; %llu windows, %llu series delivered, %llu failed",
 	       (unsigned long long)st[STAT_SAMPLES], (unsigned long long)a->fig.samples_harvested,

@@ -33,8 +33,10 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 	counter(out, "ebpfprof_samples_total", "Samples taken by the BPF program", st[STAT_SAMPLES]);
 	prom__header(out, "ebpfprof_samples_lost_total", "counter",
 		     "Stacks lost (sample kept under a pseudo frame) or samples dropped, by reason");
-	for (int i = STAT_SAMPLES + 1; i < STAT_MAX; i++)
+	for (int i = STAT_LOST_FIRST; i <= STAT_LOST_LAST; i++)
 		prom__value(out, "ebpfprof_samples_lost_total", reasons[i], st[i]);
+	counter(out, "ebpfprof_process_events_dropped_total",
+		"New-process announcements lost to a full ring buffer", st[STAT_EVENTS_DROPPED]);
 	gauge(out, "ebpfprof_counts_map_entries", "Entries in the counts map at the last harvest",
 	      f->records_last);
 	gauge(out, "ebpfprof_counts_map_capacity", "Capacity of one counts map",

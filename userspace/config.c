@@ -187,7 +187,8 @@ int config__getopt(struct config *cfg, int argc, char **argv, const char *shorto
 {
 	int opt, err;
 
-	optind = 1;
+	/* 0, not 1: glibc then also forgets where it was inside a "-hv" left half-read */
+	optind = 0;
 	opterr = 1;
 	while ((opt = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
 		if (opt == 'h') {

@@ -62,24 +62,43 @@ static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
 	return hmap__insert(w->seen, h, key->pid);
 }
 
-/* Sleeps until the deadline or a signal, reading the maps of new processes on the way. */
+/* A process's first sample or exec: read its (new) maps now, while it lives. */
+static int on_task_event(const struct task_event *e, void *ctx)
+{
+	struct pid_watch *w = ctx;
+	__u64 h = hash_u64(e->pid, 0);
+
+	if (e->kind == TASK_EVENT_EXEC)
+		symbolizer__forget_pid(w->sym, e->pid);	/* the old image is gone */
+	symbolizer__add_pid(w->sym, e->pid);
+	if (!hmap__find(w->seen, h, same_pid, &e->pid, NULL))
+		return hmap__insert(w->seen, h, e->pid);
+	return 0;
+}
+
+/*
+ * Waits until the deadline or a signal, reading the maps of new processes as
+ * the BPF side announces them; a scan of the counts map every poll interval
+ * catches announcements lost to a full ring buffer.
+ */
 static int collect(struct sampler *s, struct pid_watch *w, __s64 deadline)
 {
+	__s64 next_scan = now_ns(CLOCK_MONOTONIC) + POLL_INTERVAL_NS;
 	int err = 0;
 
-	while (!stop_requested && !err) {
-		__s64 left = deadline - now_ns(CLOCK_MONOTONIC);
-		struct timespec ts;
+	while (!stop_requested && err >= 0) {
+		__s64 now = now_ns(CLOCK_MONOTONIC), until = deadline < next_scan ? deadline : next_scan;
 
-		if (left <= 0)
+		if (now >= deadline)
 			break;
-		if (left > POLL_INTERVAL_NS)
-			left = POLL_INTERVAL_NS;
-		ts = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
-		nanosleep(&ts, NULL);
-		err = sampler__for_each(s, sampler__active_slot(s), note_pid, w);
+		if (now >= next_scan) {
+			err = sampler__for_each(s, sampler__active_slot(s), note_pid, w);
+			next_scan = now + POLL_INTERVAL_NS;
+			continue;
+		}
+		err = sampler__poll_events(s, (until - now) / 1000000 + 1, on_task_event, w);
 	}
-	return err;
+	return err < 0 ? err : 0;
 }
 
 static int write_profile(const struct config *cfg, const struct pprof *p, struct output *out)

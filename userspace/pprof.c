@@ -285,8 +285,11 @@ __u32 pprof__add_location(struct pprof *p, __u32 mapping_id, __u64 address,
 		return 0;
 	}
 
-	/* lines are written past the end and only counted once the location is in */
-	err = RESERVE(p->lines, p->lines_cap, p->n_lines + n_lines);
+	/*
+	 * lines are written past the end and only counted once the location is in;
+	 * + 1: a location without lines must still point into an allocation
+	 */
+	err = RESERVE(p->lines, p->lines_cap, p->n_lines + n_lines + 1);
 	if (!err)
 		err = RESERVE(p->locations, p->locations_cap, p->n_locations + 1);
 	staged = n_lines && !err ? p->lines + p->n_lines : NULL;
@@ -439,7 +442,8 @@ int pprof__add_sample(struct pprof *p, const __u32 *location_ids, int n_location
 	i = p->n_samples;
 	err = RESERVE(p->samples, p->samples_cap, i + 1);
 	if (!err)
-		err = RESERVE(p->sample_locs, p->sample_locs_cap, p->n_sample_locs + n_locations);
+		/* + 1: as for lines, a sample without locations points into an allocation */
+		err = RESERVE(p->sample_locs, p->sample_locs_cap, p->n_sample_locs + n_locations + 1);
 	if (!err)
 		err = RESERVE(p->values, p->values_cap, (i + 1) * p->n_types);
 	if (!err)

@@ -168,6 +168,19 @@ size_t proc_table__evict(struct proc_table *t, __u64 before, void (*forget)(__u3
 	return evicted;
 }
 
+void proc_table__drop(struct proc_table *t, __u32 pid)
+{
+	__u64 h = hash_u64(pid, 0);
+	__u32 id = hmap__find(t->index, h, pid_eq, &pid, t);
+
+	if (!id || ARRAY_RESERVE(t->free_ids, t->cap_free, t->n_free + 1))
+		return;
+	hmap__remove(t->index, h, id);
+	free(t->entries[id - 1]);
+	t->entries[id - 1] = NULL;
+	t->free_ids[t->n_free++] = id;
+}
+
 size_t proc_table__count(const struct proc_table *t)
 {
 	return hmap__count(t->index);

@@ -36,6 +36,9 @@ const struct proc_info *proc_table__get(struct proc_table *t, __u32 pid, const c
 size_t proc_table__evict(struct proc_table *t, __u64 before, void (*forget)(__u32 pid, void *ctx),
 			 void *ctx);
 
+/* Forgets pid now (it exec'd: a new exe); the next get reads it afresh. */
+void proc_table__drop(struct proc_table *t, __u32 pid);
+
 size_t proc_table__count(const struct proc_table *t);
 
 #endif /* EBPFPROF_PROC_TABLE_H */

@@ -74,7 +74,8 @@ static int adopt_existing(struct profile_dir *d)
 		err = push(d, de->d_name, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
 	}
 	closedir(dir);
-	qsort(d->files, d->n, sizeof(*d->files), by_mtime);
+	if (d->n)	/* files is NULL in an empty dir, and qsort's base must not be */
+		qsort(d->files, d->n, sizeof(*d->files), by_mtime);
 	return err;
 }
 

@@ -17,6 +17,10 @@
 
 struct sampler {
 	struct profile_bpf *skel;
+	struct ring_buffer *events;
+	sampler_event_fn event_fn;	/* set for the duration of one poll */
+	void *event_ctx;
+	struct bpf_link *exec_link;
 	struct bpf_link **links;
 	int *cpus;
 	int n_cpus;
@@ -78,6 +82,15 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	return err;
 }
 
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size < sizeof(struct task_event) || !s->event_fn)
+		return 0;
+	return s->event_fn(data, s->event_ctx);
+}
+
 struct sampler *sampler__new(const struct sampler_opts *opts)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -109,6 +122,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 		err = -errno;
 	if (err)
 		goto err_free;
+	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->events) {
+		err = -errno;
+		goto err_free;
+	}
 	return s;
 
 err_free:
@@ -135,6 +153,9 @@ int sampler__start(struct sampler *s)
 {
 	int err;
 
+	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
+	if (!s->exec_link)
+		return -errno;
 	err = cpus__online(&s->cpus, &s->n_cpus);
 	if (err)
 		return err;
@@ -166,6 +187,24 @@ void sampler__stop(struct sampler *s)
 	for (int i = 0; i < s->n_links; i++)
 		bpf_link__destroy(s->links[i]);
 	s->n_links = 0;
+	bpf_link__destroy(s->exec_link);
+	s->exec_link = NULL;
+}
+
+int sampler__events_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->events);
+}
+
+int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx)
+{
+	int n;
+
+	s->event_fn = fn;
+	s->event_ctx = ctx;
+	n = timeout_ms ? ring_buffer__poll(s->events, timeout_ms) : ring_buffer__consume(s->events);
+	s->event_fn = NULL;
+	return n == -EINTR ? 0 : n;
 }
 
 int sampler__cpus(const struct sampler *s)
@@ -303,6 +342,7 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	sampler__stop(s);
+	ring_buffer__free(s->events);
 	free(s->links);
 	free(s->cpus);
 	profile_bpf__destroy(s->skel);

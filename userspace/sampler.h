@@ -55,6 +55,18 @@ int sampler__clear(struct sampler *s, int slot);
 /* Capacity of one slot's counts map. */
 __u32 sampler__count_capacity(const struct sampler *s);
 
+typedef int (*sampler_event_fn)(const struct task_event *e, void *ctx);
+
+/* A descriptor that polls readable when task events wait (for poll/ppoll). */
+int sampler__events_fd(const struct sampler *s);
+
+/*
+ * Hands waiting task events (a process's first sample, an exec) to fn,
+ * waiting up to timeout_ms for the first (0: don't wait). Returns how many
+ * were handled, or a negative errno.
+ */
+int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx);
+
 /* Sums the per-CPU counters. */
 int sampler__stats(struct sampler *s, __u64 out[STAT_MAX]);
 

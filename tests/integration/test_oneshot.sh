@@ -158,8 +158,34 @@ test_top_format() {
 	fi
 }
 
+test_short_lived() {	# 200 processes of 100 ms each: their frames are named although they are gone
+	"$EBPFPROF" --duration 8 --frequency 299 --format folded --output "$tmp/short.folded" 2>"$tmp/short.err" &
+	local prof=$!
+	sleep 1
+	for i in $(seq 200); do
+		"$FIX/short_lived" &
+		[ $((i % 4)) = 0 ] && wait $(jobs -p | grep -v "^$prof$") 2>/dev/null
+	done
+	wait $prof
+	# symbolized = the leaf user frame (last frame without _[k]) has a name; a process
+	# whose maps were never read would have none. The outermost frames (libc's static
+	# __libc_start_call_main, and what lies past it without frame pointers) are
+	# unnamed for every process with frame-pointer unwinding, so they do not count.
+	awk '$0 ~ /^short_lived;/ {
+		n = $NF; total += n; sub(/ [0-9]+$/, "")
+		if ($0 ~ /short_lived_burn/) burn += n
+		k = split($0, f, ";"); leaf = ""
+		for (i = 2; i <= k; i++) if (f[i] !~ /_\[k\]$/) leaf = f[i]
+		if (leaf == "" || leaf ~ /^\[unknown\]$|\+0x[0-9a-f]+\]$/) unnamed += n
+	} END {
+		printf "  %d samples of short_lived, %d in short_lived_burn, %d with an unnamed leaf\n", total, burn, unnamed
+		exit !(total > 100 && unnamed <= total * 0.05 && burn >= total * 0.8)
+	}' "$tmp/short.folded" && pass short_lived || fail short_lived "fewer than 95% of the samples named"
+}
+
 test_missing_pid
 test_bad_input
+test_short_lived
 test_not_root
 test_cpu_split
 test_pprof_structure
