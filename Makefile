@@ -39,7 +39,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc binutils libc6-dev \
 	libcurl4-openssl-dev libmicrohttpd-dev libjson-c-dev \
-	libdw-dev liblzma-dev libdebuginfod-dev libiberty-dev debuginfod g++ nodejs linux-perf bpftrace \
+	libdw-dev liblzma-dev libdebuginfod-dev libiberty-dev debuginfod dwz g++ nodejs linux-perf bpftrace \
 	golang-go golang-github-google-pprof-dev python3 python3-yaml util-linux curl
 
 .PHONY: all deps run test bench clean vmlinux fixtures fuzz

@@ -127,7 +127,9 @@ static int open_http(struct agent *a)
 
 static int open_symbols(struct agent *a)
 {
-	struct symbolizer_opts so = { .no_kernel = a->cfg->no_kernel };
+	struct symbolizer_opts so = { .no_kernel = a->cfg->no_kernel,
+				      .debuginfod = a->cfg->debuginfod,
+				      .dwarf_budget = (size_t)a->cfg->dwarf_mb << 20 };
 
 	if (a->cfg->ag.kubernetes) {
 		struct k8s_opts ko = { .node_name = a->cfg->ag.node_name };
@@ -153,6 +155,7 @@ static int new_window(struct agent *a, __s64 start_real)
 		.frequency = a->cfg->frequency,
 		.per_thread = a->cfg->per_thread,
 		.split = a->cfg->ag.group_by != GROUP_NONE,
+		.demangle = a->cfg->demangle,
 	};
 
 	a->window_start_real = start_real;

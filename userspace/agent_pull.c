@@ -70,6 +70,7 @@ int agent_pull__activate(struct agent *a, __s64 now_mono, __s64 now_real)
 			.frequency = a->cfg->frequency,
 			.per_thread = a->cfg->per_thread,
 			.pid = r->pid,
+			.demangle = a->cfg->demangle,
 		};
 
 		next = r->next;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "config_int.h"
+#include "demangle.h"
 #include "log.h"
 
 #define MAX_FREQUENCY 100000	/* the kernel's default perf_event_max_sample_rate */
@@ -30,6 +31,9 @@ static const char usage[] =
 	"      --no-user          do not collect user stacks\n"
 	"      --per-thread       add a tid label (pprof) and keep threads apart\n"
 	"      --top N            rows of --format top (default 20)\n"
+	"      --demangle MODE    C++/Rust names: none, short (default: no parameters), full\n"
+	"      --debuginfod       fetch missing debug info from $DEBUGINFOD_URLS (cached on disk)\n"
+	"      --dwarf-mb N       memory for DWARF file:line and inline frames (default 8; 0: none)\n"
 	"      --stack-storage-size N  stack map entries (default 16384)\n"
 	"      --count-storage-size N  aggregation map entries (default 40960)\n"
 	"  -v, --verbose          print statistics and libbpf messages\n"
@@ -49,6 +53,9 @@ static const struct option oneshot_opts[] = {
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "count-storage-size", required_argument, NULL, OPT_COUNT_SIZE },
+	{ "demangle", required_argument, NULL, OPT_DEMANGLE },
+	{ "debuginfod", no_argument, NULL, OPT_DEBUGINFOD },
+	{ "dwarf-mb", required_argument, NULL, OPT_DWARF_MB },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -143,6 +150,25 @@ int config__common(struct config *cfg, int opt, const char *arg)
 		err = config__long("--count-storage-size", arg, 1, 1 << 24, &v);
 		cfg->count_entries = v;
 		return err;
+	case OPT_DEBUGINFOD:
+		cfg->debuginfod = true;
+		return 0;
+	case OPT_DWARF_MB:
+		err = config__long("--dwarf-mb", arg, 0, 65536, &v);
+		cfg->dwarf_mb = v;
+		return err;
+	case OPT_DEMANGLE:
+		if (!strcmp(arg, "none"))
+			cfg->demangle = DEMANGLE_NONE;
+		else if (!strcmp(arg, "short"))
+			cfg->demangle = DEMANGLE_SHORT;
+		else if (!strcmp(arg, "full"))
+			cfg->demangle = DEMANGLE_FULL;
+		else {
+			p_err("invalid --demangle '%s' (expected none, short or full)", arg);
+			return -EINVAL;
+		}
+		return 0;
 	default:
 		return -ENOENT;
 	}
@@ -239,6 +265,8 @@ int config__parse_oneshot(struct config *cfg, int argc, char **argv)
 
 	cfg->duration = 30;
 	cfg->frequency = 99;
+	cfg->demangle = DEMANGLE_SHORT;
+	cfg->dwarf_mb = 8;
 	cfg->top_n = 20;
 	err = config__getopt(cfg, argc, argv, "d:F:p:o:f:vh", oneshot_opts, usage, oneshot_opt);
 	if (err)

@@ -57,6 +57,9 @@ struct config {
 	bool verbose;
 	__u32 stack_entries;
 	__u32 count_entries;
+	int demangle;			/* enum demangle_mode: none, short (default), full */
+	bool debuginfod;		/* may download debug info from $DEBUGINFOD_URLS */
+	int dwarf_mb;			/* memory for DWARF line tables over all files; 0: none */
 	struct agent_config ag;
 };
 

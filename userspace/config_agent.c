@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config_int.h"
+#include "demangle.h"
 #include "log.h"
 #include "procfs.h"
 
@@ -43,7 +44,8 @@ static const char usage[] =
 	"      --cgroup PATH          only processes in this cgroup v2 subtree\n"
 	"  -p, --pid LIST             only these processes\n"
 	"      --include-idle, --no-kernel, --no-user, --per-thread, --stack-storage-size N,\n"
-	"      --count-storage-size N, -v/--verbose: as for the one-shot profiler\n"
+	"      --count-storage-size N, --demangle MODE, --debuginfod, --dwarf-mb N,\n"
+	"      -v/--verbose: as for the one-shot profiler\n"
 	"  -h, --help                 this text\n";
 
 enum {
@@ -83,6 +85,9 @@ static const struct option agent_opts[] = {
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "count-storage-size", required_argument, NULL, OPT_COUNT_SIZE },
+	{ "demangle", required_argument, NULL, OPT_DEMANGLE },
+	{ "debuginfod", no_argument, NULL, OPT_DEBUGINFOD },
+	{ "dwarf-mb", required_argument, NULL, OPT_DWARF_MB },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -315,6 +320,8 @@ int config__parse_agent(struct config *cfg, int argc, char **argv)
 	int err;
 
 	cfg->frequency = 19;
+	cfg->demangle = DEMANGLE_SHORT;
+	cfg->dwarf_mb = 8;
 	cfg->ag.interval = 15;
 	cfg->ag.retention = 1000;
 	err = apply_env(cfg);

@@ -10,7 +10,8 @@
 /* Options both command lines take; values above 255 so they never clash with short options. */
 enum {
 	OPT_INCLUDE_IDLE = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_PER_THREAD, OPT_TOP,
-	OPT_STACK_SIZE, OPT_COUNT_SIZE, OPT_VERSION, OPT_COMMON_END,
+	OPT_STACK_SIZE, OPT_COUNT_SIZE, OPT_VERSION, OPT_DEMANGLE, OPT_DEBUGINFOD, OPT_DWARF_MB,
+	OPT_COMMON_END,
 };
 
 typedef int (*config_opt_fn)(struct config *cfg, int opt, const char *arg);

@@ -140,9 +140,10 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct sym
 	p_info("bpf: %llu runs, %llu ns total, %.0f ns per sample (needs kernel.bpf_stats_enabled=1)",
 	       (unsigned long long)run_cnt, (unsigned long long)run_ns,
 	       run_cnt ? (double)run_ns / run_cnt : 0.0);
-	p_info("symbols: %llu processes, %llu files read, %llu cache hits, %llu symbols",
+	p_info("symbols: %llu processes, %llu files read, %llu cache hits, %llu symbols, %.1f MB cached",
 	       (unsigned long long)ss.pids, (unsigned long long)ss.files_loaded,
-	       (unsigned long long)ss.file_cache_hits, (unsigned long long)ss.symbols);
+	       (unsigned long long)ss.file_cache_hits, (unsigned long long)ss.symbols,
+	       ss.bytes / 1048576.0);
 	p_info("self: user %.3f s, system %.3f s, max rss %ld KiB",
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
@@ -161,7 +162,9 @@ struct run {
 /* Fails before any profiling on a bad path, a missing privilege or kernel feature. */
 static int setup(struct run *r)
 {
-	struct symbolizer_opts syo = { .no_kernel = r->cfg->no_kernel };
+	struct symbolizer_opts syo = { .no_kernel = r->cfg->no_kernel,
+				       .debuginfod = r->cfg->debuginfod,
+				       .dwarf_budget = (size_t)r->cfg->dwarf_mb << 20 };
 
 	r->out = output__open(r->cfg->output);
 	if (!r->out) {
@@ -221,6 +224,7 @@ static int write_output(struct run *r)
 		.time_nanos = r->start_real,
 		.duration_nanos = r->elapsed,
 		.per_thread = r->cfg->per_thread,
+		.demangle = r->cfg->demangle,
 	};
 	struct pprof *prof = report__build(r->sampler, sampler__active_slot(r->sampler),
 					   r->watch.sym, &ro);

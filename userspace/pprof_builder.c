@@ -21,17 +21,19 @@ struct mapping_slot {
 
 struct pprof_builder {
 	struct pprof *prof;
+	enum demangle_mode demangle;
 	struct mapping_slot *maps;	/* indexed by symbolizer mapping id */
 	size_t cap_maps;
 	__u32 locs[STACK_MAX_FRAMES];
 };
 
-struct pprof_builder *pprof_builder__new(const struct pprof_opts *opts)
+struct pprof_builder *pprof_builder__new(const struct pprof_opts *opts, enum demangle_mode mode)
 {
 	struct pprof_builder *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return NULL;
+	b->demangle = mode;
 	b->prof = pprof__new(opts);
 	if (!b->prof) {
 		free(b);
@@ -65,6 +67,9 @@ static __u32 mapping_id(struct pprof_builder *b, const struct sym_mapping *m)
 		.filename = m->path,
 		.build_id = m->build_id,
 		.has_functions = m->has_symbols,
+		.has_filenames = m->has_filenames,
+		.has_line_numbers = m->has_line_numbers,
+		.has_inline_frames = m->has_inline_frames,
 		.is_kernel = m->is_kernel,
 	};
 	*slot = (struct mapping_slot){ pprof__add_mapping(b->prof, &d), m->start, m->limit,
@@ -72,12 +77,40 @@ static __u32 mapping_id(struct pprof_builder *b, const struct sym_mapping *m)
 	return slot->pprof_id;
 }
 
+/*
+ * A new Location: its source lines (or its function name alone), names
+ * demangled. Runs once per (mapping, address) of a profile, not per sample.
+ */
+static __u32 add_location(struct pprof_builder *b, __u32 map, const struct frame *f)
+{
+	struct pprof_line lines[SRC_LINES_MAX] = {};
+	char *owned[SRC_LINES_MAX] = {};
+	int n = 0;
+	__u32 id;
+
+	if (f->n_lines) {
+		for (; n < f->n_lines && n < SRC_LINES_MAX; n++)
+			lines[n] = (struct pprof_line){ f->lines[n].function, f->lines[n].file,
+							f->lines[n].line };
+	} else if (f->name) {
+		lines[n++] = (struct pprof_line){ .function = f->name };
+	}
+	for (int i = 0; i < n; i++) {
+		owned[i] = lines[i].function ? demangle(lines[i].function, b->demangle) : NULL;
+		if (owned[i])
+			lines[i].function = owned[i];
+	}
+	id = pprof__add_location(b->prof, map, f->addr, lines, n);
+	for (int i = 0; i < n; i++)
+		free(owned[i]);
+	return id;
+}
+
 int pprof_builder__add(struct pprof_builder *b, const struct stack *st, const __s64 *values,
 		       const struct pprof_label *labels, int n_labels)
 {
 	for (int i = 0; i < st->n; i++) {
 		const struct frame *f = &st->frames[i];
-		struct pprof_line line = { .function = f->name };
 		__u32 map = 0;
 
 		if (f->mapping) {
@@ -85,7 +118,9 @@ int pprof_builder__add(struct pprof_builder *b, const struct stack *st, const __
 			if (!map)
 				return -ENOMEM;
 		}
-		b->locs[i] = pprof__add_location(b->prof, map, f->addr, &line, f->name ? 1 : 0);
+		b->locs[i] = pprof__find_location(b->prof, map, f->addr);
+		if (!b->locs[i])
+			b->locs[i] = add_location(b, map, f);
 		if (!b->locs[i])
 			return -ENOMEM;
 	}

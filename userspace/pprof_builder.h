@@ -2,13 +2,14 @@
 #ifndef EBPFPROF_PPROF_BUILDER_H
 #define EBPFPROF_PPROF_BUILDER_H
 
+#include "demangle.h"
 #include "pprof.h"
 #include "stack.h"
 
 struct pprof_builder;
 
-/* NULL with errno set. */
-struct pprof_builder *pprof_builder__new(const struct pprof_opts *opts);
+/* NULL with errno set. Function names are demangled as mode says. */
+struct pprof_builder *pprof_builder__new(const struct pprof_opts *opts, enum demangle_mode mode);
 
 /* Adds values to the sample of this stack and labels. 0 or a negative errno. */
 int pprof_builder__add(struct pprof_builder *b, const struct stack *st, const __s64 *values,

@@ -38,6 +38,18 @@ static void put_key(FILE *f, const char *s)
 		fputc(is_alnum(*s) || *s == '_' ? *s : '_', f);
 }
 
+/* whether put_key writes s as __name__, the key Pyroscope reserves for the series name */
+static bool is_reserved_key(const char *s)
+{
+	static const char reserved[] = "__name__";
+	size_t i;
+
+	for (i = 0; s[i] && reserved[i]; i++)
+		if ((is_alnum(s[i]) || s[i] == '_' ? s[i] : '_') != reserved[i])
+			return false;
+	return !s[i] && !reserved[i];
+}
+
 /* the value's bytes without surrounding spaces, cut to PUSH_URL_MAX_VALUE on a UTF-8 boundary */
 static size_t value_span(const char *s, const char **start)
 {
@@ -87,7 +99,7 @@ char *push_url__series_key(const char *name, const struct push_label *labels, in
 		const char *key = labels[i].key, *val;
 		size_t len;
 
-		if (!key || !*key || !strcmp(key, "__name__") || !labels[i].value)
+		if (!key || !*key || is_reserved_key(key) || !labels[i].value)
 			continue;
 		len = value_span(labels[i].value, &val);
 		if (!len)

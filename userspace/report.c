@@ -60,7 +60,7 @@ struct pprof *report__build(struct sampler *s, int slot, struct symbolizer *sym,
 	report__cpu_opts(&po, opts);
 	r = (struct report){ .sampler = s, .sym = sym, .slot = slot, .period = po.period,
 			     .per_thread = opts->per_thread };
-	r.builder = pprof_builder__new(&po);
+	r.builder = pprof_builder__new(&po, opts->demangle);
 	if (!r.builder)
 		return NULL;
 	err = sampler__for_each(s, slot, add_record, &r);

@@ -13,6 +13,7 @@ struct report_opts {
 	__s64 time_nanos;	/* start of the profile, ns since the epoch */
 	__s64 duration_nanos;
 	bool per_thread;	/* add a tid label */
+	int demangle;		/* enum demangle_mode */
 };
 
 /* The pprof header of a CPU profile: samples/count and cpu/nanoseconds, period 1e9 / frequency. */

@@ -15,6 +15,23 @@ static void push(struct stack *st, const struct sym_mapping *m, const char *name
 		st->frames[st->n++] = (struct frame){ .mapping = m, .name = name, .addr = addr };
 }
 
+/* The symbolizer's answer for one address, its source lines copied into the stack's pool. */
+static void push_frame(struct stack *st, const struct sym_frame *f, __u64 addr)
+{
+	struct frame *fr;
+
+	if (st->n >= STACK_MAX_FRAMES)
+		return;
+	push(st, f->mapping, f->name, addr);
+	fr = &st->frames[st->n - 1];
+	if (f->n_lines <= 0 || st->n_lines + f->n_lines > STACK_MAX_LINES)
+		return;
+	fr->lines = &st->lines[st->n_lines];
+	fr->n_lines = f->n_lines;
+	for (int i = 0; i < f->n_lines; i++)
+		st->lines[st->n_lines++] = f->lines[i];
+}
+
 static void push_lost(struct stack *st, bool kernel, bool collision)
 {
 	if (collision)
@@ -51,7 +68,7 @@ static void resolve_one(struct stack *st, struct sampler *s, int slot, struct sy
 			symbolizer__kernel(sym, lookup, &f);
 		else
 			symbolizer__user(sym, pid, lookup, &f);
-		push(st, f.mapping, f.name, ips[i]);
+		push_frame(st, &f, ips[i]);
 	}
 }
 
@@ -59,6 +76,7 @@ int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symboli
 		   const struct sample_key *key)
 {
 	st->n = 0;
+	st->n_lines = 0;
 	resolve_one(st, s, slot, sym, key->kern_stack_id, key->pid, true);
 	resolve_one(st, s, slot, sym, key->user_stack_id, key->pid, false);
 	return 0;

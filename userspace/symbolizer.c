@@ -1,15 +1,18 @@
 /* symbolizer.c -- names kernel and user addresses: per-pid maps snapshots over a per-file symbol cache */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include "binary.h"
 #include "elf_syms.h"
 #include "hashmap.h"
 #include "kallsyms.h"
+#include "perfmap.h"
 #include "proc_maps.h"
 #include "procfs.h"
 #include "symbolizer.h"
@@ -46,7 +49,7 @@
 
 struct mapping {
 	struct sym_mapping pub;			/* first, so &pub converts back */
-	const struct elf_syms *syms;		/* NULL: no symbols */
+	const struct binary *bin;		/* NULL: no symbols */
 	__u64 inode;				/* of the maps line, to reuse equal mappings */
 	__u32 dev_major, dev_minor;
 	__u32 path;				/* strs index + 1 of pub.path; 0: not interned */
@@ -65,6 +68,9 @@ struct pid_state {
 	size_t n;
 	struct mapping **stale;			/* replaced by re-reads; freed by trim */
 	size_t n_stale, cap_stale;
+	struct perfmap *perfmap;		/* a JIT's /tmp/perf-PID.map, opened on first need */
+	bool no_perfmap;			/* it has none: do not look again */
+	__u64 perfmap_read_ns;			/* last refresh, to re-read at most once a second */
 	__u32 next_free;			/* free slots' chain (pids index + 1) */
 };
 
@@ -83,9 +89,10 @@ struct file_ident {
  * (the same library in another container's layer) shares a table.
  */
 struct sym_file {
-	struct elf_syms *syms;			/* NULL: not readable as ELF */
+	struct binary *bin;			/* NULL: not readable as ELF */
 	__u64 size;
 	size_t bytes;				/* its part of stats.bytes */
+	size_t dwarf;				/* its part of stats.dwarf_bytes, at load */
 	__u32 refs;				/* mappings using it; 0: on the LRU list */
 	__u32 idents;				/* first identity, file_ident.next the rest */
 	__u32 prev, next;			/* LRU neighbours; next also chains free slots */
@@ -99,7 +106,7 @@ struct build_id_key {
 struct vdso_image {
 	void *bytes;
 	size_t size;
-	struct elf_syms *syms;
+	struct binary *bin;
 };
 
 struct istr {
@@ -111,6 +118,8 @@ struct istr {
 struct symbolizer {
 	char *proc_root;
 	bool real_proc;				/* proc_root is the live /proc */
+	bool debuginfod;			/* may download debug info (opted in) */
+	size_t dwarf_budget;
 	struct ksyms *ksyms;
 	int kernel_err;
 	struct mapping *kernel;
@@ -276,7 +285,7 @@ static int build_id_eq(__u32 id, const void *key, const void *ctx)
 	const struct sym_file *f = &s->files[id - 1];
 	const struct build_id_key *k = key;
 
-	return f->syms && f->size == k->size && !strcmp(elf_syms__build_id(f->syms), k->build_id);
+	return f->bin && f->size == k->size && !strcmp(binary__build_id(f->bin), k->build_id);
 }
 
 static void lru_unlink(struct symbolizer *s, __u32 id)
@@ -370,18 +379,18 @@ static void ident_put(struct symbolizer *s, __u32 id)
 	drop_ident(s, id);
 }
 
-static size_t file_bytes(const struct elf_syms *es)
+static size_t file_bytes(const struct binary *b)
 {
-	return sizeof(struct sym_file) + (es ? elf_syms__mem_size(es) : 0);
+	return sizeof(struct sym_file) + (b ? binary__mem_size(b) : 0);
 }
 
 /*
  * Takes ES (may be NULL: remembered as unreadable); returns its files index + 1,
  * 0 on ENOMEM. The file starts unused, on the LRU list.
  */
-static __u32 add_file(struct symbolizer *s, struct elf_syms *es, __u64 size)
+static __u32 add_file(struct symbolizer *s, struct binary *es, __u64 size)
 {
-	struct build_id_key key = { es ? elf_syms__build_id(es) : "", size };
+	struct build_id_key key = { es ? binary__build_id(es) : "", size };
 	bool reuse = s->free_files != 0;
 	__u32 id = reuse ? s->free_files : s->n_files + 1;
 	struct sym_file *f;
@@ -395,18 +404,20 @@ static __u32 add_file(struct symbolizer *s, struct elf_syms *es, __u64 size)
 		s->free_files = f->next;
 	else
 		s->n_files++;
-	*f = (struct sym_file){ .syms = es, .size = size, .bytes = file_bytes(es) };
+	*f = (struct sym_file){ .bin = es, .size = size, .bytes = file_bytes(es),
+				.dwarf = es ? binary__dwarf_bytes(es) : 0 };
 	lru_append(s, id);
 	s->stats.bytes += f->bytes;
+	s->stats.dwarf_bytes += f->dwarf;
 	s->stats.files_cached++;
 	if (es) {
 		s->stats.files_loaded++;
-		s->stats.symbols += elf_syms__count(es);
+		s->stats.symbols += binary__symbol_count(es);
 	}
 	return id;
 
 out_free:
-	elf_syms__free(es);
+	binary__free(es);
 	return 0;
 }
 
@@ -418,12 +429,13 @@ static void evict_file(struct symbolizer *s, __u32 id)
 	lru_unlink(s, id);
 	while (f->idents)
 		drop_ident(s, f->idents);
-	if (f->syms && *elf_syms__build_id(f->syms)) {
-		struct build_id_key key = { elf_syms__build_id(f->syms), f->size };
+	if (f->bin && *binary__build_id(f->bin)) {
+		struct build_id_key key = { binary__build_id(f->bin), f->size };
 
 		hmap__remove(s->build_id_index, build_id_hash(&key), id);
 	}
-	elf_syms__free(f->syms);
+	s->stats.dwarf_bytes -= f->dwarf;
+	binary__free(f->bin);
 	s->stats.bytes -= f->bytes;
 	s->stats.files_cached--;
 	s->stats.files_evicted++;
@@ -465,7 +477,18 @@ static void attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *
 	if (file) {
 		s->stats.file_cache_hits++;
 	} else {
-		struct elf_syms *loaded = elf_syms__read_fd(fd);
+		char root[96];
+		struct binary_opts bo = {
+			.root = root,
+			.path = pm->path,
+			.debuginfod = s->debuginfod,
+			.dwarf_max = s->dwarf_budget > s->stats.dwarf_bytes ?
+					     s->dwarf_budget - s->stats.dwarf_bytes : 0,
+		};
+		struct binary *loaded;
+
+		snprintf(root, sizeof(root), "%s/%u/root", s->proc_root, pid);
+		loaded = binary__open(fd, &bo);
 
 		/* out of memory is not a property of the file: do not remember it */
 		if (!loaded && errno == ENOMEM)
@@ -479,7 +502,7 @@ static void attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *
 out_attach:
 	m->file = file;
 	m->ident = ident;
-	m->syms = s->files[file - 1].syms;
+	m->bin = s->files[file - 1].bin;
 	file_get(s, file);
 	if (ident)
 		s->idents[ident - 1].refs++;
@@ -489,7 +512,7 @@ out_close:
 
 /* --- the vDSO: not a file, so read from the process and keyed by its bytes --- */
 
-static const struct elf_syms *vdso_syms(struct symbolizer *s, __u32 pid, const struct proc_map *pm)
+static const struct binary *vdso_syms(struct symbolizer *s, __u32 pid, const struct proc_map *pm)
 {
 	size_t size = pm->end - pm->start;
 	struct vdso_image *v;
@@ -513,7 +536,7 @@ static const struct elf_syms *vdso_syms(struct symbolizer *s, __u32 pid, const s
 		if (v->size == size && !memcmp(v->bytes, bytes, size)) {
 			s->stats.file_cache_hits++;
 			free(bytes);
-			return v->syms;
+			return v->bin;
 		}
 	}
 	/* the images are never evicted: VDSO_IMAGES_MAX bounds them */
@@ -522,13 +545,13 @@ static const struct elf_syms *vdso_syms(struct symbolizer *s, __u32 pid, const s
 	v = &s->vdsos[s->n_vdsos++];
 	v->bytes = bytes;
 	v->size = size;
-	v->syms = elf_syms__read_mem(bytes, size);
+	v->bin = binary__from_syms(elf_syms__read_mem(bytes, size));
 	s->stats.bytes += size;
-	if (v->syms) {
-		s->stats.symbols += elf_syms__count(v->syms);
-		s->stats.bytes += elf_syms__mem_size(v->syms);
+	if (v->bin) {
+		s->stats.symbols += binary__symbol_count(v->bin);
+		s->stats.bytes += binary__mem_size(v->bin);
 	}
-	return v->syms;
+	return v->bin;
 
 out_free:
 	free(bytes);
@@ -630,13 +653,15 @@ static struct mapping *make_mapping(struct symbolizer *s, struct pid_state *ps,
 	m->dev_major = pm->dev_major;
 	m->dev_minor = pm->dev_minor;
 	if (!strcmp(pm->path, "[vdso]"))
-		m->syms = vdso_syms(s, ps->pid, pm);
+		m->bin = vdso_syms(s, ps->pid, pm);
 	else if (pm->path[0] && pm->path[0] != '[')
 		/* [vsyscall], [anon:name], [stack]: no file behind them */
 		attach_file(s, ps->pid, pm, m);
-	if (m->syms) {
+	if (m->bin) {
 		m->pub.has_symbols = true;
-		m->pub.build_id = elf_syms__build_id(m->syms);
+		m->pub.build_id = binary__build_id(m->bin);
+		m->pub.has_filenames = m->pub.has_line_numbers = binary__has_lines(m->bin);
+		m->pub.has_inline_frames = binary__has_inline(m->bin);
 	}
 	return m;
 }
@@ -787,6 +812,7 @@ void symbolizer__forget_pid(struct symbolizer *s, __u32 pid)
 	free_stale(s, ps);
 	free(ps->maps);
 	free(ps->stale);
+	perfmap__free(ps->perfmap);
 	hmap__remove(s->pid_index, hash_u64(pid, 0), id);
 	*ps = (struct pid_state){ .next_free = s->free_pids };
 	s->free_pids = id;
@@ -831,13 +857,45 @@ static struct mapping *reread_and_find(struct symbolizer *s, struct pid_state *p
 	return err ? NULL : find_mapping(ps, addr);
 }
 
+/*
+ * JIT code lives in anonymous memory: its runtime may name it in a perf map.
+ * The map grows as code is compiled, so a miss re-reads it (once a second).
+ */
+static const char *jit_name(struct symbolizer *s, struct pid_state *ps, __u64 addr,
+			    __u64 *offset)
+{
+	const char *name = NULL;
+	__u64 now;
+
+	if (ps->no_perfmap || !s->real_proc)
+		return NULL;
+	if (!ps->perfmap) {
+		ps->perfmap = perfmap__open(s->proc_root, ps->pid);
+		if (!ps->perfmap) {
+			ps->no_perfmap = errno != ENOMEM;
+			return NULL;
+		}
+	} else {
+		name = perfmap__lookup(ps->perfmap, addr, offset);
+	}
+	now = now_ns();
+	if (!name && now - ps->perfmap_read_ns >= REREAD_INTERVAL_NS) {
+		ps->perfmap_read_ns = now;
+		if (!perfmap__refresh(ps->perfmap))
+			name = perfmap__lookup(ps->perfmap, addr, offset);
+	}
+	return name;
+}
+
 int symbolizer__user(struct symbolizer *s, __u32 pid, __u64 addr, struct sym_frame *out)
 {
 	struct pid_state *ps;
 	struct mapping *m;
-	__u64 vaddr;
 
-	memset(out, 0, sizeof(*out));
+	out->mapping = NULL;
+	out->name = out->module = NULL;
+	out->offset = 0;
+	out->n_lines = 0;
 	ps = find_pid(s, pid);
 	if (!ps) {
 		symbolizer__add_pid(s, pid);
@@ -848,12 +906,14 @@ int symbolizer__user(struct symbolizer *s, __u32 pid, __u64 addr, struct sym_fra
 	m = find_mapping(ps, addr);
 	if (!m)
 		m = reread_and_find(s, ps, addr);
+	if (!m || !m->bin)
+		out->name = jit_name(s, ps, addr, &out->offset);
 	if (!m)
-		return -ENOENT;
+		return out->name ? 0 : -ENOENT;
 	out->mapping = &m->pub;
-	if (m->syms &&
-	    !elf_syms__offset_to_vaddr(m->syms, addr - m->pub.start + m->pub.file_offset, &vaddr))
-		out->name = elf_syms__lookup(m->syms, vaddr, &out->offset);
+	if (m->bin)
+		out->n_lines = binary__lookup(m->bin, addr - m->pub.start + m->pub.file_offset,
+					      &out->name, &out->offset, out->lines, SRC_LINES_MAX);
 	return 0;
 }
 
@@ -922,7 +982,11 @@ int symbolizer__kernel(struct symbolizer *s, __u64 addr, struct sym_frame *out)
 {
 	const struct ksym *sym;
 
-	memset(out, 0, sizeof(*out));
+	/* not memset: lines[] is large and never filled for the kernel */
+	out->mapping = NULL;
+	out->name = out->module = NULL;
+	out->offset = 0;
+	out->n_lines = 0;
 	out->mapping = &s->kernel->pub;
 	if (!s->ksyms)
 		return 0;
@@ -963,6 +1027,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		goto out_free;
 	}
 	s->real_proc = !strcmp(s->proc_root, "/proc");
+	s->debuginfod = opts->debuginfod;
+	s->dwarf_budget = opts->dwarf_budget;
 	err = init_kernel(s, opts);
 	if (err)
 		goto out_free;
@@ -991,6 +1057,7 @@ static void free_pid_state(struct pid_state *ps)
 		free(ps->stale[i]);
 	free(ps->maps);
 	free(ps->stale);
+	perfmap__free(ps->perfmap);
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -1004,12 +1071,12 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->kernel);
 	free(s->id_next);
 	for (size_t i = 0; i < s->n_files; i++)
-		elf_syms__free(s->files[i].syms);
+		binary__free(s->files[i].bin);
 	free(s->files);
 	free(s->idents);
 	for (size_t i = 0; i < s->n_vdsos; i++) {
 		free(s->vdsos[i].bytes);
-		elf_syms__free(s->vdsos[i].syms);
+		binary__free(s->vdsos[i].bin);
 	}
 	for (size_t i = 0; i < s->n_strs; i++)
 		free(s->strs[i].str);

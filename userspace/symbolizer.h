@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "srcline.h"
 
 struct symbolizer;
 
@@ -12,6 +13,8 @@ struct symbolizer_opts {
 	const char *kallsyms_path;	/* NULL: /proc/kallsyms */
 	const char *proc_root;		/* NULL: /proc (tests may point elsewhere) */
 	bool no_kernel;			/* do not load kallsyms */
+	bool debuginfod;		/* may ask debuginfod ($DEBUGINFOD_URLS) for debug info */
+	size_t dwarf_budget;		/* bytes of DWARF kept over all files; 0: no DWARF */
 };
 
 /*
@@ -32,6 +35,9 @@ struct sym_mapping {
 	const char *path;	/* path as in /proc/PID/maps, "[vdso]", "[kernel.kallsyms]" */
 	const char *build_id;	/* lower-case hex GNU build ID, "" when unknown */
 	bool has_symbols;	/* the file's symbol table was read */
+	bool has_filenames;	/* lookups give source files (DWARF or Go tables) */
+	bool has_line_numbers;
+	bool has_inline_frames;
 	bool is_kernel;
 };
 
@@ -41,6 +47,13 @@ struct sym_frame {
 	const char *name;			/* NULL: no symbol covers the address */
 	__u64 offset;				/* address - symbol start, when name != NULL */
 	const char *module;			/* kernel module name ("ext4") or NULL */
+	/*
+	 * Source-level frames of the address, callee first (inlined calls
+	 * expanded), when DWARF or a Go table knows them; n_lines 0 otherwise.
+	 * The last line's function is the one containing the address.
+	 */
+	int n_lines;
+	struct src_line lines[SRC_LINES_MAX];
 };
 
 /* Returns NULL with errno set. Loads kallsyms unless opts->no_kernel. */
@@ -120,6 +133,7 @@ struct symbolizer_stats {
 	__u64 mappings_live;	/* sym_mappings allocated, the kernel's included */
 	__u64 mapping_ids;	/* largest id given out so far */
 	__u64 files_evicted;	/* by symbolizer__trim() */
+	__u64 dwarf_bytes;	/* part of bytes held by DWARF (line numbers, inline frames) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

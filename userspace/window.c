@@ -84,7 +84,7 @@ static struct series *series_of(struct window *w, const struct proc_info *pi)
 		s->cg = pi->cg;
 		s->k8s = pi->k8s;
 	}
-	s->builder = pprof_builder__new(&w->popts);
+	s->builder = pprof_builder__new(&w->popts, w->opts.demangle);
 	if (!s->builder || hmap__insert(w->index, h, w->n_series + 1)) {
 		pprof_builder__free(s->builder);
 		free(s);

@@ -17,6 +17,7 @@ struct window_opts {
 	bool per_thread;	/* tid label */
 	bool split;		/* one series per service name; else all in one series */
 	__u32 pid;		/* only this process (a pull request's ?pid=); 0: all */
+	int demangle;		/* enum demangle_mode */
 };
 
 /* One series at the end of a window; everything borrowed for the callback's duration. */
