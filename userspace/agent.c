@@ -53,8 +53,29 @@ static void block_signals(sigset_t *old)
 
 static int open_sampler(struct agent *a)
 {
-	a->sampler = sampler_config__load(a->cfg, true, a->cgroup_fd);
-	return a->sampler ? 0 : -errno;
+	const struct config *cfg = a->cfg;
+	struct offcpu_opts oo = {
+		.pids = cfg->pids,
+		.n_pids = cfg->n_pids,
+		.cgroup_fd = a->cgroup_fd,
+		.per_thread = cfg->per_thread,
+		.no_kernel = cfg->no_kernel,
+		.no_user = cfg->no_user,
+		.min_us = cfg->off_cpu_min_us,
+		.double_buffer = true,
+	};
+
+	a->sampler = sampler_config__load(cfg, true, a->cgroup_fd);
+	if (!a->sampler)
+		return -errno;
+	if (cfg->mode == MODE_CPU)
+		return 0;
+	a->offcpu = offcpu__new(&oo);
+	if (!a->offcpu) {
+		preflight__explain("load the off-CPU tracer (needs kernel 5.12+)", -errno);
+		return -errno;
+	}
+	return 0;
 }
 
 static int open_delivery(struct agent *a)
@@ -156,6 +177,7 @@ static int new_window(struct agent *a, __s64 start_real)
 		.per_thread = a->cfg->per_thread,
 		.split = a->cfg->ag.group_by != GROUP_NONE,
 		.demangle = a->cfg->demangle,
+		.mode = a->cfg->mode,
 	};
 
 	a->window_start_real = start_real;
@@ -212,20 +234,75 @@ static int on_task_event(const struct task_event *e, void *ctx)
 	return 0;
 }
 
+/* One record, its stack already in a->stack, into the push window and every open pull request. */
+static int add_everywhere(struct agent *a, const struct window_record *rec)
+{
+	static const struct proc_info unknown = { .service = "unknown" };
+	const struct proc_info *pi = proc_table__get(a->procs, rec->pid, rec->comm, a->window_seq);
+	int err = 0;
+
+	if (a->window)
+		err = window__add(a->window, pi ?: &unknown, rec, &a->stack);
+	for (struct pull_req *r = a->active; r && !err; r = r->next)
+		err = window__add(r->win, pi ?: &unknown, rec, &a->stack);
+	a->harvest_records++;
+	return err;
+}
+
 static int harvest_record(const struct sample_key *key, __u64 count, void *ctx)
 {
 	struct agent *a = ctx;
-	const struct proc_info *pi = proc_table__get(a->procs, key->pid, key->comm, a->window_seq);
-	static const struct proc_info unknown = { .service = "unknown" };
-	int err = 0;
+	struct window_record rec = {
+		.pid = key->pid,
+		.tid = key->tid,
+		.comm = key->comm,
+		.state = a->cfg->mode == MODE_WALL ? "running" : NULL,
+		.samples = count,
+	};
 
-	stack__resolve(&a->stack, a->sampler, a->harvest_slot, a->sym, key);
-	if (a->window)
-		err = window__add(a->window, pi ?: &unknown, key, &a->stack, count);
-	for (struct pull_req *r = a->active; r && !err; r = r->next)
-		err = window__add(r->win, pi ?: &unknown, key, &a->stack, count);
-	a->harvest_records++;
 	a->harvest_samples += count;
+	if (a->cfg->mode == MODE_OFFCPU)
+		return 0;	/* the sampler runs for its process announcements only */
+	report__cpu_values(a->cfg->mode, 1000000000LL / a->cfg->frequency, count, rec.values);
+	stack__resolve(&a->stack, a->sampler, a->harvest_slot, a->sym, key);
+	return add_everywhere(a, &rec);
+}
+
+static int read_offcpu(void *src, int slot, __s32 id, __u64 *ips, int max)
+{
+	return offcpu__stack(src, id, ips, max);
+}
+
+static int harvest_offcpu_record(const struct offcpu_key *key, const struct offcpu_val *val,
+				 void *ctx)
+{
+	struct agent *a = ctx;
+	struct window_record rec = {
+		.pid = key->pid,
+		.tid = key->tid,
+		.comm = key->comm,
+		.state = offcpu__state_name(key->state),
+		.samples = val->count,
+	};
+
+	if (!val->ns)
+		return 0;
+	report__offcpu_values(a->cfg->mode, val->ns, val->count, rec.values);
+	stack__resolve_ids(&a->stack, read_offcpu, a->offcpu, 0, a->sym, key->pid,
+			   key->kern_stack_id, key->user_stack_id);
+	return add_everywhere(a, &rec);
+}
+
+/* Off-CPU time up to this very moment goes to the windows open now, the rest to the next. */
+static int harvest_offcpu(struct agent *a)
+{
+	int slot = offcpu__harvest(a->offcpu, 0), err;
+
+	if (slot < 0)
+		return slot;
+	err = offcpu__for_each(a->offcpu, slot, harvest_offcpu_record, a);
+	if (!err)
+		err = offcpu__clear(a->offcpu, slot);
 	return err;
 }
 
@@ -243,6 +320,8 @@ static int harvest(struct agent *a)
 	err = sampler__for_each(a->sampler, slot, harvest_record, a);
 	if (!err)
 		err = sampler__clear(a->sampler, slot);
+	if (!err && a->offcpu)
+		err = harvest_offcpu(a);
 	pthread_mutex_lock(&a->lock);
 	a->fig.records_last = a->harvest_records;
 	a->fig.samples_harvested += a->harvest_samples;
@@ -371,6 +450,8 @@ static void shutdown_agent(struct agent *a)
 	a->closing = true;
 	pthread_mutex_unlock(&a->lock);
 	sampler__stop(a->sampler);
+	if (a->offcpu)
+		offcpu__stop(a->offcpu);
 	harvest(a);
 	now_real = now_ns(CLOCK_REALTIME);
 	if (a->window) {
@@ -398,6 +479,7 @@ static void teardown(struct agent *a)
 	proc_table__free(a->procs);
 	symbolizer__free(a->sym);
 	k8s__free(a->k8s);
+	offcpu__free(a->offcpu);
 	sampler__free(a->sampler);
 	if (a->cgroup_fd >= 0)
 		close(a->cgroup_fd);
@@ -424,6 +506,8 @@ int agent__run(const struct config *cfg)
 		err = new_window(a, now_ns(CLOCK_REALTIME));
 	if (!err)
 		err = sampler__start(a->sampler);
+	if (!err && a->offcpu)
+		err = offcpu__start(a->offcpu);
 	if (err) {
 		if (err == -EPERM || err == -EACCES || err == -ENOENT)
 			preflight__explain("start the agent", err);

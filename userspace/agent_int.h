@@ -8,6 +8,7 @@
 #include "config.h"
 #include "http_server.h"
 #include "k8s.h"
+#include "offcpu.h"
 #include "proc_table.h"
 #include "report.h"
 #include "profile_dir.h"
@@ -49,6 +50,7 @@ struct agent_figures {
 struct agent {
 	const struct config *cfg;
 	struct sampler *sampler;
+	struct offcpu *offcpu;		/* off-cpu and wall modes */
 	struct symbolizer *sym;
 	struct proc_table *procs;
 	struct k8s *k8s;

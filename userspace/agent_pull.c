@@ -71,6 +71,7 @@ int agent_pull__activate(struct agent *a, __s64 now_mono, __s64 now_real)
 			.per_thread = a->cfg->per_thread,
 			.pid = r->pid,
 			.demangle = a->cfg->demangle,
+			.mode = a->cfg->mode,
 		};
 
 		next = r->next;
@@ -98,11 +99,11 @@ static int empty_profile(struct agent *a, struct pull_req *r, __s64 start, __s64
 {
 	struct pprof_opts po;
 	struct report_opts ro = { .frequency = a->cfg->frequency, .time_nanos = start,
-				  .duration_nanos = end - start };
+				  .duration_nanos = end - start, .mode = a->cfg->mode };
 	struct pprof *p;
 	int err;
 
-	report__cpu_opts(&po, &ro);
+	report__pprof_opts(&po, &ro);
 	p = pprof__new(&po);
 	if (!p)
 		return -ENOMEM;

@@ -34,6 +34,9 @@ static const char usage[] =
 	"      --demangle MODE    C++/Rust names: none, short (default: no parameters), full\n"
 	"      --debuginfod       fetch missing debug info from $DEBUGINFOD_URLS (cached on disk)\n"
 	"      --dwarf-mb N       memory for DWARF file:line and inline frames (default 8; 0: none)\n"
+	"  -m, --mode MODE        cpu (default), off-cpu (time blocked), wall (both: cpu, off_cpu\n"
+	"                         and wall sample types in one profile)\n"
+	"      --off-cpu-min-us N ignore off-CPU blocks shorter than N microseconds (default 1)\n"
 	"      --stack-storage-size N  stack map entries (default 16384)\n"
 	"      --count-storage-size N  aggregation map entries (default 40960)\n"
 	"  -v, --verbose          print statistics and libbpf messages\n"
@@ -56,6 +59,8 @@ static const struct option oneshot_opts[] = {
 	{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 	{ "debuginfod", no_argument, NULL, OPT_DEBUGINFOD },
 	{ "dwarf-mb", required_argument, NULL, OPT_DWARF_MB },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "off-cpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -153,6 +158,22 @@ int config__common(struct config *cfg, int opt, const char *arg)
 	case OPT_DEBUGINFOD:
 		cfg->debuginfod = true;
 		return 0;
+	case 'm':
+		if (!strcmp(arg, "cpu"))
+			cfg->mode = MODE_CPU;
+		else if (!strcmp(arg, "off-cpu"))
+			cfg->mode = MODE_OFFCPU;
+		else if (!strcmp(arg, "wall"))
+			cfg->mode = MODE_WALL;
+		else {
+			p_err("invalid --mode '%s' (expected cpu, off-cpu or wall)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_OFFCPU_MIN:
+		err = config__long("--off-cpu-min-us", arg, 0, 3600000000L, &v);
+		cfg->off_cpu_min_us = v;
+		return err;
 	case OPT_DWARF_MB:
 		err = config__long("--dwarf-mb", arg, 0, 65536, &v);
 		cfg->dwarf_mb = v;
@@ -267,8 +288,9 @@ int config__parse_oneshot(struct config *cfg, int argc, char **argv)
 	cfg->frequency = 99;
 	cfg->demangle = DEMANGLE_SHORT;
 	cfg->dwarf_mb = 8;
+	cfg->off_cpu_min_us = 1;
 	cfg->top_n = 20;
-	err = config__getopt(cfg, argc, argv, "d:F:p:o:f:vh", oneshot_opts, usage, oneshot_opt);
+	err = config__getopt(cfg, argc, argv, "d:F:p:o:f:m:vh", oneshot_opts, usage, oneshot_opt);
 	if (err)
 		return err;
 	if (!cfg->output)

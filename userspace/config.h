@@ -9,6 +9,7 @@
 enum output_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_TOP };
 enum group_by { GROUP_PROCESS, GROUP_CONTAINER, GROUP_NONE };
 enum scope { SCOPE_NODE, SCOPE_POD };
+enum profile_mode { MODE_CPU, MODE_OFFCPU, MODE_WALL };
 
 struct label {
 	char *key;
@@ -60,6 +61,8 @@ struct config {
 	int demangle;			/* enum demangle_mode: none, short (default), full */
 	bool debuginfod;		/* may download debug info from $DEBUGINFOD_URLS */
 	int dwarf_mb;			/* memory for DWARF line tables over all files; 0: none */
+	enum profile_mode mode;		/* cpu (default), off-cpu, wall */
+	int off_cpu_min_us;		/* off-CPU blocks shorter than this are ignored */
 	struct agent_config ag;
 };
 

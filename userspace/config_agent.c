@@ -45,6 +45,7 @@ static const char usage[] =
 	"  -p, --pid LIST             only these processes\n"
 	"      --include-idle, --no-kernel, --no-user, --per-thread, --stack-storage-size N,\n"
 	"      --count-storage-size N, --demangle MODE, --debuginfod, --dwarf-mb N,\n"
+	"      -m/--mode cpu|off-cpu|wall, --off-cpu-min-us N,\n"
 	"      -v/--verbose: as for the one-shot profiler\n"
 	"  -h, --help                 this text\n";
 
@@ -88,6 +89,8 @@ static const struct option agent_opts[] = {
 	{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 	{ "debuginfod", no_argument, NULL, OPT_DEBUGINFOD },
 	{ "dwarf-mb", required_argument, NULL, OPT_DWARF_MB },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "off-cpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -322,11 +325,12 @@ int config__parse_agent(struct config *cfg, int argc, char **argv)
 	cfg->frequency = 19;
 	cfg->demangle = DEMANGLE_SHORT;
 	cfg->dwarf_mb = 8;
+	cfg->off_cpu_min_us = 1;
 	cfg->ag.interval = 15;
 	cfg->ag.retention = 1000;
 	err = apply_env(cfg);
 	if (!err)
-		err = config__getopt(cfg, argc, argv, "i:F:p:vh", agent_opts, usage, agent_opt);
+		err = config__getopt(cfg, argc, argv, "i:F:p:m:vh", agent_opts, usage, agent_opt);
 	if (!err)
 		err = apply_env_secrets(&cfg->ag);
 	if (!err)

@@ -159,5 +159,10 @@ char *demangle(const char *name, enum demangle_mode mode)
 		out = rust ? rust_demangle(base, 0) : cplus_demangle(base, DMGL_GNU_V3 | DMGL_ANSI);
 	}
 	free(base);
+	/* shortening can leave nothing of a malformed name: then it is not demangled */
+	if (out && !out[0]) {
+		free(out);
+		out = NULL;
+	}
 	return out;
 }

@@ -106,8 +106,9 @@ static int write_profile(const struct config *cfg, const struct pprof *p, struct
 	FILE *f = output__file(out);
 
 	switch (cfg->format) {
-	case FORMAT_FOLDED: return pprof__write_folded(p, f, 0);
-	case FORMAT_TOP: return pprof__write_top(p, f, 0, cfg->top_n);
+	case FORMAT_FOLDED: return pprof__write_folded(p, f, report__default_value(cfg->mode));
+	case FORMAT_TOP:
+		return pprof__write_top(p, f, report__default_value(cfg->mode), cfg->top_n);
 	default: return pprof__write(p, f);
 	}
 }
@@ -154,10 +155,33 @@ struct run {
 	const struct config *cfg;
 	struct output *out;
 	struct sampler *sampler;
+	struct offcpu *offcpu;		/* off-cpu and wall modes */
+	int offcpu_slot;
 	struct pid_watch watch;
 	__s64 start_real;
 	__s64 elapsed;
 };
+
+static int load_offcpu(struct run *r)
+{
+	const struct config *cfg = r->cfg;
+	struct offcpu_opts oo = {
+		.pids = cfg->pids,
+		.n_pids = cfg->n_pids,
+		.cgroup_fd = -1,
+		.per_thread = cfg->per_thread,
+		.no_kernel = cfg->no_kernel,
+		.no_user = cfg->no_user,
+		.min_us = cfg->off_cpu_min_us,
+	};
+
+	r->offcpu = offcpu__new(&oo);
+	if (!r->offcpu) {
+		preflight__explain("load the off-CPU tracer (needs kernel 5.12+)", -errno);
+		return -errno;
+	}
+	return 0;
+}
 
 /* Fails before any profiling on a bad path, a missing privilege or kernel feature. */
 static int setup(struct run *r)
@@ -177,6 +201,8 @@ static int setup(struct run *r)
 	r->sampler = sampler_config__load(r->cfg, false, -1);
 	if (!r->sampler)
 		return EXIT_USAGE;
+	if (r->cfg->mode != MODE_CPU && load_offcpu(r))
+		return EXIT_USAGE;
 	r->watch.seen = hmap__new();
 	r->watch.sym = symbolizer__new(&syo);
 	if (!r->watch.seen || !r->watch.sym) {
@@ -195,8 +221,10 @@ static int profile(struct run *r)
 
 	install_signals();
 	err = sampler__start(r->sampler);
+	if (!err && r->offcpu)
+		err = offcpu__start(r->offcpu);
 	if (err) {
-		preflight__explain("attach to perf events", err);
+		preflight__explain("attach to perf events and the scheduler", err);
 		return EXIT_USAGE;
 	}
 	r->start_real = now_ns(CLOCK_REALTIME);
@@ -206,6 +234,13 @@ static int profile(struct run *r)
 	       r->cfg->duration);
 	err = collect(r->sampler, &r->watch, start_mono + (__s64)(r->cfg->duration * 1e9));
 	sampler__stop(r->sampler);
+	if (r->offcpu) {
+		offcpu__stop(r->offcpu);
+		/* threads still blocked are credited up to the moment tracing stopped */
+		r->offcpu_slot = offcpu__harvest(r->offcpu, 0);
+		if (r->offcpu_slot < 0 && !err)
+			err = r->offcpu_slot;
+	}
 	r->elapsed = now_ns(CLOCK_MONOTONIC) - start_mono;
 	if (!err)
 		err = sampler__for_each(r->sampler, sampler__active_slot(r->sampler), note_pid,
@@ -225,9 +260,12 @@ static int write_output(struct run *r)
 		.duration_nanos = r->elapsed,
 		.per_thread = r->cfg->per_thread,
 		.demangle = r->cfg->demangle,
+		.mode = r->cfg->mode,
 	};
-	struct pprof *prof = report__build(r->sampler, sampler__active_slot(r->sampler),
-					   r->watch.sym, &ro);
+	/* off-cpu mode keeps the sampler for its process announcements, not its samples */
+	struct pprof *prof = report__build(r->cfg->mode == MODE_OFFCPU ? NULL : r->sampler,
+					   sampler__active_slot(r->sampler), r->offcpu,
+					   r->offcpu_slot, r->watch.sym, &ro);
 	int err;
 
 	if (!prof) {
@@ -260,6 +298,7 @@ int oneshot__run(const struct config *cfg)
 	if (ret == EXIT_OK)
 		report_stats(cfg, r.sampler, r.watch.sym, r.elapsed / 1e9);
 	output__abort(r.out);
+	offcpu__free(r.offcpu);
 	sampler__free(r.sampler);
 	symbolizer__free(r.watch.sym);
 	hmap__free(r.watch.seen);

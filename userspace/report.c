@@ -1,73 +1,175 @@
-/* report.c -- turns the sampler's aggregated stacks into a symbolized CPU profile (pprof) */
+/* report.c -- turns aggregated on-CPU samples and off-CPU time into one symbolized pprof profile */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "pprof_builder.h"
 #include "report.h"
 #include "stack.h"
 
+#define MAX_VALUES 3
+
 struct report {
 	struct pprof_builder *builder;
 	struct sampler *sampler;
+	struct offcpu *offcpu;
 	struct symbolizer *sym;
 	int slot;
-	bool per_thread;
+	const struct report_opts *opts;
 	__s64 period;
 	struct stack stack;
 };
 
-void report__cpu_opts(struct pprof_opts *po, const struct report_opts *opts)
+void report__pprof_opts(struct pprof_opts *po, const struct report_opts *opts)
 {
+	static const struct pprof_value_type cpu = { "cpu", "nanoseconds" },
+		off = { "off_cpu", "nanoseconds" }, wall = { "wall", "nanoseconds" };
+
 	*po = (struct pprof_opts){
-		.sample_types = { { "samples", "count" }, { "cpu", "nanoseconds" } },
-		.n_sample_types = 2,
-		.period_type = { "cpu", "nanoseconds" },
+		.period_type = cpu,
 		.period = 1000000000LL / opts->frequency,
 		.time_nanos = opts->time_nanos,
 		.duration_nanos = opts->duration_nanos,
 	};
+	switch (opts->mode) {
+	case MODE_OFFCPU:
+		po->sample_types[0] = off;
+		po->sample_types[1] = (struct pprof_value_type){ "blocks", "count" };
+		po->n_sample_types = 2;
+		po->period_type = off;
+		po->period = 1;
+		po->default_sample_type = "off_cpu";
+		break;
+	case MODE_WALL:
+		po->sample_types[0] = cpu;
+		po->sample_types[1] = off;
+		po->sample_types[2] = wall;
+		po->n_sample_types = 3;
+		po->default_sample_type = "wall";
+		break;
+	default:
+		po->sample_types[0] = (struct pprof_value_type){ "samples", "count" };
+		po->sample_types[1] = cpu;
+		po->n_sample_types = 2;
+	}
 }
 
-static int add_record(const struct sample_key *key, __u64 count, void *ctx)
+int report__default_value(enum profile_mode mode)
+{
+	return mode == MODE_WALL ? 2 : 0;
+}
+
+int report__cpu_values(enum profile_mode mode, __s64 period, __u64 count, __s64 *v)
+{
+	if (mode == MODE_WALL) {
+		v[0] = v[2] = count * period;
+		v[1] = 0;
+		return 3;
+	}
+	v[0] = count;
+	v[1] = count * period;
+	return 2;
+}
+
+int report__offcpu_values(enum profile_mode mode, __u64 ns, __u64 blocks, __s64 *v)
+{
+	if (mode == MODE_WALL) {
+		v[0] = 0;
+		v[1] = v[2] = ns;
+		return 3;
+	}
+	v[0] = ns;
+	v[1] = blocks;
+	return 2;
+}
+
+/* pid, comm, then tid (--per-thread) and state (wall and off-cpu modes) when given */
+static int labels(struct pprof_label *l, char bufs[3][24], __u32 pid, __u32 tid,
+		  const char *comm, bool per_thread, const char *state)
+{
+	int n = 0;
+
+	snprintf(bufs[0], 24, "%u", pid);
+	snprintf(bufs[1], 24, "%.*s", TASK_COMM_LEN, comm);
+	snprintf(bufs[2], 24, "%u", tid);
+	l[n++] = (struct pprof_label){ .key = "pid", .str = bufs[0] };
+	l[n++] = (struct pprof_label){ .key = "comm", .str = bufs[1] };
+	if (per_thread)
+		l[n++] = (struct pprof_label){ .key = "tid", .str = bufs[2] };
+	if (state)
+		l[n++] = (struct pprof_label){ .key = "state", .str = state };
+	return n;
+}
+
+static int add_cpu(const struct sample_key *key, __u64 count, void *ctx)
 {
 	struct report *r = ctx;
-	char comm[TASK_COMM_LEN + 1], pid[16], tid[16];
-	struct pprof_label labels[] = {
-		{ .key = "pid", .str = pid },
-		{ .key = "comm", .str = comm },
-		{ .key = "tid", .str = tid },
-	};
-	__s64 values[2] = { count, count * r->period };
-	int err;
+	struct pprof_label l[4];
+	__s64 values[MAX_VALUES];
+	char bufs[3][24];
+	int n;
 
-	memcpy(comm, key->comm, TASK_COMM_LEN);
-	comm[TASK_COMM_LEN] = '\0';
-	snprintf(pid, sizeof(pid), "%u", key->pid);
-	snprintf(tid, sizeof(tid), "%u", key->tid);
-	err = stack__resolve(&r->stack, r->sampler, r->slot, r->sym, key);
-	if (!err)
-		err = pprof_builder__add(r->builder, &r->stack, values, labels, r->per_thread ? 3 : 2);
-	return err;
+	/* in wall mode on-CPU time is a state of its own, next to the blocking ones */
+	n = labels(l, bufs, key->pid, key->tid, key->comm, r->opts->per_thread,
+		   r->opts->mode == MODE_WALL ? "running" : NULL);
+	report__cpu_values(r->opts->mode, r->period, count, values);
+	stack__resolve(&r->stack, r->sampler, r->slot, r->sym, key);
+	return pprof_builder__add(r->builder, &r->stack, values, l, n);
 }
 
-struct pprof *report__build(struct sampler *s, int slot, struct symbolizer *sym,
-			    const struct report_opts *opts)
+static int read_offcpu(void *src, int slot, __s32 id, __u64 *ips, int max)
+{
+	return offcpu__stack(src, id, ips, max);
+}
+
+static int add_offcpu(const struct offcpu_key *key, const struct offcpu_val *val, void *ctx)
+{
+	struct report *r = ctx;
+	struct pprof_label l[4];
+	__s64 values[MAX_VALUES];
+	char bufs[3][24];
+	int n;
+
+	if (!val->ns)
+		return 0;	/* a window's zero entries are not samples */
+	n = labels(l, bufs, key->pid, key->tid, key->comm, r->opts->per_thread,
+		   offcpu__state_name(key->state));
+	report__offcpu_values(r->opts->mode, val->ns, val->count, values);
+	stack__resolve_ids(&r->stack, read_offcpu, r->offcpu, r->slot, r->sym, key->pid,
+			   key->kern_stack_id, key->user_stack_id);
+	return pprof_builder__add(r->builder, &r->stack, values, l, n);
+}
+
+struct pprof *report__build(struct sampler *s, int slot, struct offcpu *oc, int oc_slot,
+			    struct symbolizer *sym, const struct report_opts *opts)
 {
 	struct pprof_opts po;
-	struct report r;
-	int err;
+	struct report *r = calloc(1, sizeof(*r));	/* its stack scratch is large */
+	struct pprof *prof = NULL;
+	int err = 0;
 
-	report__cpu_opts(&po, opts);
-	r = (struct report){ .sampler = s, .sym = sym, .slot = slot, .period = po.period,
-			     .per_thread = opts->per_thread };
-	r.builder = pprof_builder__new(&po, opts->demangle);
-	if (!r.builder)
+	if (!r)
 		return NULL;
-	err = sampler__for_each(s, slot, add_record, &r);
-	if (err) {
-		pprof_builder__free(r.builder);
-		errno = -err;
-		return NULL;
+	report__pprof_opts(&po, opts);
+	*r = (struct report){ .sampler = s, .offcpu = oc, .sym = sym, .opts = opts,
+			      .period = 1000000000LL / opts->frequency };
+	r->builder = pprof_builder__new(&po, opts->demangle);
+	if (!r->builder) {
+		err = -errno;
+		goto out;
 	}
-	return pprof_builder__finish(r.builder);
+	r->slot = slot;
+	if (s)
+		err = sampler__for_each(s, slot, add_cpu, r);
+	r->slot = oc_slot;
+	if (!err && oc)
+		err = offcpu__for_each(oc, oc_slot, add_offcpu, r);
+	if (!err)
+		prof = pprof_builder__finish(r->builder);
+	else
+		pprof_builder__free(r->builder);
+out:
+	free(r);
+	errno = -err;
+	return prof;
 }

@@ -42,8 +42,8 @@ static void push_lost(struct stack *st, bool kernel, bool collision)
 		     kernel ? LOST_KERNEL_ERROR : LOST_USER_ERROR);
 }
 
-static void resolve_one(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
-			__s32 id, __u32 pid, bool kernel)
+static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slot,
+			struct symbolizer *sym, __s32 id, __u32 pid, bool kernel)
 {
 	__u64 ips[MAX_STACK_DEPTH];
 	struct sym_frame f;
@@ -55,7 +55,7 @@ static void resolve_one(struct stack *st, struct sampler *s, int slot, struct sy
 		push_lost(st, kernel, true);
 		return;
 	}
-	n = id < 0 ? id : sampler__stack(s, slot, id, ips, MAX_STACK_DEPTH);
+	n = id < 0 ? id : read(src, slot, id, ips, MAX_STACK_DEPTH);
 	if (n < 0) {
 		push_lost(st, kernel, false);
 		return;
@@ -72,12 +72,24 @@ static void resolve_one(struct stack *st, struct sampler *s, int slot, struct sy
 	}
 }
 
-int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
-		   const struct sample_key *key)
+int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
+		       struct symbolizer *sym, __u32 pid, __s32 kern_id, __s32 user_id)
 {
 	st->n = 0;
 	st->n_lines = 0;
-	resolve_one(st, s, slot, sym, key->kern_stack_id, key->pid, true);
-	resolve_one(st, s, slot, sym, key->user_stack_id, key->pid, false);
+	resolve_one(st, read, src, slot, sym, kern_id, pid, true);
+	resolve_one(st, read, src, slot, sym, user_id, pid, false);
 	return 0;
+}
+
+static int read_sampler(void *src, int slot, __s32 id, __u64 *ips, int max)
+{
+	return sampler__stack(src, slot, id, ips, max);
+}
+
+int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
+		   const struct sample_key *key)
+{
+	return stack__resolve_ids(st, read_sampler, s, slot, sym, key->pid, key->kern_stack_id,
+				  key->user_stack_id);
 }

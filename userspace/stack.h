@@ -29,11 +29,18 @@ struct stack {
 	int n_lines;
 };
 
+/* Reads the frames of stack id of slot (leaf first); how many, or a negative errno: lost. */
+typedef int (*stack_read_fn)(void *src, int slot, __s32 id, __u64 *ips, int max);
+
 /*
- * Reads the stacks of key from slot and names every frame. A stack the kernel
- * could not record becomes one pseudo frame naming why, so the sample still
- * counts. Returns 0 or a negative errno.
+ * Reads the kernel and user stacks kern_id and user_id of process pid through
+ * read and names every frame. A stack the kernel could not record becomes one
+ * pseudo frame naming why, so the sample still counts. Returns 0.
  */
+int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
+		       struct symbolizer *sym, __u32 pid, __s32 kern_id, __s32 user_id);
+
+/* stack__resolve_ids for a CPU sample of the sampler. */
 int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
 		   const struct sample_key *key);
 

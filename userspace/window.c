@@ -31,12 +31,13 @@ struct window {
 struct window *window__new(const struct window_opts *opts)
 {
 	struct window *w = calloc(1, sizeof(*w));
-	struct report_opts ro = { .frequency = opts->frequency, .time_nanos = opts->start_ns };
+	struct report_opts ro = { .frequency = opts->frequency, .time_nanos = opts->start_ns,
+				  .mode = opts->mode };
 
 	if (!w)
 		return NULL;
 	w->opts = *opts;
-	report__cpu_opts(&w->popts, &ro);
+	report__pprof_opts(&w->popts, &ro);
 	w->index = hmap__new();
 	if (!w->index) {
 		free(w);
@@ -95,13 +96,14 @@ static struct series *series_of(struct window *w, const struct proc_info *pi)
 }
 
 /* Labels of one sample; empty values are left out. */
-static int sample_labels(const struct proc_info *pi, const struct sample_key *key,
+static int sample_labels(const struct proc_info *pi, const struct window_record *rec,
 			 bool per_thread, char bufs[3][24], struct pprof_label *l)
 {
 	const struct { const char *key, *value; } all[] = {
 		{ "pid", bufs[0] },
 		{ "comm", bufs[1] },
 		{ "tid", per_thread ? bufs[2] : "" },
+		{ "state", rec->state ? rec->state : "" },
 		{ "exe", pi->exe },
 		{ "container_id", pi->cg.container_id },
 		{ "pod_uid", pi->cg.pod_uid },
@@ -111,34 +113,33 @@ static int sample_labels(const struct proc_info *pi, const struct sample_key *ke
 	};
 	int n = 0;
 
-	snprintf(bufs[0], 24, "%u", key->pid);
-	snprintf(bufs[1], 24, "%.*s", TASK_COMM_LEN, key->comm);
-	snprintf(bufs[2], 24, "%u", key->tid);
+	snprintf(bufs[0], 24, "%u", rec->pid);
+	snprintf(bufs[1], 24, "%.*s", TASK_COMM_LEN, rec->comm);
+	snprintf(bufs[2], 24, "%u", rec->tid);
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (all[i].value[0])
 			l[n++] = (struct pprof_label){ .key = all[i].key, .str = all[i].value };
 	return n;
 }
 
-int window__add(struct window *w, const struct proc_info *pi, const struct sample_key *key,
-		const struct stack *st, __u64 count)
+int window__add(struct window *w, const struct proc_info *pi, const struct window_record *rec,
+		const struct stack *st)
 {
-	struct pprof_label labels[9];
-	__s64 values[2] = { count, count * w->popts.period };
+	struct pprof_label labels[10];
 	char bufs[3][24];
 	struct series *s;
 	int n, err;
 
-	if (w->opts.pid && key->pid != w->opts.pid)
+	if (w->opts.pid && rec->pid != w->opts.pid)
 		return 0;
 	s = series_of(w, pi);
 	if (!s)
 		return -ENOMEM;
-	n = sample_labels(pi, key, w->opts.per_thread, bufs, labels);
-	err = pprof_builder__add(s->builder, st, values, labels, n);
+	n = sample_labels(pi, rec, w->opts.per_thread, bufs, labels);
+	err = pprof_builder__add(s->builder, st, rec->values, labels, n);
 	if (!err) {
-		s->samples += count;
-		w->samples += count;
+		s->samples += rec->samples;
+		w->samples += rec->samples;
 	}
 	return err;
 }

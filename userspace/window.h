@@ -18,6 +18,17 @@ struct window_opts {
 	bool split;		/* one series per service name; else all in one series */
 	__u32 pid;		/* only this process (a pull request's ?pid=); 0: all */
 	int demangle;		/* enum demangle_mode */
+	enum profile_mode mode;	/* which sample types the window's profiles carry */
+};
+
+/* One aggregated record, on-CPU or off-CPU, with its values laid out for the mode. */
+struct window_record {
+	__u32 pid;
+	__u32 tid;
+	const char *comm;	/* TASK_COMM_LEN bytes, maybe not NUL-terminated */
+	const char *state;	/* "running", "sleeping"...: wall and off-cpu modes; else NULL */
+	__s64 values[3];
+	__u64 samples;		/* for statistics: CPU samples or off-CPU blocks */
 };
 
 /* One series at the end of a window; everything borrowed for the callback's duration. */
@@ -35,9 +46,9 @@ typedef int (*window_series_fn)(const struct window_series *s, void *ctx);
 struct window *window__new(const struct window_opts *opts);
 void window__free(struct window *w);
 
-/* Adds count samples of one record (stack already resolved). 0 or a negative errno. */
-int window__add(struct window *w, const struct proc_info *pi, const struct sample_key *key,
-		const struct stack *st, __u64 count);
+/* Adds one record (its stack already resolved). 0 or a negative errno. */
+int window__add(struct window *w, const struct proc_info *pi, const struct window_record *rec,
+		const struct stack *st);
 
 /*
  * Closes the window at end_ns and calls fn for each series that has samples

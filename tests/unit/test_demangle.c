@@ -175,5 +175,15 @@ static int test_long_name(void)
 	return TEST_OK;
 }
 
-TEST_MAIN("demangle", TEST(test_cxx_full_and_short), TEST(test_cxx_fixture_symbols),
+/* found by fuzzing: shortening a malformed name left "", which is no name at all */
+static int test_short_never_empty(void)
+{
+	char *r = demangle("_Z8 (char)4>::push2", DEMANGLE_SHORT);
+
+	CHECK(!r || r[0]);
+	free(r);
+	return TEST_OK;
+}
+
+TEST_MAIN("demangle", TEST(test_short_never_empty), TEST(test_cxx_full_and_short), TEST(test_cxx_fixture_symbols),
 	  TEST(test_rust_legacy), TEST(test_rust_v0), TEST(test_not_mangled), TEST(test_long_name))

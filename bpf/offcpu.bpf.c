@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* offcpu.bpf.c -- sched_switch tracer: how long each thread is off CPU, and in which stacks */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "offcpu.h"
+
+/* include/linux/sched.h; macros are not in BTF */
+#define PF_KTHREAD 0x00200000
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_DEAD 0x0080
+#define TASK_NOLOAD 0x0400
+#define EFAULT 14
+#define EEXIST 17
+
+#ifndef bpf_ksym_exists	/* libbpf before 1.2 */
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+
+/* Set by userspace between open and load. */
+const volatile bool filter_pid = false;
+const volatile bool filter_cgroup = false;
+const volatile bool per_thread = false;
+const volatile bool include_kthreads = false;
+const volatile bool collect_kernel = true;
+const volatile bool collect_user = true;
+const volatile __u64 min_ns = 0;
+/* sched_switch passes prev_state as a 4th argument (5.18+): set from vmlinux BTF */
+const volatile bool has_prev_state_arg = false;
+
+/*
+ * Window boundaries. gen = (boundary_ns << 1) | active slot, one store by
+ * userspace. A block [ts, wake) is credited piecewise by whoever moves its
+ * start entry's claimed forward with an atomic exchange: the wake (up to its
+ * time) or the harvest iterator (up to the boundary); each credits only
+ * [max(previous claimed, ts), its own mark), split at the boundary between
+ * the old and the new slot. iter_done = the boundary whose iterator pass has
+ * finished: a wake that still finds time before it unclaimed (the iterator
+ * missed the entry, or skipped it as shorter than min_ns) credits that time
+ * to the new slot, because the old one is being read.
+ */
+__u64 gen = 0;
+__u64 iter_done = 0;
+__u32 harvest_slot = 0;		/* where the iterator credits */
+__u32 stack_epoch = 0;		/* bumped by userspace after it empties the stack map */
+
+/* One stack map for both slots: a block spanning a boundary keeps valid ids. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384);
+} stacks SEC(".maps");
+
+#define COUNTS_MAP(name)                                                        \
+	struct {                                                                \
+		__uint(type, BPF_MAP_TYPE_HASH);                                \
+		__type(key, struct offcpu_key);                                 \
+		__type(value, struct offcpu_val);                               \
+		__uint(max_entries, 10240);                                     \
+	} name SEC(".maps")
+
+COUNTS_MAP(counts0);
+COUNTS_MAP(counts1);
+
+/* Threads off CPU now, by tid. LRU: a full map evicts the oldest instead of refusing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+	__uint(max_entries, 65536);
+} start SEC(".maps");
+
+/* Updating it waits for an RCU grace period: see sampler.c and profile.bpf.c. */
+struct sync_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sync_inner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct sync_inner);
+} sync_outer SEC(".maps") = {
+	.values = { &sync_inner },
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1024);
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, OFFCPU_STAT_MAX);
+} stats SEC(".maps");
+
+/* 6.2+; absent kfuncs resolve to NULL and the harvest skips its liveness check */
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
+/* a claim no boundary reaches: the entry is being replaced and must not be credited */
+#define CLAIMED_ALL (~0ull)
+
+/* before 5.14 the field was "long state" */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline void stat_inc(__u32 id)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &id);
+
+	if (v)
+		(*v)++;	/* per-CPU slot: no atomic needed */
+}
+
+static __always_inline __u64 min_u64(__u64 a, __u64 b)
+{
+	return a < b ? a : b;
+}
+
+static __always_inline __u64 max_u64(__u64 a, __u64 b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * The state prev blocked in. The tracepoint's own argument is what __schedule
+ * acted on; the field, read later, may already say TASK_WAKING or RUNNING.
+ */
+static __always_inline unsigned int prev_state(unsigned long long *ctx, struct task_struct *t)
+{
+	if (has_prev_state_arg)
+		return ctx[3];
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/* As the sched_switch trace event reports it: a preempted task is runnable, whatever its state. */
+static __always_inline __u32 state_class(bool preempt, unsigned int state)
+{
+	if (preempt)
+		return OFFCPU_STATE_OTHER;
+	if (state & TASK_INTERRUPTIBLE)
+		return OFFCPU_STATE_SLEEPING;
+	/* TASK_IDLE: kernel threads waiting for work, not counted as load */
+	if (state & TASK_UNINTERRUPTIBLE)
+		return state & TASK_NOLOAD ? OFFCPU_STATE_SLEEPING : OFFCPU_STATE_DISK;
+	return OFFCPU_STATE_OTHER;
+}
+
+static __always_inline void credit(__u32 slot, struct offcpu_key *key, __u64 ns, __u64 count)
+{
+	void *counts = slot ? (void *)&counts1 : (void *)&counts0;
+	struct offcpu_val init = { .ns = ns, .count = count }, *val;
+	long err;
+
+	val = bpf_map_lookup_elem(counts, key);
+	if (!val) {
+		err = bpf_map_update_elem(counts, key, &init, BPF_NOEXIST);
+		if (!err)
+			return;
+		if (err != -EEXIST) {
+			stat_inc(OFFCPU_STAT_COUNTS_FULL);
+			return;
+		}
+		/* another CPU inserted the same key between our lookup and update */
+		val = bpf_map_lookup_elem(counts, key);
+		if (!val)
+			return;
+	}
+	__sync_fetch_and_add(&val->ns, ns);
+	if (count)
+		__sync_fetch_and_add(&val->count, count);
+}
+
+static __always_inline void make_key(struct offcpu_key *key, const struct offcpu_start *e,
+				     __u32 tid)
+{
+	key->pid = e->pid;
+	key->tid = per_thread ? tid : 0;
+	key->state = e->state;
+	key->kern_stack_id = e->kern_stack_id;
+	key->user_stack_id = e->user_stack_id;
+	key->stack_epoch = e->stack_epoch;
+	__builtin_memcpy(key->comm, e->comm, sizeof(key->comm));
+}
+
+/* Switch-in: credit [max(claimed, ts), now) of the block that ends now. */
+static __always_inline void end_block(struct task_struct *next, __u64 g, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	__u64 boundary = g >> 1, prev, from, mid;
+	__u32 slot = g & 1, old;
+	struct offcpu_key key = {};
+	struct offcpu_start *e;
+	__u32 pid;
+
+	if (tid == 0)
+		return;
+	e = bpf_map_lookup_elem(&start, &tid);
+	if (!e) {
+		/* a new task's first run, the first switch-in since attach, or an LRU eviction */
+		pid = BPF_CORE_READ(next, tgid);
+		if ((!filter_pid || bpf_map_lookup_elem(&pids, &pid)) &&
+		    (include_kthreads || !(BPF_CORE_READ(next, flags) & PF_KTHREAD)))
+			stat_inc(OFFCPU_STAT_NO_START);
+		return;
+	}
+	prev = __sync_lock_test_and_set(&e->claimed, now);
+	/* the iterator credits nothing of a block shorter than min_ns at its boundary */
+	if (prev <= e->ts && now - e->ts < min_ns) {
+		stat_inc(OFFCPU_STAT_SHORT);
+		goto out;
+	}
+	stat_inc(OFFCPU_STAT_WAKES);
+	make_key(&key, e, tid);
+	from = max_u64(prev, e->ts);
+	if (from < boundary) {
+		mid = min_u64(now, boundary);
+		old = slot ^ 1;
+		/* read after the exchange: the iterator passed over this entry without claiming */
+		if (iter_done == boundary) {
+			old = slot;
+			stat_inc(OFFCPU_STAT_LATE);
+		}
+		credit(old, &key, mid - from, now <= boundary);
+		if (now > boundary)
+			credit(slot, &key, now - boundary, 1);
+	} else if (now > from) {
+		credit(slot, &key, now - from, 1);
+	}
+out:
+	bpf_map_delete_elem(&start, &tid);
+}
+
+static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u32 stat_collision,
+				       __u32 stat_error)
+{
+	long id = bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id == -EEXIST)
+		stat_inc(stat_collision);
+	else if (id < 0 && id != -EFAULT)
+		stat_inc(stat_error);
+	return id;
+}
+
+/*
+ * An entry still there when its thread switches out again: the switch-in in
+ * between never reached the tracepoint (it happens, rarely, on 6.x). Its end
+ * is unknown, so it is dropped, after a claim that keeps the harvest from
+ * crediting it (the harvest may hold it right now).
+ */
+static __always_inline void drop_stale(__u32 tid)
+{
+	struct offcpu_start *old = bpf_map_lookup_elem(&start, &tid);
+
+	if (!old)
+		return;
+	__sync_lock_test_and_set(&old->claimed, CLAIMED_ALL);
+	stat_inc(OFFCPU_STAT_MISSED_SWITCH_IN);
+}
+
+/* Switch-out: prev is still current here, so the stack helpers see its stacks. */
+static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
+					struct task_struct *prev, __u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	struct offcpu_start e = {};
+	struct task_struct *leader;
+	unsigned int state;
+	bool kthread;
+	long err;
+
+	/* tid 0 is a CPU's idle task: its "off CPU" time is the CPU's busy time */
+	if (tid == 0)
+		return;
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
+		return;
+	kthread = BPF_CORE_READ(prev, flags) & PF_KTHREAD;
+	if (kthread && !include_kthreads)
+		return;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return;
+	state = prev_state(ctx, prev);
+	/* an exiting task is never switched in again */
+	if (state & TASK_DEAD) {
+		drop_stale(tid);
+		bpf_map_delete_elem(&start, &tid);
+		return;
+	}
+
+	e.ts = now;
+	e.claimed = now;
+	e.pid = pid;
+	e.state = state_class(preempt, state);
+	e.stack_epoch = stack_epoch;	/* before the captures: see offcpu__clear */
+	e.kern_stack_id = STACK_ID_SKIPPED;
+	if (collect_kernel)
+		e.kern_stack_id = get_stack(ctx, 0, OFFCPU_STAT_KSTACK_COLLISION,
+					    OFFCPU_STAT_KSTACK_ERROR);
+	e.user_stack_id = STACK_ID_SKIPPED;
+	if (collect_user && !kthread)
+		e.user_stack_id = get_stack(ctx, BPF_F_USER_STACK, OFFCPU_STAT_USTACK_COLLISION,
+					    OFFCPU_STAT_USTACK_ERROR);
+	/* the process's name, not the thread's: labels and folded lines group by process */
+	leader = BPF_CORE_READ(prev, group_leader);
+	bpf_core_read_str(e.comm, sizeof(e.comm), &leader->comm);
+	err = bpf_map_update_elem(&start, &tid, &e, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		drop_stale(tid);
+		err = bpf_map_update_elem(&start, &tid, &e, BPF_ANY);
+	}
+	stat_inc(err ? OFFCPU_STAT_START_FAILED : OFFCPU_STAT_BLOCKS);
+}
+
+static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
+				     struct task_struct *prev, struct task_struct *next)
+{
+	/* gen before the clock: a run that sees a new boundary reads a time at or after it */
+	__u64 g = *(volatile __u64 *)&gen;
+	__u64 now = bpf_ktime_get_ns();
+
+	stat_inc(OFFCPU_STAT_SWITCHES);
+	end_block(next, g, now);
+	begin_block(ctx, preempt, prev, now);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next);
+}
+
+/* Kernels without tp_btf: userspace autoloads this one instead. */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next);
+}
+
+/*
+ * False when the thread exited (its entry goes) or is on a CPU now: then its
+ * switch-in was never seen, and crediting up to the boundary would count time
+ * it ran. A thread off CPU at this check was off CPU at the boundary, which
+ * is earlier, unless it switched out again since: then its entry was
+ * replaced and the old one claimed whole (drop_stale).
+ */
+static __always_inline bool still_off_cpu(__u32 tid)
+{
+	struct task_struct *task;
+	int on_cpu;
+
+	if (!bpf_ksym_exists(bpf_task_from_pid))
+		return true;
+	task = bpf_task_from_pid(tid);
+	if (!task) {
+		bpf_map_delete_elem(&start, &tid);
+		stat_inc(OFFCPU_STAT_ITER_STALE);
+		return false;
+	}
+	on_cpu = BPF_CORE_READ(task, on_cpu);
+	bpf_task_release(task);
+	if (on_cpu)
+		stat_inc(OFFCPU_STAT_ITER_STALE);
+	return !on_cpu;
+}
+
+/*
+ * Harvest: run over the start map after the boundary was published and every
+ * switch program that could have missed it has finished. Credits each block
+ * still off CPU up to the boundary, to the slot being harvested.
+ */
+SEC("iter/bpf_map_elem")
+int offcpu_harvest(struct bpf_iter__bpf_map_elem *ctx)
+{
+	struct offcpu_start *e = ctx->value;
+	__u32 *tid = ctx->key;
+	__u64 boundary = *(volatile __u64 *)&gen >> 1, prev, from;
+	struct offcpu_key key = {};
+
+	if (!tid || !e)
+		return 0;
+	/* too short so far: left whole to the wake (or to a later boundary) */
+	if (e->ts >= boundary || boundary - e->ts < min_ns)
+		return 0;
+	if (!still_off_cpu(*tid))
+		return 0;
+	prev = __sync_lock_test_and_set(&e->claimed, boundary);
+	from = max_u64(prev, e->ts);
+	if (from >= boundary)
+		return 0;
+	stat_inc(OFFCPU_STAT_ITER_SPLITS);
+	make_key(&key, e, *tid);
+	credit(harvest_slot, &key, boundary - from, 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# seeds.sh -- builds the fuzz seed corpora from this machine's real files: kallsyms, maps, cgroups, CPU lists, ELF files
+# usage: seeds.sh OUTDIR SEED_SPOOL_BIN [FIXTURES_DIR]
+set -u
+out=$1 seed_spool=$2 fixtures=${3:-}
+here=$(dirname "$0")
+max=65536	# libFuzzer mutates small inputs best; larger real files are cut or left out
+
+rm -rf "$out"
+for t in kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
+	perfmap demangle; do
+	mkdir -p "$out/$t"
+done
+
+# kallsyms: core kernel text, module symbols ("[ext4]"), and what kptr_restrict shows (zeros)
+head -n 500 /proc/kallsyms >"$out/kallsyms/head" 2>/dev/null
+grep -m 300 '\[' /proc/kallsyms >"$out/kallsyms/modules" 2>/dev/null
+sed 's/^[0-9a-f]*/0000000000000000/' "$out/kallsyms/head" >"$out/kallsyms/hidden"
+
+# maps and cgroup of a few processes: this one, init, and the first with a long maps file
+pids="self 1"
+for p in /proc/[0-9]*; do
+	[ "$(head -c $max "$p/maps" 2>/dev/null | wc -l)" -gt 40 ] && { pids="$pids ${p#/proc/}"; break; }
+done
+for p in $pids; do
+	head -c $max "/proc/$p/maps" >"$out/proc_maps/$p" 2>/dev/null
+	head -c $max "/proc/$p/cgroup" >"$out/cgroup/$p" 2>/dev/null
+done
+
+for f in online possible present; do
+	cp "/sys/devices/system/cpu/$f" "$out/cpus/$f" 2>/dev/null
+done
+cp /sys/devices/system/node/node0/cpulist "$out/cpus/node0" 2>/dev/null
+
+# ELF: small real programs and libraries, the test fixtures, and the vDSO (what read_mem is for)
+for f in /bin/true /usr/bin/true /lib/x86_64-linux-gnu/libdl.so.2 /lib/aarch64-linux-gnu/libdl.so.2 \
+	"$fixtures"/libfixture.so "$fixtures"/libfixture-stripped.so "$fixtures"/fixture_pie; do
+	[ -f "$f" ] && [ "$(stat -Lc %s "$f")" -le $((4 * max)) ] && cp -L "$f" "$out/elf_syms/$(basename "$f")"
+done
+python3 - "$out/elf_syms/vdso" <<'PY' 2>/dev/null
+import sys
+for line in open("/proc/self/maps"):
+    if line.rstrip().endswith("[vdso]"):
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        with open("/proc/self/mem", "rb") as mem:
+            mem.seek(lo)
+            open(sys.argv[1], "wb").write(mem.read(hi - lo))
+PY
+
+# notes: byte 0 is 4 (4-byte alignment) or 8, then the raw note stream
+note_seed() {	# name align file
+	[ -s "$3" ] && { printf "\\x0$2"; cat "$3"; } >"$out/elf_notes/$1"
+}
+note_seed kernel 4 /sys/kernel/notes
+for f in "$out"/elf_syms/*; do
+	objcopy -O binary --only-section=.note.gnu.build-id "$f" "$out/note.tmp" 2>/dev/null &&
+		note_seed "$(basename "$f")-build-id" 4 "$out/note.tmp"
+	objcopy -O binary --only-section=.note.gnu.property "$f" "$out/note.tmp" 2>/dev/null &&
+		note_seed "$(basename "$f")-property" 8 "$out/note.tmp"
+done
+rm -f "$out/note.tmp"
+
+# perf maps JITs left behind, and real C++ symbol names (libstdc++) for the demangler
+for f in $(ls /tmp/perf-*.map 2>/dev/null | head -n 3); do
+	head -c $max "$f" >"$out/perfmap/$(basename "$f")"
+done
+nm -D --defined-only "$(g++ -print-file-name=libstdc++.so 2>/dev/null)" 2>/dev/null |
+	awk '$NF ~ /^_Z/ { print $NF }' | awk 'NR % 40 == 1' | head -n 60 |
+	while IFS= read -r sym; do
+		printf '%s' "$sym" >"$out/demangle/$(printf '%s' "$sym" | cksum | cut -d' ' -f1)"
+	done
+
+# spool files as the pusher writes them
+"$seed_spool" "$out/spool" || echo "seeds.sh: no spool seeds" >&2
+
+# command lines, one a line, arguments split on NUL as fuzz_config reads them
+n=0
+while IFS= read -r line; do
+	[ -z "$line" ] || [ "${line:0:1}" = "#" ] && continue
+	n=$((n + 1))
+	printf '%s' "$line" | tr ' ' '\0' >"$out/config/args$n"
+done <"$here/config.args"
+
+# the binary layouts of fuzz_push_url (room, from_ns, until_ns, rate, length-prefixed
+# name, base URL, key/value pairs) and fuzz_prom (room, a double, a length-prefixed value)
+python3 - "$out" <<'PY'
+import struct, sys
+out = sys.argv[1]
+def strs(*items):	# fin_str: a length byte, or 0xff and a 16-bit length
+    return b"".join((bytes([len(x)]) if len(x) < 255 else b"\xff" + struct.pack("<H", len(x))) + x
+                    for x in items)
+def put(path, data):
+    open(f"{out}/{path}", "wb").write(data)
+put("push_url/labels", struct.pack("<Bqqi", 64, 1700000000000000000, 1700000015000000000, 19) +
+    strs(b"nginx", b"http://localhost:4040/", b"host", b"node-1", b"pod", b"  web-0 ",
+         b"9x", b"a,b{c}", b"__name__", b"x", b"k", b"\x01"))
+put("push_url/odd", struct.pack("<Bqqi", 4, -1, -2000000001, 0) +
+    strs(b"svc{a=b,c=d}", b"", b"\xc3\xa9", b"\xe2\x82\xac" * 400))
+put("prom/escape", struct.pack("<Bd", 16, 1.5) + strs('say "héllo"\\\n'.encode()))
+put("prom/utf8", struct.pack("<Bd", 5, 1e300) + strs("€€".encode()))
+put("prom/int", struct.pack("<Bd", 0, 12345678901234.0) + strs(b""))
+PY
+exit 0

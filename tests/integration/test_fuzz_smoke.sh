@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# test_fuzz_smoke.sh -- builds the libFuzzer targets, replays their regression inputs and fuzzes each for a few seconds
+set -u
+SUITE=fuzz
+. "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.."
+secs=${FUZZ_SMOKE_SECONDS:-5}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# another compiler, or clang without its runtime libraries: nothing to run here
+echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' >"$tmp/probe.c"
+if ! ${CLANG:-clang} -fsanitize=fuzzer,address,undefined "$tmp/probe.c" -o "$tmp/probe" \
+		2>"$tmp/probe.err"; then
+	skip build "clang cannot link libFuzzer with ASan/UBSan: $(head -1 "$tmp/probe.err")"
+	exit 0
+fi
+if ! make -s -j"$(nproc)" fuzz-build >"$tmp/build.log" 2>&1; then
+	tail -20 "$tmp/build.log"
+	fail build "make fuzz-build failed"
+	exit 0
+fi
+pass build
+
+# every tests/fuzz/fuzz_TARGET.c is a target (fuzz.mk's FUZZ_ALL)
+targets=$(for f in tests/fuzz/fuzz_*.c; do basename "$f" .c; done | sed 's/^fuzz_//')
+# shellcheck disable=SC2086
+bash tests/fuzz/run.sh -r -s "$secs" -t "$SUITE" $targets
+exit 0

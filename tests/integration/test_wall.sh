@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# test_wall.sh -- off-CPU and wall-clock modes on the fgprof scenario, read back with go tool pprof
+set -u
+SUITE=wall
+. "$(dirname "$0")/lib.sh"
+FIX=$BUILD/fixtures
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# cum% of a function in `go tool pprof -top` output
+cum_pct() { awk -v f="$2" '$6 == f { sub("%", "", $5); print $5; found = 1 } END { if (!found) print -1 }' "$1"; }
+within() { awk -v v="$1" -v want="$2" -v tol="$3" 'BEGIN { d = v - want; if (d < 0) d = -d; exit !(v >= 0 && d <= tol) }'; }
+
+test_fgprof() {	# each phase's share of the main thread's wall time, against what the program measured
+	"$FIX/fgprof" 7 >"$tmp/measured" & local pid=$!
+	sleep 0.5
+	"$EBPFPROF" --pid $pid --mode wall --per-thread --duration 5 --output "$tmp/wall.pb.gz" 2>"$tmp/wall.err" ||
+		{ fail fgprof_wall "ebpfprof failed: $(tail -1 "$tmp/wall.err")"; return; }
+	wait $pid
+	# a numeric value would be read as a range: the parentheses keep it a regexp
+	go tool pprof -top -nodecount=100 -symbolize=none -sample_index=wall -relative_percentages -tagfocus="tid=($pid)" \
+		"$tmp/wall.pb.gz" >"$tmp/wall.top" 2>/dev/null
+	local ok=1 f want got
+	for f in fg_wait fg_burn fg_nap; do
+		want=$(awk -v f=$f '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }' "$tmp/measured")
+		got=$(cum_pct "$tmp/wall.top" $f)
+		echo "  $f: $got% of the thread's wall time (measured $want%)"
+		within "$got" "$want" 5 || ok=0
+	done
+	# the thread's wall time in the profile against the run's duration
+	local total dur
+	total=$(go tool pprof -raw -symbolize=none -sample_index=wall "$tmp/wall.pb.gz" 2>/dev/null |
+		awk -v t="tid:[$pid]" '/^ +[0-9]+ +[0-9]+ +[0-9]+:/ { v = $3 } index($0, t) { s += v } END { print s / 1e9 }')
+	dur=$(go tool pprof -raw -symbolize=none "$tmp/wall.pb.gz" 2>/dev/null | awk '/^Duration:/ { print $2 + 0 }')
+	echo "  main thread: $total s of wall time in a $dur s profile"
+	awk -v t="$total" -v d="$dur" 'BEGIN { exit !(t > 0.95 * d && t < 1.05 * d) }' || ok=0
+	[ $ok = 1 ] && pass fgprof_wall || { cat "$tmp/wall.top" | head -20; fail fgprof_wall "shares or total off by more than 5"; }
+}
+
+test_cpu_mode_hides_waiting() {	# the same program in cpu mode: only the computing function
+	"$FIX/fgprof" 4 >/dev/null & local pid=$!
+	sleep 0.3
+	"$EBPFPROF" --pid $pid --duration 3 --frequency 299 --output "$tmp/cpu.pb.gz" 2>/dev/null
+	wait $pid
+	go tool pprof -top -symbolize=none "$tmp/cpu.pb.gz" >"$tmp/cpu.top" 2>/dev/null
+	local burn wait_
+	burn=$(cum_pct "$tmp/cpu.top" fg_burn)
+	wait_=$(cum_pct "$tmp/cpu.top" fg_wait)
+	if awk -v b="$burn" -v w="$wait_" 'BEGIN { exit !(b >= 90 && w < 5) }'; then
+		pass cpu_mode
+	else
+		fail cpu_mode "fg_burn $burn%, fg_wait $wait_% of CPU samples"
+	fi
+}
+
+test_offcpu_states() {	# off-cpu mode: sample types and the state label of sleeping blocks
+	"$FIX/fgprof" 3 >/dev/null & local pid=$!
+	sleep 0.3
+	"$EBPFPROF" --pid $pid --mode off-cpu --duration 2 --output "$tmp/off.pb.gz" 2>/dev/null
+	wait $pid
+	local raw
+	raw=$(go tool pprof -raw -symbolize=none "$tmp/off.pb.gz" 2>/dev/null)
+	if grep -q 'off_cpu/nanoseconds\[dflt\] blocks/count' <<<"$raw" && grep -q 'state:\[sleeping\]' <<<"$raw" &&
+		go tool pprof -top -symbolize=none "$tmp/off.pb.gz" 2>/dev/null | grep -q fg_nap; then
+		pass offcpu_mode
+	else
+		fail offcpu_mode "sample types, state label or fg_nap missing"
+	fi
+}
+
+test_wall_types() {	# one pprof, three sample types, wall the default
+	local raw
+	raw=$(go tool pprof -raw -symbolize=none "$tmp/wall.pb.gz" 2>/dev/null)
+	if grep -q 'cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds\[dflt\]' <<<"$raw" &&
+		grep -q 'state:\[running\]' <<<"$raw"; then
+		pass wall_types
+	else
+		grep -m2 nanoseconds <<<"$raw"; fail wall_types "sample types or running state missing"
+	fi
+}
+
+test_agent_windows() {	# 1 s windows: the thread's wall time adds up across them, none dropped or doubled
+	"$FIX/fgprof" 8 >/dev/null & local pid=$!
+	sleep 0.3
+	"$EBPFPROF" agent --mode wall --per-thread --interval 1 --pid $pid --output-dir "$tmp/win" \
+		2>"$tmp/agent.err" & local agent=$!
+	sleep 4.5
+	kill -TERM $agent; wait $agent; local rc=$?
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	local f wall=0 dur=0 n=0
+	for f in "$tmp"/win/*.pb.gz; do
+		[ -f "$f" ] || continue
+		n=$((n + 1))
+		w=$(go tool pprof -raw -symbolize=none -sample_index=wall "$f" 2>/dev/null |
+			awk -v t="tid:[$pid]" '/^ +[0-9]+ +[0-9]+ +[0-9]+:/ { v = $3 } index($0, t) { s += v }
+				END { printf "%d\n", s }')
+		# -raw prints short durations without a unit; -top's header keeps it
+		d=$(go tool pprof -top -symbolize=none "$f" 2>/dev/null | awk -F'[ ,]+' '/^Duration:/ {
+			v = $2 + 0; if ($2 ~ /ms$/) v /= 1000; else if ($2 ~ /us$|µs$/) v /= 1e6; print v }')
+		wall=$((wall + w))
+		dur=$(awk -v a="$dur" -v b="$d" 'BEGIN { print a + b }')
+	done
+	echo "  $n windows: main thread $(awk -v w=$wall 'BEGIN { print w / 1e9 }') s of wall time in $dur s of windows"
+	if [ $rc = 0 ] && [ $n -ge 4 ] && awk -v w=$wall -v d="$dur" 'BEGIN { exit !(w / 1e9 > 0.95 * d && w / 1e9 < 1.05 * d) }'; then
+		pass agent_windows
+	else
+		tail -2 "$tmp/agent.err"; fail agent_windows "rc=$rc, $n windows, wall time does not add up"
+	fi
+}
+
+test_fgprof
+test_wall_types
+test_agent_windows
+test_cpu_mode_hides_waiting
+test_offcpu_states
