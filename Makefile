@@ -105,6 +105,7 @@ test: deps all $(UNIT_BINS) fixtures
 bench: deps all fixtures
 	@bash tests/bench/run.sh
 	@bash tests/bench/symbols.sh
+	@bash tests/bench/offcpu.sh
 	@bash tests/bench/agent.sh
 
 vmlinux:

@@ -204,15 +204,48 @@ static __always_inline void make_key(struct offcpu_key *key, const struct offcpu
 	__builtin_memcpy(key->comm, e->comm, sizeof(key->comm));
 }
 
-/* Switch-in: credit [max(claimed, ts), now) of the block that ends now. */
-static __always_inline void end_block(struct task_struct *next, __u64 g, __u64 now)
+/*
+ * Credits what is left of block e, which ended at end: [max(claimed, ts),
+ * end), split at the boundary of g. claim is what claimed becomes: end for
+ * a wake, CLAIMED_ALL for a stale entry that is about to be replaced.
+ */
+static __always_inline void settle(struct offcpu_start *e, __u32 tid, __u64 g, __u64 end,
+				   __u64 claim)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
-	__u64 boundary = g >> 1, prev, from, mid;
+	__u64 boundary = g >> 1, prev, from;
 	__u32 slot = g & 1, old;
 	struct offcpu_key key = {};
+
+	prev = __sync_lock_test_and_set(&e->claimed, claim);
+	/* the iterator credits nothing of a block shorter than min_ns at its boundary */
+	if (prev <= e->ts && end >= e->ts && end - e->ts < min_ns) {
+		stat_inc(OFFCPU_STAT_SHORT);
+		return;
+	}
+	from = max_u64(prev, e->ts);
+	if (end <= from)
+		return;
+	make_key(&key, e, tid);
+	if (from < boundary) {
+		old = slot ^ 1;
+		/* read after the exchange: the iterator passed over this entry without claiming */
+		if (iter_done == boundary) {
+			old = slot;
+			stat_inc(OFFCPU_STAT_LATE);
+		}
+		credit(old, &key, min_u64(end, boundary) - from, end <= boundary);
+		if (end > boundary)
+			credit(slot, &key, end - boundary, 1);
+	} else {
+		credit(slot, &key, end - from, 1);
+	}
+}
+
+/* Switch-in: the block of next ends now. */
+static __always_inline void end_block(struct task_struct *next, __u64 g, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid), pid;
 	struct offcpu_start *e;
-	__u32 pid;
 
 	if (tid == 0)
 		return;
@@ -225,30 +258,8 @@ static __always_inline void end_block(struct task_struct *next, __u64 g, __u64 n
 			stat_inc(OFFCPU_STAT_NO_START);
 		return;
 	}
-	prev = __sync_lock_test_and_set(&e->claimed, now);
-	/* the iterator credits nothing of a block shorter than min_ns at its boundary */
-	if (prev <= e->ts && now - e->ts < min_ns) {
-		stat_inc(OFFCPU_STAT_SHORT);
-		goto out;
-	}
 	stat_inc(OFFCPU_STAT_WAKES);
-	make_key(&key, e, tid);
-	from = max_u64(prev, e->ts);
-	if (from < boundary) {
-		mid = min_u64(now, boundary);
-		old = slot ^ 1;
-		/* read after the exchange: the iterator passed over this entry without claiming */
-		if (iter_done == boundary) {
-			old = slot;
-			stat_inc(OFFCPU_STAT_LATE);
-		}
-		credit(old, &key, mid - from, now <= boundary);
-		if (now > boundary)
-			credit(slot, &key, now - boundary, 1);
-	} else if (now > from) {
-		credit(slot, &key, now - from, 1);
-	}
-out:
+	settle(e, tid, g, now, now);
 	bpf_map_delete_elem(&start, &tid);
 }
 
@@ -266,23 +277,29 @@ static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u32 stat_collis
 
 /*
  * An entry still there when its thread switches out again: the switch-in in
- * between never reached the tracepoint (it happens, rarely, on 6.x). Its end
- * is unknown, so it is dropped, after a claim that keeps the harvest from
- * crediting it (the harvest may hold it right now).
+ * between never reached the tracepoint (it happens, rarely, on 6.18). The
+ * thread came back at the latest as long before now as the CPU time it has
+ * used since: the block is credited up to then, and claimed whole so that
+ * a harvest holding the entry now credits nothing more.
  */
-static __always_inline void drop_stale(__u32 tid)
+static __always_inline void drop_stale(struct task_struct *task, __u32 tid, __u64 g, __u64 now)
 {
 	struct offcpu_start *old = bpf_map_lookup_elem(&start, &tid);
+	__u64 ran;
 
 	if (!old)
 		return;
-	__sync_lock_test_and_set(&old->claimed, CLAIMED_ALL);
 	stat_inc(OFFCPU_STAT_MISSED_SWITCH_IN);
+	ran = BPF_CORE_READ(task, se.sum_exec_runtime) - old->runtime;
+	if (ran < now - old->ts)
+		settle(old, tid, g, now - ran, CLAIMED_ALL);
+	else
+		__sync_lock_test_and_set(&old->claimed, CLAIMED_ALL);
 }
 
 /* Switch-out: prev is still current here, so the stack helpers see its stacks. */
 static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
-					struct task_struct *prev, __u64 now)
+					struct task_struct *prev, __u64 g, __u64 now)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
@@ -305,13 +322,14 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	state = prev_state(ctx, prev);
 	/* an exiting task is never switched in again */
 	if (state & TASK_DEAD) {
-		drop_stale(tid);
+		drop_stale(prev, tid, g, now);
 		bpf_map_delete_elem(&start, &tid);
 		return;
 	}
 
 	e.ts = now;
 	e.claimed = now;
+	e.runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	e.pid = pid;
 	e.state = state_class(preempt, state);
 	e.stack_epoch = stack_epoch;	/* before the captures: see offcpu__clear */
@@ -328,7 +346,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	bpf_core_read_str(e.comm, sizeof(e.comm), &leader->comm);
 	err = bpf_map_update_elem(&start, &tid, &e, BPF_NOEXIST);
 	if (err == -EEXIST) {
-		drop_stale(tid);
+		drop_stale(prev, tid, g, now);
 		err = bpf_map_update_elem(&start, &tid, &e, BPF_ANY);
 	}
 	stat_inc(err ? OFFCPU_STAT_START_FAILED : OFFCPU_STAT_BLOCKS);
@@ -343,7 +361,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 
 	stat_inc(OFFCPU_STAT_SWITCHES);
 	end_block(next, g, now);
-	begin_block(ctx, preempt, prev, now);
+	begin_block(ctx, preempt, prev, g, now);
 	return 0;
 }
 

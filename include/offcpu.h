@@ -29,6 +29,7 @@ enum offcpu_state {
 struct offcpu_start {
 	__u64 ts;		/* bpf_ktime_get_ns() at switch-out */
 	__u64 claimed;		/* credited up to here; starts at ts */
+	__u64 runtime;		/* the thread's CPU time then (se.sum_exec_runtime) */
 	__u32 pid;
 	__u32 state;		/* enum offcpu_state */
 	__s32 kern_stack_id;
@@ -77,7 +78,8 @@ enum offcpu_stat {
 	/*
 	 * A thread switched out again while its entry was still there: its
 	 * switch-in never reached the sched_switch tracepoint (seen on 6.18,
-	 * a few times a second under ~100k switches/s). That block is dropped.
+	 * a few times a second under ~100k switches/s). The block's end is
+	 * estimated from the CPU time the thread used since.
 	 */
 	OFFCPU_STAT_MISSED_SWITCH_IN,
 	OFFCPU_STAT_ITER_STALE,		/* harvest skipped an entry: its thread runs or exited */

@@ -1,5 +1,7 @@
 /* output.c -- the profile file: created (as a temp file) before profiling, renamed into place at the end */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,7 +12,33 @@ struct output {
 	FILE *file;
 	char *path;	/* NULL for stdout */
 	char *tmp;
+	bool special;	/* a device or FIFO, written in place */
 };
+
+/*
+ * A path that exists and is no regular file (/dev/null, a FIFO, /dev/stdout)
+ * is written in place: renaming a temporary over it would replace the device.
+ */
+static int open_special(struct output *o, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) || S_ISREG(st.st_mode))
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	o->file = fdopen(fd, "w");
+	if (!o->file) {
+		close(fd);
+		return -errno;
+	}
+	o->special = true;
+	return 1;
+}
 
 struct output *output__open(const char *path)
 {
@@ -22,6 +50,13 @@ struct output *output__open(const char *path)
 	if (!strcmp(path, "-")) {
 		o->file = stdout;
 		return o;
+	}
+	err = open_special(o, path);
+	if (err > 0)
+		return o;
+	if (err < 0) {
+		err = -err;
+		goto err_free;
 	}
 	o->path = strdup(path);
 	if (!o->path || asprintf(&o->tmp, "%s.XXXXXX", path) < 0) {
@@ -62,6 +97,8 @@ int output__commit(struct output *o)
 
 	if (fflush(o->file) || ferror(o->file))
 		err = -errno ? -errno : -EIO;
+	if (o->special && fclose(o->file) && !err)
+		err = -errno;
 	if (!o->path) {
 		free(o);
 		return err;
@@ -85,7 +122,7 @@ void output__abort(struct output *o)
 {
 	if (!o)
 		return;
-	if (o->path && o->file)
+	if ((o->path || o->special) && o->file)
 		fclose(o->file);
 	if (o->tmp)
 		unlink(o->tmp);

@@ -189,8 +189,23 @@ test_short_lived() {	# 200 processes of 100 ms each: their frames are named alth
 	}' "$tmp/short.folded" && pass short_lived || fail short_lived "fewer than 95% of the samples named"
 }
 
+test_special_output() {	# a device or FIFO is written in place, never replaced by a renamed file
+	mkfifo "$tmp/fifo"
+	cat "$tmp/fifo" >"$tmp/from_fifo" & local reader=$!
+	"$EBPFPROF" --duration 0.5 --format folded --output "$tmp/fifo" 2>/dev/null
+	local rc_fifo=$?
+	wait $reader
+	"$EBPFPROF" --duration 0.5 --output /dev/null 2>/dev/null
+	if [ $rc_fifo = 0 ] && [ -p "$tmp/fifo" ] && [ -c /dev/null ]; then
+		pass special_output
+	else
+		fail special_output "fifo rc=$rc_fifo, fifo kept: $([ -p "$tmp/fifo" ] && echo yes), /dev/null a device: $([ -c /dev/null ] && echo yes)"
+	fi
+}
+
 test_missing_pid
 test_bad_input
+test_special_output
 test_short_lived
 test_not_root
 test_cpu_split
