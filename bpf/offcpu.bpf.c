@@ -32,14 +32,15 @@ const volatile bool has_prev_state_arg = false;
 
 /*
  * Window boundaries. gen = (boundary_ns << 1) | active slot, one store by
- * userspace. A block [ts, wake) is credited piecewise by whoever moves its
+ * userspace. A block [ts, end) is credited piecewise by whoever moves its
  * start entry's claimed forward with an atomic exchange: the wake (up to its
- * time) or the harvest iterator (up to the boundary); each credits only
- * [max(previous claimed, ts), its own mark), split at the boundary between
- * the old and the new slot. iter_done = the boundary whose iterator pass has
- * finished: a wake that still finds time before it unclaimed (the iterator
- * missed the entry, or skipped it as shorter than min_ns) credits that time
- * to the new slot, because the old one is being read.
+ * time, settle) or the harvest iterator (up to the boundary); each credits
+ * only [max(previous claimed, ts), its own mark), split at the boundary
+ * between the old and the new slot, so no nanosecond is credited twice.
+ * iter_done = the boundary whose iterator pass has finished: a wake that
+ * still finds time before it unclaimed (the iterator missed the entry, or
+ * skipped it as shorter than min_ns) credits that time to the new slot,
+ * because the old one is being read. Userspace's side: offcpu__harvest.
  */
 __u64 gen = 0;
 __u64 iter_done = 0;

@@ -63,7 +63,7 @@ struct offcpu_val {
 enum offcpu_stat {
 	OFFCPU_STAT_SWITCHES = 0,	/* sched_switch events seen */
 	OFFCPU_STAT_BLOCKS,		/* switch-outs that passed the filters: start entries written */
-	OFFCPU_STAT_WAKES,		/* switch-ins that found their start entry and were credited */
+	OFFCPU_STAT_WAKES,		/* switch-ins that found their start entry */
 	OFFCPU_STAT_SHORT,		/* blocks under min_us: not credited */
 	/*
 	 * Switch-in of a thread that passes the pid and kernel-thread filters but

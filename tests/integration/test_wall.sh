@@ -11,17 +11,18 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 cum_pct() { awk -v f="$2" '$6 == f { sub("%", "", $5); print $5; found = 1 } END { if (!found) print -1 }' "$1"; }
 within() { awk -v v="$1" -v want="$2" -v tol="$3" 'BEGIN { d = v - want; if (d < 0) d = -d; exit !(v >= 0 && d <= tol) }'; }
 
-test_fgprof() {	# each phase's share of the main thread's wall time, against what the program measured
-	"$FIX/fgprof" 7 >"$tmp/measured" & local pid=$!
+fgprof_case() {	# name, program, functions...: each phase's share of the main thread's wall time vs measured
+	local name=$1 prog=$2; shift 2
+	"$prog" 7 >"$tmp/measured" & local pid=$!
 	sleep 0.5
 	"$EBPFPROF" --pid $pid --mode wall --per-thread --duration 5 --output "$tmp/wall.pb.gz" 2>"$tmp/wall.err" ||
-		{ fail fgprof_wall "ebpfprof failed: $(tail -1 "$tmp/wall.err")"; return; }
+		{ fail $name "ebpfprof failed: $(tail -1 "$tmp/wall.err")"; return; }
 	wait $pid
 	# a numeric value would be read as a range: the parentheses keep it a regexp
 	go tool pprof -top -nodecount=100 -symbolize=none -sample_index=wall -relative_percentages -tagfocus="tid=($pid)" \
 		"$tmp/wall.pb.gz" >"$tmp/wall.top" 2>/dev/null
 	local ok=1 f want got
-	for f in fg_wait fg_burn fg_nap; do
+	for f in "$@"; do
 		want=$(awk -v f=$f '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }' "$tmp/measured")
 		got=$(cum_pct "$tmp/wall.top" $f)
 		echo "  $f: $got% of the thread's wall time (measured $want%)"
@@ -34,7 +35,20 @@ test_fgprof() {	# each phase's share of the main thread's wall time, against wha
 	dur=$(go tool pprof -raw -symbolize=none "$tmp/wall.pb.gz" 2>/dev/null | awk '/^Duration:/ { print $2 + 0 }')
 	echo "  main thread: $total s of wall time in a $dur s profile"
 	awk -v t="$total" -v d="$dur" 'BEGIN { exit !(t > 0.95 * d && t < 1.05 * d) }' || ok=0
-	[ $ok = 1 ] && pass fgprof_wall || { cat "$tmp/wall.top" | head -20; fail fgprof_wall "shares or total off by more than 5"; }
+	[ $ok = 1 ] && pass $name || { head -20 "$tmp/wall.top"; fail $name "shares or total off by more than 5"; }
+}
+
+test_fgprof() {
+	fgprof_case fgprof_wall "$FIX/fgprof" fg_wait fg_burn fg_nap
+	if [ -x "$FIX/symbols/go_fgprof" ]; then
+		fgprof_case fgprof_wall_go "$FIX/symbols/go_fgprof" main.goWait main.goBurn main.goNap
+	else
+		skip fgprof_wall_go "go is not installed"
+	fi
+	"$FIX/fgprof" 7 >/dev/null & local pid=$!	# the wall.pb.gz the next tests read
+	sleep 0.3
+	"$EBPFPROF" --pid $pid --mode wall --per-thread --duration 2 --output "$tmp/wall.pb.gz" 2>/dev/null
+	kill $pid; wait $pid 2>/dev/null
 }
 
 test_cpu_mode_hides_waiting() {	# the same program in cpu mode: only the computing function
