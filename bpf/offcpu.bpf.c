@@ -391,7 +391,8 @@ static __always_inline bool still_off_cpu(__u32 tid)
 	struct task_struct *task;
 	int on_cpu;
 
-	if (!bpf_ksym_exists(bpf_task_from_pid))
+	if (!bpf_ksym_exists(bpf_task_from_pid) ||
+	    !bpf_core_field_exists(struct task_struct, on_cpu))
 		return true;
 	task = bpf_task_from_pid(tid);
 	if (!task) {

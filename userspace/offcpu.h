@@ -5,8 +5,11 @@
 /*
  * Minimum kernel 5.12: BPF atomic exchange (BPF_XCHG). Also needed and older:
  * bpf_map_elem iterators (5.9), mmap'able .bss (5.5), tp_btf (5.5; without
- * vmlinux BTF for it the raw_tp program is loaded instead). Kernels before
- * 5.14 name the task state "state": read through CO-RE.
+ * vmlinux BTF for it the raw_tp program is loaded instead). Used when there:
+ * sched_switch's prev_state argument (5.18; before, the task's state field,
+ * named "state" before 5.14, read through CO-RE) and bpf_task_from_pid (6.2;
+ * lets the harvest skip a thread whose switch-in the tracepoint never
+ * reported, see OFFCPU_STAT_MISSED_SWITCH_IN).
  *
  * Not thread-safe: one thread drives an offcpu.
  */

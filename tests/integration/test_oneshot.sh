@@ -127,20 +127,25 @@ test_not_root() {
 }
 
 test_per_thread_and_idle() {
-	# idle samples can only be asked for when the CPUs were idle: /proc/stat says how much
-	local idle0 idle1 hz
+	# idle samples can only be asked for when the CPUs were idle (/proc/stat says how much),
+	# and even then an idle guest CPU sometimes gets no CPU-clock interrupt in 2 s: 3 tries
+	local idle0 idle1 hz raw want_idle try got_tid=0 got_idle=0
 	hz=$(getconf CLK_TCK)
-	idle0=$(awk '/^cpu / { print $5 }' /proc/stat)
-	"$EBPFPROF" --duration 2 --per-thread --include-idle --output "$tmp/idle.pb.gz" 2>/dev/null ||
-		{ fail per_thread_idle "ebpfprof failed"; return; }
-	idle1=$(awk '/^cpu / { print $5 }' /proc/stat)
-	local raw want_idle=1
-	raw=$(go tool pprof -raw -symbolize=none "$tmp/idle.pb.gz" 2>/dev/null)
-	[ $((idle1 - idle0)) -lt "$hz" ] && want_idle=0	# under a second of idle time in 2 s
-	if grep -q 'tid:\[' <<<"$raw" && { [ $want_idle = 0 ] || grep -q 'comm:\[swapper' <<<"$raw"; }; then
+	for try in 1 2 3; do
+		idle0=$(awk '/^cpu / { print $5 }' /proc/stat)
+		"$EBPFPROF" --duration 2 --per-thread --include-idle --output "$tmp/idle.pb.gz" 2>/dev/null ||
+			{ fail per_thread_idle "ebpfprof failed"; return; }
+		idle1=$(awk '/^cpu / { print $5 }' /proc/stat)
+		raw=$(go tool pprof -raw -symbolize=none "$tmp/idle.pb.gz" 2>/dev/null)
+		want_idle=$(( idle1 - idle0 >= hz ))
+		grep -q 'tid:\[' <<<"$raw" && got_tid=1
+		{ [ $want_idle = 0 ] || grep -q 'comm:\[swapper' <<<"$raw"; } && got_idle=1
+		[ $got_tid = 1 ] && [ $got_idle = 1 ] && break
+	done
+	if [ $got_tid = 1 ] && [ $got_idle = 1 ]; then
 		pass per_thread_idle
 	else
-		fail per_thread_idle "no tid label, or no idle (swapper) samples in $(((idle1 - idle0) * 100 / hz)) cs of idle time"
+		fail per_thread_idle "tid label: $got_tid, idle (swapper) samples: $got_idle in 3 tries"
 	fi
 	"$EBPFPROF" --duration 1 --output "$tmp/noidle.pb.gz" 2>/dev/null
 	if go tool pprof -raw -symbolize=none "$tmp/noidle.pb.gz" 2>/dev/null | grep -q 'pid:\[0\]'; then
