@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "bpf_util.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
 
@@ -167,28 +168,6 @@ err_free:
 	return NULL;
 }
 
-/* Deletes every key of a map; keys are read one ahead so deletion cannot end the walk. */
-static int clear_map(int fd, size_t key_size)
-{
-	char key[64], next[64];
-	int err = 0;
-
-	if (key_size > sizeof(key))
-		return -EINVAL;
-	if (bpf_map_get_next_key(fd, NULL, key))
-		return errno == ENOENT ? 0 : -errno;
-	for (;;) {
-		int more = !bpf_map_get_next_key(fd, key, next);
-
-		if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
-			err = -errno;
-		if (!more)
-			break;
-		memcpy(key, next, key_size);
-	}
-	return err;
-}
-
 int offcpu__start(struct offcpu *o)
 {
 	int err;
@@ -196,7 +175,7 @@ int offcpu__start(struct offcpu *o)
 	if (o->link)
 		return -EALREADY;
 	/* blocks seen before a stop may have ended unseen: they would be credited forever */
-	err = clear_map(bpf_map__fd(o->skel->maps.start), sizeof(__u32));
+	err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.start), sizeof(__u32));
 	if (err)
 		return err;
 	o->link = bpf_program__attach(o->prog);
@@ -218,11 +197,8 @@ void offcpu__stop(struct offcpu *o)
 /* Returns after an RCU grace period: every sched_switch run that began before has ended. */
 static int sync_programs(struct offcpu *o)
 {
-	int zero = 0, inner = bpf_map__fd(o->skel->maps.sync_inner);
-
-	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.sync_outer), &zero, &inner, BPF_ANY))
-		return -errno;
-	return 0;
+	return bpf_util__grace_period(bpf_map__fd(o->skel->maps.sync_outer),
+				      bpf_map__fd(o->skel->maps.sync_inner));
 }
 
 /* Runs the harvest program over every start entry; it writes no output. */
@@ -353,7 +329,7 @@ static bool stacks_filling(struct offcpu *o)
  */
 static int reset_stacks(struct offcpu *o)
 {
-	int err = clear_map(bpf_map__fd(o->skel->maps.stacks), sizeof(__u32));
+	int err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.stacks), sizeof(__u32));
 
 	if (err)
 		return err;
@@ -364,7 +340,7 @@ static int reset_stacks(struct offcpu *o)
 
 int offcpu__clear(struct offcpu *o, int slot)
 {
-	int err = clear_map(bpf_map__fd(counts_map(o, slot)), sizeof(struct offcpu_key));
+	int err = bpf_util__clear_map(bpf_map__fd(counts_map(o, slot)), sizeof(struct offcpu_key));
 
 	if (!err && stacks_filling(o))
 		err = reset_stacks(o);
@@ -378,32 +354,13 @@ __u32 offcpu__stack_resets(const struct offcpu *o)
 
 int offcpu__stats(struct offcpu *o, __u64 out[OFFCPU_STAT_MAX])
 {
-	int fd = bpf_map__fd(o->skel->maps.stats);
-	__u64 *vals = calloc(o->n_possible_cpus, sizeof(*vals));
-
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 i = 0; i < OFFCPU_STAT_MAX; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (int c = 0; c < o->n_possible_cpus; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-	return 0;
+	return bpf_util__sum_percpu(bpf_map__fd(o->skel->maps.stats), OFFCPU_STAT_MAX,
+				    o->n_possible_cpus, out);
 }
 
 int offcpu__bpf_runtime(struct offcpu *o, __u64 *run_ns, __u64 *run_cnt)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(o->prog), &info, &len))
-		return -errno;
-	*run_ns = info.run_time_ns;
-	*run_cnt = info.run_cnt;
-	return 0;
+	return bpf_util__prog_runtime(bpf_program__fd(o->prog), run_ns, run_cnt);
 }
 
 const char *offcpu__state_name(__u32 state)

@@ -8,6 +8,7 @@
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bpf_util.h"
 #include "sampler.h"
 #include "cpus.h"
 #include "profile.skel.h"
@@ -219,7 +220,7 @@ int sampler__active_slot(const struct sampler *s)
 
 int sampler__swap(struct sampler *s)
 {
-	int old = sampler__active_slot(s), zero = 0, inner;
+	int old = sampler__active_slot(s), inner, err;
 
 	if (!s->double_buffer)
 		return 0;
@@ -227,9 +228,8 @@ int sampler__swap(struct sampler *s)
 	__atomic_store_n(&s->skel->bss->active_slot, !old, __ATOMIC_SEQ_CST);
 	/* returns after an RCU grace period: every run that saw the old slot has ended */
 	inner = bpf_map__fd(s->skel->maps.sync_inner);
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.sync_outer), &zero, &inner, BPF_ANY))
-		return -errno;
-	return old;
+	err = bpf_util__grace_period(bpf_map__fd(s->skel->maps.sync_outer), inner);
+	return err ? err : old;
 }
 
 int sampler__for_each(struct sampler *s, int slot, sampler_fn fn, void *ctx)
@@ -269,34 +269,12 @@ int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max)
 	return n;
 }
 
-/* Deletes every key of a map; keys are read one ahead so deletion cannot end the walk. */
-static int clear_map(int fd, size_t key_size)
-{
-	char key[64], next[64];
-	int err = 0;
-
-	if (key_size > sizeof(key))
-		return -EINVAL;
-	if (bpf_map_get_next_key(fd, NULL, key))
-		return errno == ENOENT ? 0 : -errno;
-	for (;;) {
-		int more = !bpf_map_get_next_key(fd, key, next);
-
-		if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
-			err = -errno;
-		if (!more)
-			break;
-		memcpy(key, next, key_size);
-	}
-	return err;
-}
-
 int sampler__clear(struct sampler *s, int slot)
 {
-	int err = clear_map(bpf_map__fd(counts_map(s, slot)), sizeof(struct sample_key));
+	int err = bpf_util__clear_map(bpf_map__fd(counts_map(s, slot)), sizeof(struct sample_key));
 
 	if (!err)
-		err = clear_map(bpf_map__fd(stacks_map(s, slot)), sizeof(__u32));
+		err = bpf_util__clear_map(bpf_map__fd(stacks_map(s, slot)), sizeof(__u32));
 	return err;
 }
 
@@ -307,34 +285,13 @@ __u32 sampler__count_capacity(const struct sampler *s)
 
 int sampler__stats(struct sampler *s, __u64 out[STAT_MAX])
 {
-	int fd = bpf_map__fd(s->skel->maps.stats);
-	__u64 *vals = calloc(s->n_possible_cpus, sizeof(*vals));
-
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 i = 0; i < STAT_MAX; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (int c = 0; c < s->n_possible_cpus; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-	return 0;
+	return bpf_util__sum_percpu(bpf_map__fd(s->skel->maps.stats), STAT_MAX,
+				    s->n_possible_cpus, out);
 }
 
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int err;
-
-	err = bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len);
-	if (err)
-		return -errno;
-	*run_ns = info.run_time_ns;
-	*run_cnt = info.run_cnt;
-	return 0;
+	return bpf_util__prog_runtime(bpf_program__fd(s->skel->progs.do_sample), run_ns, run_cnt);
 }
 
 void sampler__free(struct sampler *s)

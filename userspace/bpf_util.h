@@ -1,0 +1,25 @@
+/* bpf_util.h -- map and program chores the CPU sampler and the off-CPU tracer share */
+#ifndef EBPFPROF_BPF_UTIL_H
+#define EBPFPROF_BPF_UTIL_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+/* Deletes every key of the map; keys are read one ahead so deletion cannot end the walk. */
+int bpf_util__clear_map(int fd, size_t key_size);
+
+/*
+ * Returns after an RCU grace period: updating an element of a map-in-map
+ * makes bpf() wait for one (maybe_wait_bpf_programs), and perf_event and
+ * tracing programs run inside RCU read-side sections, so every run that
+ * began before has ended.
+ */
+int bpf_util__grace_period(int outer_fd, int inner_fd);
+
+/* Sums each of n_keys per-CPU u64 counters over n_cpus CPUs into out[]. */
+int bpf_util__sum_percpu(int fd, __u32 n_keys, int n_cpus, __u64 *out);
+
+/* run_time_ns and run_cnt of a program (counted while kernel.bpf_stats_enabled is 1). */
+int bpf_util__prog_runtime(int prog_fd, __u64 *run_ns, __u64 *run_cnt);
+
+#endif /* EBPFPROF_BPF_UTIL_H */
