@@ -16,7 +16,8 @@
 static const char usage[] =
 	"usage: ebpfprof [--duration SEC] [--frequency HZ] [--pid PID[,PID...]] [--output PATH|-]\n"
 	"                [--format pprof|folded|top] [--include-idle] [--no-kernel] [--no-user]\n"
-	"                [--per-thread] [--top N] [--verbose]\n"
+	"                [--per-thread] [--top N] [--mode cpu|off-cpu|wall] [--off-cpu-min-us N]\n"
+	"                [--demangle none|short|full] [--dwarf-mb N] [--debuginfod] [--verbose]\n"
 	"       ebpfprof agent [OPTIONS]   (continuous profiling; see ebpfprof agent --help)\n"
 	"\n"
 	"Samples the stacks of every CPU with eBPF and writes a symbolized profile.\n"
