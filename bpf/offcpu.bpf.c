@@ -5,6 +5,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "offcpu.h"
+#include "filter.bpf.h"
 
 /* include/linux/sched.h; macros are not in BTF */
 #define PF_KTHREAD 0x00200000
@@ -20,8 +21,6 @@
 #endif
 
 /* Set by userspace between open and load. */
-const volatile bool filter_pid = false;
-const volatile bool filter_cgroup = false;
 const volatile bool per_thread = false;
 const volatile bool include_kthreads = false;
 const volatile bool collect_kernel = true;
@@ -73,37 +72,6 @@ struct {
 	__type(value, struct offcpu_start);
 	__uint(max_entries, 65536);
 } start SEC(".maps");
-
-/* Updating it waits for an RCU grace period: see sampler.c and profile.bpf.c. */
-struct sync_inner {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} sync_inner SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct sync_inner);
-} sync_outer SEC(".maps") = {
-	.values = { &sync_inner },
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 1024);
-} pids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroup_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -313,12 +281,10 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	/* tid 0 is a CPU's idle task: its "off CPU" time is the CPU's busy time */
 	if (tid == 0)
 		return;
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
-		return;
 	kthread = BPF_CORE_READ(prev, flags) & PF_KTHREAD;
 	if (kthread && !include_kthreads)
 		return;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+	if (!task_wanted(pid))	/* prev is current here */
 		return;
 	state = prev_state(ctx, prev);
 	/* an exiting task is never switched in again */

@@ -4,18 +4,17 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
+#include "filter.bpf.h"
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h; macros are not in BTF */
 #define EFAULT 14
 #define EEXIST 17
 
 /* Set by userspace between open and load. */
-const volatile bool filter_pid = false;
 const volatile bool include_idle = false;
 const volatile bool collect_kernel = true;
 const volatile bool collect_user = true;
 const volatile bool per_thread = false;
-const volatile bool filter_cgroup = false;
 
 /*
  * Two slots of (stack map, counts map). Samples go to the slot active_slot
@@ -46,43 +45,6 @@ COUNTS_MAP(counts0);
 COUNTS_MAP(counts1);
 
 __u32 active_slot = 0;
-
-/*
- * Never read by the program: updating an element of a map-in-map makes the
- * bpf() syscall wait for an RCU grace period (maybe_wait_bpf_programs), and
- * perf_event programs run inside RCU read-side sections. So after flipping
- * active_slot, one update here guarantees no program still writes the old slot.
- */
-struct sync_inner {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} sync_inner SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct sync_inner);
-} sync_outer SEC(".maps") = {
-	.values = { &sync_inner },
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 1024);
-} pids SEC(".maps");
-
-/* --cgroup / --scope pod: only tasks in this cgroup v2 subtree */
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroup_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -164,15 +126,6 @@ static __always_inline void announce(__u32 pid, __u32 kind)
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline bool wanted(__u32 pid)
-{
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
-		return false;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
-		return false;
-	return true;
-}
-
 /* a raw tracepoint needs no tracefs mount, unlike tp/sched/... */
 SEC("raw_tp/sched_process_exec")
 int on_exec(void *ctx)
@@ -180,7 +133,7 @@ int on_exec(void *ctx)
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u8 one = 1;
 
-	if (!wanted(pid))
+	if (!task_wanted(pid))
 		return 0;
 	bpf_map_update_elem(&seen, &pid, &one, BPF_ANY);
 	announce(pid, TASK_EVENT_EXEC);
@@ -200,7 +153,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	/* tid 0 is a CPU's idle task (swapper/N) */
 	if (tid == 0 && !include_idle)
 		return 0;
-	if (!wanted(pid))
+	if (!task_wanted(pid))
 		return 0;
 	stat_inc(STAT_SAMPLES);
 	if (!bpf_map_lookup_elem(&seen, &pid)) {

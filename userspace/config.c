@@ -46,25 +46,10 @@ static const char usage[] =
 
 static const struct option oneshot_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
-	{ "frequency", required_argument, NULL, 'F' },
-	{ "pid", required_argument, NULL, 'p' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, 'f' },
-	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
-	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
-	{ "no-user", no_argument, NULL, OPT_NO_USER },
-	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "top", required_argument, NULL, OPT_TOP },
-	{ "stack-storage-size", required_argument, NULL, OPT_STACK_SIZE },
-	{ "count-storage-size", required_argument, NULL, OPT_COUNT_SIZE },
-	{ "demangle", required_argument, NULL, OPT_DEMANGLE },
-	{ "debuginfod", no_argument, NULL, OPT_DEBUGINFOD },
-	{ "dwarf-mb", required_argument, NULL, OPT_DWARF_MB },
-	{ "mode", required_argument, NULL, 'm' },
-	{ "off-cpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
+	CONFIG_COMMON_OPTIONS,
 	{},
 };
 

@@ -58,7 +58,6 @@ enum {
 
 static const struct option agent_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
-	{ "frequency", required_argument, NULL, 'F' },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-api", no_argument, NULL, OPT_PUSH_API },
 	{ "basic-auth-file", required_argument, NULL, OPT_BASIC_AUTH_FILE },
@@ -79,21 +78,7 @@ static const struct option agent_opts[] = {
 	{ "node-name", required_argument, NULL, OPT_NODE_NAME },
 	{ "scope", required_argument, NULL, OPT_SCOPE },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
-	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
-	{ "no-user", no_argument, NULL, OPT_NO_USER },
-	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-	{ "stack-storage-size", required_argument, NULL, OPT_STACK_SIZE },
-	{ "count-storage-size", required_argument, NULL, OPT_COUNT_SIZE },
-	{ "demangle", required_argument, NULL, OPT_DEMANGLE },
-	{ "debuginfod", no_argument, NULL, OPT_DEBUGINFOD },
-	{ "dwarf-mb", required_argument, NULL, OPT_DWARF_MB },
-	{ "mode", required_argument, NULL, 'm' },
-	{ "off-cpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
+	CONFIG_COMMON_OPTIONS,
 	{},
 };
 

@@ -14,6 +14,25 @@ enum {
 	OPT_COMMON_END,
 };
 
+/* The long options both command lines take (parsed by config__common), and help/version. */
+#define CONFIG_COMMON_OPTIONS                                                       \
+	{ "frequency", required_argument, NULL, 'F' },                              \
+	{ "pid", required_argument, NULL, 'p' },                                    \
+	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },                    \
+	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },                          \
+	{ "no-user", no_argument, NULL, OPT_NO_USER },                              \
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },                        \
+	{ "stack-storage-size", required_argument, NULL, OPT_STACK_SIZE },          \
+	{ "count-storage-size", required_argument, NULL, OPT_COUNT_SIZE },          \
+	{ "demangle", required_argument, NULL, OPT_DEMANGLE },                      \
+	{ "debuginfod", no_argument, NULL, OPT_DEBUGINFOD },                        \
+	{ "dwarf-mb", required_argument, NULL, OPT_DWARF_MB },                      \
+	{ "mode", required_argument, NULL, 'm' },                                   \
+	{ "off-cpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN },              \
+	{ "verbose", no_argument, NULL, 'v' },                                      \
+	{ "help", no_argument, NULL, 'h' },                                         \
+	{ "version", no_argument, NULL, OPT_VERSION }
+
 typedef int (*config_opt_fn)(struct config *cfg, int opt, const char *arg);
 
 /* Strict decimal integer in [min, max]; prints "invalid NAME 'ARG'" on error. */

@@ -1,0 +1,58 @@
+/* filter.bpf.h -- what every ebpfprof BPF program shares: the pid and cgroup filters, the grace-period maps */
+#ifndef EBPFPROF_FILTER_BPF_H
+#define EBPFPROF_FILTER_BPF_H
+
+/* Set by userspace between open and load. */
+const volatile bool filter_pid = false;
+const volatile bool filter_cgroup = false;
+
+/* --pid: the processes to keep */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1024);
+} pids SEC(".maps");
+
+/* --cgroup / --scope pod: only tasks in this cgroup v2 subtree */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+/*
+ * Never read by the programs: updating an element of a map-in-map makes the
+ * bpf() syscall wait for an RCU grace period (maybe_wait_bpf_programs), and
+ * perf_event and tracing programs run inside RCU read-side sections. So after
+ * userspace flips a slot, one update here guarantees no program still writes
+ * the old one (userspace/bpf_util.c, bpf_util__grace_period).
+ */
+struct sync_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sync_inner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct sync_inner);
+} sync_outer SEC(".maps") = {
+	.values = { &sync_inner },
+};
+
+/* The current task passes --pid (its process pid) and --cgroup filters. */
+static __always_inline bool task_wanted(__u32 pid)
+{
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	return true;
+}
+
+#endif /* EBPFPROF_FILTER_BPF_H */
