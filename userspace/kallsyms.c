@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hexdigit.h"
 #include "kallsyms.h"
 #include "procfs.h"
 
@@ -44,17 +45,6 @@ struct kline {
 	const char *mod;
 	size_t mod_len;
 };
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* "addr type name[\t[module]]" in [p, end); 0, or -EINVAL for a malformed line */
 static int parse_line(const char *p, const char *end, struct kline *l)

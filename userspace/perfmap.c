@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/openat2.h>
+#include "hexdigit.h"
 #include "array.h"
 #include "perfmap.h"
 #include "procfs.h"
@@ -89,17 +90,6 @@ struct line {
 	const char *name;
 	size_t name_len;
 };
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static bool is_blank(char c)
 {

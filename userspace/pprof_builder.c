@@ -3,20 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array.h"
-#include "hashmap.h"
 #include "pprof_builder.h"
 
 /*
  * The symbolizer reuses a mapping id once the mapping is gone (after a trim),
- * and a builder can outlive a trim (a long pull request), so each slot keeps
- * what the id stood for and a changed mapping gets a new pprof Mapping.
+ * and a builder can outlive a trim (a long pull request): each slot keeps the
+ * serial of the mapping it was made for, and a new serial gets a new Mapping.
  */
 struct mapping_slot {
 	__u32 pprof_id;		/* 0: not added yet */
-	__u64 start;
-	__u64 limit;
-	__u64 file_offset;
-	__u64 path_hash;
+	__u64 serial;
 };
 
 struct pprof_builder {
@@ -46,7 +42,6 @@ static __u32 mapping_id(struct pprof_builder *b, const struct sym_mapping *m)
 {
 	struct pprof_mapping_desc d;
 	struct mapping_slot *slot;
-	__u64 path_hash;
 
 	if (m->id >= b->cap_maps) {
 		size_t old = b->cap_maps;
@@ -56,9 +51,7 @@ static __u32 mapping_id(struct pprof_builder *b, const struct sym_mapping *m)
 		memset(b->maps + old, 0, (b->cap_maps - old) * sizeof(*b->maps));
 	}
 	slot = &b->maps[m->id];
-	path_hash = hash_bytes(m->path, strlen(m->path), 0);
-	if (slot->pprof_id && slot->start == m->start && slot->limit == m->limit &&
-	    slot->file_offset == m->file_offset && slot->path_hash == path_hash)
+	if (slot->pprof_id && slot->serial == m->serial)
 		return slot->pprof_id;
 	d = (struct pprof_mapping_desc){
 		.start = m->start,
@@ -72,8 +65,7 @@ static __u32 mapping_id(struct pprof_builder *b, const struct sym_mapping *m)
 		.has_inline_frames = m->has_inline_frames,
 		.is_kernel = m->is_kernel,
 	};
-	*slot = (struct mapping_slot){ pprof__add_mapping(b->prof, &d), m->start, m->limit,
-				       m->file_offset, path_hash };
+	*slot = (struct mapping_slot){ pprof__add_mapping(b->prof, &d), m->serial };
 	return slot->pprof_id;
 }
 

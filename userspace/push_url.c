@@ -65,6 +65,9 @@ static size_t value_span(const char *s, const char **start)
 		/* s[len] starts the first byte left out: never keep half a sequence */
 		while (len && ((unsigned char)s[len] & 0xc0) == 0x80)
 			len--;
+		/* the cut may land just after a space: no trailing space either way */
+		while (len && is_space(s[len - 1]))
+			len--;
 	}
 	*start = s;
 	return len;

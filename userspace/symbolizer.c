@@ -153,6 +153,7 @@ struct symbolizer {
 	size_t n_vdsos;
 
 	struct symbolizer_stats stats;
+	__u64 next_serial;			/* sym_mapping.serial of the next mapping */
 };
 
 static __u64 now_ns(void)
@@ -572,6 +573,7 @@ static struct mapping *new_mapping(struct symbolizer *s)
 		return NULL;
 	}
 	m->pub.build_id = "";
+	m->pub.serial = ++s->next_serial;
 	s->stats.mappings_live++;
 	return m;
 }

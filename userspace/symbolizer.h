@@ -29,6 +29,7 @@ struct symbolizer_opts {
  */
 struct sym_mapping {
 	__u32 id;
+	__u64 serial;		/* never reused, unlike id: tells a new mapping under an old id */
 	__u64 start;		/* [start, limit) in the process address space */
 	__u64 limit;
 	__u64 file_offset;	/* file offset mapped at start */
