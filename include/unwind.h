@@ -1,0 +1,63 @@
+/* unwind.h -- CFI unwind rows and per-process mapping tables shared by the BPF unwinder and userspace */
+#ifndef EBPFPROF_UNWIND_H
+#define EBPFPROF_UNWIND_H
+
+/*
+ * How to find the canonical frame address (CFA: the caller's rsp) at a PC,
+ * derived from .eh_frame / .debug_frame. On x86-64 the return address is
+ * always at CFA - 8; the caller's rbp, when the function saved it, at
+ * CFA + 8 * rbp_off.
+ */
+enum unwind_cfa {
+	UNWIND_CFA_NONE = 0,	/* no CFI covers this PC: unwind it with frame pointers */
+	UNWIND_CFA_RSP = 1,	/* CFA = rsp + cfa_off */
+	UNWIND_CFA_RBP = 2,	/* CFA = rbp + cfa_off */
+	/*
+	 * The PLT expression GCC and binutils emit for lazy-binding stubs:
+	 * CFA = rsp + cfa_off + ((rip & 15) >= rbp_off ? 8 : 0); rbp_off holds
+	 * the threshold (10 or 11), rbp is never saved in a PLT stub.
+	 */
+	UNWIND_CFA_PLT = 3,
+	UNWIND_CFA_RBP_DEREF = 4,	/* CFA = *(rbp + cfa_off): a stack-realigning prologue */
+	UNWIND_CFA_END = 5,	/* return address undefined: the outermost frame (_start, thread start) */
+	UNWIND_CFA_UNKNOWN = 6,	/* CFI we cannot follow: the stack is truncated here */
+};
+
+/*
+ * One row, 8 bytes: it holds from pc up to the next row's pc. pc is an ELF
+ * virtual address of the file (st_value space), so one table serves every
+ * process that maps the file, wherever it is loaded.
+ */
+struct unwind_row {
+	__u32 pc;
+	__u8 cfa_type;		/* enum unwind_cfa */
+	__s8 rbp_off;		/* caller's rbp saved at CFA + 8 * rbp_off; 0: rbp unchanged */
+	__s16 cfa_off;
+};
+
+/* Executable mappings kept per process (the rest unwind with frame pointers). */
+#ifndef UNWIND_MAX_MAPPINGS
+#define UNWIND_MAX_MAPPINGS 256
+#endif
+
+/*
+ * One executable mapping of a process. A PC in [start, end) is at file
+ * vaddr pc - bias; its rows are rows[table_start, table_start + table_len) of
+ * the shared row array (table_len 0: no CFI, frame pointers only).
+ */
+struct unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 table_start;
+	__u32 table_len;
+};
+
+/* Value of the per-process map: mappings sorted by start, not overlapping. */
+struct unwind_proc {
+	__u32 n;
+	__u32 pad;
+	struct unwind_mapping m[UNWIND_MAX_MAPPINGS];
+};
+
+#endif /* EBPFPROF_UNWIND_H */
