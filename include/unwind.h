@@ -18,7 +18,11 @@ enum unwind_cfa {
 	 * the threshold (10 or 11), rbp is never saved in a PLT stub.
 	 */
 	UNWIND_CFA_PLT = 3,
-	UNWIND_CFA_RBP_DEREF = 4,	/* CFA = *(rbp + cfa_off): a stack-realigning prologue */
+	/*
+	 * CFA = *(rbp + cfa_off): GCC's stack-realigning (DRAP) prologue. The
+	 * caller's rbp is then at *rbp, not CFA-relative: rbp_off is 0 and unused.
+	 */
+	UNWIND_CFA_RBP_DEREF = 4,
 	UNWIND_CFA_END = 5,	/* return address undefined: the outermost frame (_start, thread start) */
 	UNWIND_CFA_UNKNOWN = 6,	/* CFI we cannot follow: the stack is truncated here */
 };

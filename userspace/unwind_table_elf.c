@@ -1,0 +1,233 @@
+/* unwind_table_elf.c -- finds an ELF file's .eh_frame (by section or by PT_GNU_EH_FRAME) and .debug_frame for unwind_table */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "unwind_table_int.h"
+
+#ifndef SHF_COMPRESSED
+#define SHF_COMPRESSED (1 << 11)
+#endif
+
+struct sections {
+	Elf_Scn *eh_frame;
+	Elf_Scn *debug_frame;
+	bool has_shdrs;
+};
+
+static Elf *open_elf(int fd, int *err)
+{
+	struct stat st;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		*err = -ELIBACC;
+		return NULL;
+	}
+	if (fstat(fd, &st)) {
+		*err = -errno;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if ((__u64)st.st_size > ELF_FILE_MAX) {
+		*err = -EFBIG;
+		return NULL;
+	}
+	/* read(2) into memory: a file truncated underneath cannot fault us */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	*err = elf ? 0 : -EINVAL;
+	return elf;
+}
+
+/* rows are x86-64 rules: anything else is not ours to read */
+static int check_ehdr(Elf *elf)
+{
+	const char *ident;
+	GElf_Ehdr eh;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return -ENOEXEC;
+	ident = elf_getident(elf, NULL);
+	if (!ident || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		return -ENOEXEC;
+	return 0;
+}
+
+static int read_loads(Elf *elf, struct unwind_table *t)
+{
+	size_t nph;
+
+	if (elf_getphdrnum(elf, &nph))
+		return -EINVAL;
+	for (size_t i = 0; i < nph && t->n_loads < UNWIND_LOADS_MAX; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		t->loads[t->n_loads++] = (struct unwind_load){
+			.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz,
+			.exec = ph.p_flags & PF_X,
+		};
+	}
+	return 0;
+}
+
+static void find_sections(Elf *elf, struct sections *s)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		s->has_shdrs = true;
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!s->eh_frame && !strcmp(name, ".eh_frame"))
+			s->eh_frame = scn;
+		else if (!s->debug_frame && !strcmp(name, ".debug_frame"))
+			s->debug_frame = scn;
+	}
+}
+
+/* the section's bytes; NULL for SHT_NOBITS (a debug file's copy), unreadable or too big */
+static Elf_Data *section_data(Elf_Scn *scn)
+{
+	GElf_Shdr sh;
+	GElf_Chdr ch;
+
+	if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+		return NULL;
+	if (!(sh.sh_flags & SHF_COMPRESSED))
+		return elf_rawdata(scn, NULL);
+	/* inflate only what claims a sane size: a tiny file can claim gigabytes */
+	if (!gelf_getchdr(scn, &ch) || ch.ch_size > UNWIND_DEBUG_FRAME_MAX ||
+	    elf_compress(scn, 0, 0) < 0)
+		return NULL;
+	return elf_getdata(scn, NULL);
+}
+
+static int add_section(struct builder *b, Elf_Scn *scn, enum ehframe_format format,
+		       size_t *bytes)
+{
+	struct ehframe_section sec = { .format = format };
+	Elf_Data *d = section_data(scn);
+	GElf_Shdr sh;
+
+	if (!d || !d->d_buf || !d->d_size || !gelf_getshdr(scn, &sh))
+		return -ENOENT;
+	sec.data = d->d_buf;
+	sec.len = d->d_size;
+	/* .debug_frame holds absolute addresses: only .eh_frame is position-relative */
+	sec.vaddr = format == EHFRAME_EH_FRAME ? sh.sh_addr : 0;
+	*bytes = d->d_size;
+	return builder__add(b, &sec, format == EHFRAME_EH_FRAME ? 0 : 1);
+}
+
+/*
+ * Without section headers: PT_GNU_EH_FRAME is .eh_frame_hdr, which names
+ * where .eh_frame starts but not its size, so the parse runs to the end of
+ * the PT_LOAD segment holding it and stops at the zero terminator.
+ */
+static int add_eh_frame_by_hdr(Elf *elf, struct builder *b, size_t *bytes)
+{
+	struct ehframe_section sec = { .stop_at_zero = true };
+	GElf_Phdr ph, hdr = {};
+	__u64 eh_vaddr;
+	Elf_Data *d;
+	size_t nph;
+
+	if (elf_getphdrnum(elf, &nph))
+		return -ENOENT;
+	for (size_t i = 0; i < nph; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			hdr = ph;
+	if (hdr.p_type != PT_GNU_EH_FRAME || !hdr.p_filesz)
+		return -ENOENT;
+	d = elf_getdata_rawchunk(elf, hdr.p_offset, hdr.p_filesz, ELF_T_BYTE);
+	if (!d || !d->d_buf || ehframe__hdr_eh_frame(d->d_buf, d->d_size, hdr.p_vaddr, &eh_vaddr))
+		return -ENOENT;
+	for (size_t i = 0; i < nph; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || eh_vaddr < ph.p_vaddr ||
+		    eh_vaddr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		/* libelf checks the chunk against the file's size */
+		d = elf_getdata_rawchunk(elf, ph.p_offset + (eh_vaddr - ph.p_vaddr),
+					 ph.p_filesz - (eh_vaddr - ph.p_vaddr), ELF_T_BYTE);
+		if (!d || !d->d_buf)
+			return -ENOENT;
+		sec.data = d->d_buf;
+		sec.len = d->d_size;
+		sec.vaddr = eh_vaddr;
+		*bytes = d->d_size;
+		return builder__add(b, &sec, 0);
+	}
+	return -ENOENT;
+}
+
+static int build(Elf *elf, struct unwind_table *t)
+{
+	struct unwind_table_stats *st = &t->stats;
+	struct sections s = {};
+	struct builder b = { .stats = st };
+	int err, found = 0;
+
+	err = check_ehdr(elf) ?: read_loads(elf, t);
+	if (err)
+		return err;
+	find_sections(elf, &s);
+	if (s.eh_frame)
+		err = add_section(&b, s.eh_frame, EHFRAME_EH_FRAME, &st->eh_frame_bytes);
+	else
+		err = add_eh_frame_by_hdr(elf, &b, &st->eh_frame_bytes);
+	found += !err;
+	if (err && err != -ENOENT)
+		goto out;
+	if (s.debug_frame) {
+		err = add_section(&b, s.debug_frame, EHFRAME_DEBUG_FRAME, &st->debug_frame_bytes);
+		found += !err;
+		if (err && err != -ENOENT)
+			goto out;
+	}
+	err = found ? builder__finish(&b, t, st->eh_frame_bytes + st->debug_frame_bytes) : -ENOENT;
+out:
+	builder__release(&b);
+	return err;
+}
+
+struct unwind_table *unwind_table__build(int fd)
+{
+	struct unwind_table *t = NULL;
+	int err;
+	Elf *elf;
+
+	elf = open_elf(fd, &err);
+	if (!elf)
+		goto out_err;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = -ENOMEM;
+		goto out_end;
+	}
+	err = build(elf, t);
+	if (err)
+		goto out_end;
+	if (elf_read_build_id(fd, t->build_id, sizeof(t->build_id)))
+		t->build_id[0] = '\0';
+out_end:
+	elf_end(elf);
+out_err:
+	if (!err)
+		return t;
+	unwind_table__free(t);
+	errno = -err;
+	return NULL;
+}
