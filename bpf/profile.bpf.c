@@ -5,16 +5,19 @@
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
 #include "filter.bpf.h"
+#include "unwind.bpf.h"
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h; macros are not in BTF */
 #define EFAULT 14
 #define EEXIST 17
+#define E2BIG 7
 
 /* Set by userspace between open and load. */
 const volatile bool include_idle = false;
 const volatile bool collect_kernel = true;
 const volatile bool collect_user = true;
 const volatile bool per_thread = false;
+const volatile __u32 unwind_mode = UNWIND_MODE_FP;
 
 /*
  * Two slots of (stack map, counts map). Samples go to the slot active_slot
@@ -39,10 +42,22 @@ const volatile bool per_thread = false;
 		__uint(max_entries, 10240);                                     \
 	} name SEC(".maps")
 
+/* stacks the CFI unwinder walked, by hash; allocated as used, they are large */
+#define USTACK_MAP(name)                                                        \
+	struct {                                                                \
+		__uint(type, BPF_MAP_TYPE_HASH);                                \
+		__type(key, __u64);                                             \
+		__type(value, struct user_stack);                               \
+		__uint(max_entries, 16384);                                     \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                           \
+	} name SEC(".maps")
+
 STACK_MAP(stacks0);
 STACK_MAP(stacks1);
 COUNTS_MAP(counts0);
 COUNTS_MAP(counts1);
+USTACK_MAP(ustacks0);
+USTACK_MAP(ustacks1);
 
 __u32 active_slot = 0;
 
@@ -57,6 +72,16 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
+
+/* when a process was last asked to be re-read (TASK_EVENT_REMAP), ns */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+} remapped SEC(".maps");
+
+#define REMAP_INTERVAL_NS 1000000000ULL
 
 /* processes already announced; LRU so it never fills */
 struct {
@@ -126,6 +151,52 @@ static __always_inline void announce(__u32 pid, __u32 kind)
 	bpf_ringbuf_submit(e, 0);
 }
 
+/* Asks userspace, at most once a second per process, to read its maps again. */
+static __always_inline void request_remap(__u32 pid)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&remapped, &pid);
+
+	if (last && now - *last < REMAP_INTERVAL_NS)
+		return;
+	bpf_map_update_elem(&remapped, &pid, &now, BPF_ANY);
+	announce(pid, TASK_EVENT_REMAP);
+}
+
+/*
+ * The user stack by CFI where the process's tables are loaded, else by frame
+ * pointers (counted: the first samples of a process, before userspace read it).
+ */
+static __always_inline void get_user_stack(void *ctx, __u32 slot, __u32 pid,
+					   struct sample_key *key)
+{
+	void *ustacks = slot ? (void *)&ustacks1 : (void *)&ustacks0;
+	struct unwind_scratch *sc = NULL;
+	long err;
+
+	if (unwind_mode == UNWIND_MODE_CFI)
+		sc = unwind_user(pid);
+	if (!sc) {
+		if (unwind_mode == UNWIND_MODE_CFI)
+			stat_inc(STAT_UNWIND_FP_FALLBACK);
+		key->user_stack_id = get_stack(ctx, slot, BPF_F_USER_STACK,
+					       STAT_USTACK_COLLISION, STAT_USTACK_ERROR);
+		return;
+	}
+	stat_inc(STAT_UNWIND_CFI);
+	if (sc->stack.flags & USTACK_TRUNCATED)
+		stat_inc(STAT_UNWIND_TRUNCATED);
+	if (sc->unknown_pc)
+		request_remap(pid);
+	key->user_stack_id = STACK_ID_UNWOUND;
+	key->user_hash = sc->hash;
+	err = bpf_map_update_elem(ustacks, &sc->hash, &sc->stack, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		stat_inc(STAT_USTACK_ERROR);	/* the map is full: the stack is lost */
+		key->user_stack_id = -E2BIG;
+		key->user_hash = 0;
+	}
+}
+
 /* a raw tracepoint needs no tracefs mount, unlike tp/sched/... */
 SEC("raw_tp/sched_process_exec")
 int on_exec(void *ctx)
@@ -178,8 +249,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 					      STAT_KSTACK_ERROR);
 	key.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		key.user_stack_id = get_stack(ctx, slot, BPF_F_USER_STACK,
-					      STAT_USTACK_COLLISION, STAT_USTACK_ERROR);
+		get_user_stack(ctx, slot, pid, &key);
 	count_sample(slot, &key);
 	return 0;
 }

@@ -15,6 +15,12 @@
 #define STACK_ID_SKIPPED (-1)
 
 /*
+ * The user stack was walked by the CFI unwinder and lives in the user stack
+ * map under sample_key.user_hash (far from any -errno bpf_get_stackid returns).
+ */
+#define STACK_ID_UNWOUND (-65536)
+
+/*
  * Key of the in-kernel aggregation: one count per process, thread (only with
  * --per-thread, else 0) and pair of stacks. A negative stack id is either
  * STACK_ID_SKIPPED or the -errno bpf_get_stackid() returned.
@@ -25,6 +31,7 @@ struct sample_key {
 	__s32 kern_stack_id;
 	__s32 user_stack_id;
 	char comm[TASK_COMM_LEN];
+	__u64 user_hash;	/* with STACK_ID_UNWOUND: the key of the walked user stack */
 };
 
 /* Indexes of the per-CPU stats map: every sample is counted once in SAMPLES. */
@@ -36,6 +43,9 @@ enum sampler_stat {
 	STAT_USTACK_ERROR,	/* user stack capture failed otherwise (e.g. stack map full) */
 	STAT_COUNTS_FULL,	/* sample dropped: the counts map was full */
 	STAT_EVENTS_DROPPED,	/* process announcements lost: the ring buffer was full */
+	STAT_UNWIND_CFI,	/* user stacks walked by the CFI unwinder */
+	STAT_UNWIND_FP_FALLBACK, /* user stacks taken with frame pointers: tables not loaded yet */
+	STAT_UNWIND_TRUNCATED,	/* CFI walks that stopped before the outermost frame */
 	STAT_MAX,
 };
 
@@ -47,7 +57,11 @@ enum sampler_stat {
  * Announced through the ring buffer so userspace reads a process's maps
  * while it lives: its first sample, and every exec (a new image).
  */
-enum task_event_kind { TASK_EVENT_NEW = 1, TASK_EVENT_EXEC = 2 };
+enum task_event_kind {
+	TASK_EVENT_NEW = 1,
+	TASK_EVENT_EXEC = 2,
+	TASK_EVENT_REMAP = 3,	/* the unwinder met code outside the mappings it knows (dlopen, JIT) */
+};
 
 struct task_event {
 	__u32 pid;

@@ -64,4 +64,25 @@ struct unwind_proc {
 	struct unwind_mapping m[UNWIND_MAX_MAPPINGS];
 };
 
+/* Deepest user stack the BPF unwinder walks (one bpf_loop, no tail calls needed). */
+#ifndef UNWIND_MAX_DEPTH
+#define UNWIND_MAX_DEPTH 256
+#endif
+
+/* user_stack.flags */
+#define USTACK_TRUNCATED 1	/* the walk stopped before the outermost frame */
+
+/*
+ * A user stack the BPF unwinder walked, leaf first, stored under a 64-bit
+ * hash of its frames (sample_key.user_hash).
+ */
+struct user_stack {
+	__u32 n;
+	__u32 flags;
+	__u64 ips[UNWIND_MAX_DEPTH];
+};
+
+/* unwinding methods (--unwind) */
+enum unwind_mode { UNWIND_MODE_FP = 0, UNWIND_MODE_CFI = 1 };
+
 #endif /* EBPFPROF_UNWIND_H */

@@ -37,6 +37,13 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 		prom__value(out, "ebpfprof_samples_lost_total", reasons[i], st[i]);
 	counter(out, "ebpfprof_process_events_dropped_total",
 		"New-process announcements lost to a full ring buffer", st[STAT_EVENTS_DROPPED]);
+	counter(out, "ebpfprof_unwind_cfi_total", "User stacks walked with CFI tables",
+		st[STAT_UNWIND_CFI]);
+	counter(out, "ebpfprof_unwind_truncated_total",
+		"CFI walks that stopped before the outermost frame", st[STAT_UNWIND_TRUNCATED]);
+	counter(out, "ebpfprof_unwind_fp_fallback_total",
+		"User stacks taken with frame pointers before the process's tables were loaded",
+		st[STAT_UNWIND_FP_FALLBACK]);
 	gauge(out, "ebpfprof_counts_map_entries", "Entries in the counts map at the last harvest",
 	      f->records_last);
 	gauge(out, "ebpfprof_counts_map_capacity", "Capacity of one counts map",

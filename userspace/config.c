@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include "config_int.h"
 #include "demangle.h"
+#include "sampler.h"
 #include "log.h"
 
 #define MAX_FREQUENCY 100000	/* the kernel's default perf_event_max_sample_rate */
@@ -18,6 +19,7 @@ static const char usage[] =
 	"                [--format pprof|folded|top] [--include-idle] [--no-kernel] [--no-user]\n"
 	"                [--per-thread] [--top N] [--mode cpu|off-cpu|wall] [--off-cpu-min-us N]\n"
 	"                [--demangle none|short|full] [--dwarf-mb N] [--debuginfod] [--verbose]\n"
+	"                [--unwind auto|fp|cfi] [--unwind-table-mb N]\n"
 	"       ebpfprof agent [OPTIONS]   (continuous profiling; see ebpfprof agent --help)\n"
 	"\n"
 	"Samples the stacks of every CPU with eBPF and writes a symbolized profile.\n"
@@ -38,6 +40,10 @@ static const char usage[] =
 	"  -m, --mode MODE        cpu (default), off-cpu (time blocked), wall (both: cpu, off_cpu\n"
 	"                         and wall sample types in one profile)\n"
 	"      --off-cpu-min-us N ignore off-CPU blocks shorter than N microseconds (default 1)\n"
+	"      --unwind METHOD    user stacks: cfi (.eh_frame tables, frame pointers where a file\n"
+	"                         has none), fp (frame pointers only), auto (cfi if the kernel\n"
+	"                         can, 5.17+; the default)\n"
+	"      --unwind-table-mb N  kernel memory for CFI tables (default 16)\n"
 	"      --stack-storage-size N  stack map entries (default 16384)\n"
 	"      --count-storage-size N  aggregation map entries (default 40960)\n"
 	"  -v, --verbose          print statistics and libbpf messages\n"
@@ -164,6 +170,22 @@ int config__common(struct config *cfg, int opt, const char *arg)
 		err = config__long("--dwarf-mb", arg, 0, 65536, &v);
 		cfg->dwarf_mb = v;
 		return err;
+	case OPT_UNWIND:
+		if (!strcmp(arg, "auto"))
+			cfg->unwind = SAMPLER_UNWIND_AUTO;
+		else if (!strcmp(arg, "fp"))
+			cfg->unwind = SAMPLER_UNWIND_FP;
+		else if (!strcmp(arg, "cfi"))
+			cfg->unwind = SAMPLER_UNWIND_CFI;
+		else {
+			p_err("invalid --unwind '%s' (expected auto, fp or cfi)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_UNWIND_MB:
+		err = config__long("--unwind-table-mb", arg, 1, 4096, &v);
+		cfg->unwind_table_mb = v;
+		return err;
 	case OPT_DEMANGLE:
 		if (!strcmp(arg, "none"))
 			cfg->demangle = DEMANGLE_NONE;
@@ -274,6 +296,7 @@ int config__parse_oneshot(struct config *cfg, int argc, char **argv)
 	cfg->frequency = 99;
 	cfg->demangle = DEMANGLE_SHORT;
 	cfg->dwarf_mb = 8;
+	cfg->unwind_table_mb = 16;
 	cfg->off_cpu_min_us = 1;
 	cfg->top_n = 20;
 	err = config__getopt(cfg, argc, argv, "d:F:p:o:f:m:vh", oneshot_opts, usage, oneshot_opt);

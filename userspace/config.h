@@ -63,6 +63,8 @@ struct config {
 	int dwarf_mb;			/* memory for DWARF line tables over all files; 0: none */
 	enum profile_mode mode;		/* cpu (default), off-cpu, wall */
 	int off_cpu_min_us;		/* off-CPU blocks shorter than this are ignored */
+	int unwind;			/* enum sampler_unwind: auto (default), fp, cfi */
+	int unwind_table_mb;		/* kernel memory for CFI rows */
 	struct agent_config ag;
 };
 

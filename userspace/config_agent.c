@@ -45,6 +45,7 @@ static const char usage[] =
 	"  -p, --pid LIST             only these processes\n"
 	"      --include-idle, --no-kernel, --no-user, --per-thread, --stack-storage-size N,\n"
 	"      --count-storage-size N, --demangle MODE, --debuginfod, --dwarf-mb N,\n"
+	"      --unwind auto|fp|cfi, --unwind-table-mb N,\n"
 	"      -m/--mode cpu|off-cpu|wall, --off-cpu-min-us N,\n"
 	"      -v/--verbose: as for the one-shot profiler\n"
 	"  -h, --help                 this text\n";
@@ -310,6 +311,7 @@ int config__parse_agent(struct config *cfg, int argc, char **argv)
 	cfg->frequency = 19;
 	cfg->demangle = DEMANGLE_SHORT;
 	cfg->dwarf_mb = 8;
+	cfg->unwind_table_mb = 16;
 	cfg->off_cpu_min_us = 1;
 	cfg->ag.interval = 15;
 	cfg->ag.retention = 1000;

@@ -11,6 +11,7 @@
 enum {
 	OPT_INCLUDE_IDLE = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_PER_THREAD, OPT_TOP,
 	OPT_STACK_SIZE, OPT_COUNT_SIZE, OPT_VERSION, OPT_DEMANGLE, OPT_DEBUGINFOD, OPT_DWARF_MB, OPT_MODE, OPT_OFFCPU_MIN,
+	OPT_UNWIND, OPT_UNWIND_MB,
 	OPT_COMMON_END,
 };
 
@@ -29,6 +30,8 @@ enum {
 	{ "dwarf-mb", required_argument, NULL, OPT_DWARF_MB },                      \
 	{ "mode", required_argument, NULL, 'm' },                                   \
 	{ "off-cpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN },              \
+	{ "unwind", required_argument, NULL, OPT_UNWIND },                          \
+	{ "unwind-table-mb", required_argument, NULL, OPT_UNWIND_MB },              \
 	{ "verbose", no_argument, NULL, 'v' },                                      \
 	{ "help", no_argument, NULL, 'h' },                                         \
 	{ "version", no_argument, NULL, OPT_VERSION }

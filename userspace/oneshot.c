@@ -113,6 +113,24 @@ static int write_profile(const struct config *cfg, const struct pprof *p, struct
 	}
 }
 
+static void report_unwind(struct sampler *s, const __u64 *st)
+{
+	struct unwinder_stats us;
+
+	if (sampler__unwind_stats(s, &us)) {
+		p_info("user stacks: frame pointers (--unwind fp, or the kernel cannot walk CFI)");
+		return;
+	}
+	p_info("user stacks: %llu walked with CFI (%llu stopped short), %llu by frame pointers before the process's tables were loaded",
+	       (unsigned long long)st[STAT_UNWIND_CFI], (unsigned long long)st[STAT_UNWIND_TRUNCATED],
+	       (unsigned long long)st[STAT_UNWIND_FP_FALLBACK]);
+	p_info("unwind tables: %llu files (%llu without CFI), %llu rows (%.1f of %.1f MB), %.0f ms to build, %llu processes, %llu resets",
+	       (unsigned long long)us.cache.files, (unsigned long long)us.cache.files_without_cfi,
+	       (unsigned long long)us.cache.rows, us.cache.rows * 8 / 1048576.0,
+	       us.cache.capacity * 8 / 1048576.0, us.cache.build_ns / 1e6,
+	       (unsigned long long)us.procs, (unsigned long long)us.resets);
+}
+
 static void report_stats(const struct config *cfg, struct sampler *s, struct symbolizer *sym,
 			 double seconds)
 {
@@ -145,6 +163,7 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct sym
 	       (unsigned long long)ss.pids, (unsigned long long)ss.files_loaded,
 	       (unsigned long long)ss.file_cache_hits, (unsigned long long)ss.symbols,
 	       ss.bytes / 1048576.0);
+	report_unwind(s, st);
 	p_info("self: user %.3f s, system %.3f s, max rss %ld KiB",
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);

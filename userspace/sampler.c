@@ -11,16 +11,19 @@
 #include "bpf_util.h"
 #include "sampler.h"
 #include "cpus.h"
+#include "unwind.h"
 #include "profile.skel.h"
 
 #define DEFAULT_STACK_ENTRIES 16384
 #define DEFAULT_COUNT_ENTRIES 40960
+#define DEFAULT_UNWIND_ROWS (2u << 20)	/* 16 MiB of rows */
 
 struct sampler {
 	struct profile_bpf *skel;
 	struct ring_buffer *events;
 	sampler_event_fn event_fn;	/* set for the duration of one poll */
 	void *event_ctx;
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	struct bpf_link *exec_link;
 	struct bpf_link **links;
 	int *cpus;
@@ -30,6 +33,7 @@ struct sampler {
 	int frequency;
 	int n_possible_cpus;
 	__u32 count_entries;
+	__u32 unwind_rows;
 	bool double_buffer;
 };
 
@@ -41,6 +45,28 @@ static struct bpf_map *counts_map(struct sampler *s, int slot)
 static struct bpf_map *stacks_map(struct sampler *s, int slot)
 {
 	return slot ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
+}
+
+static struct bpf_map *ustacks_map(struct sampler *s, int slot)
+{
+	return slot ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
+}
+
+/* CFI unwinding needs bpf_loop (5.17) and bpf_task_pt_regs (5.15). */
+static bool kernel_can_unwind(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) > 0 &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) > 0;
+}
+
+/* Whether to walk user stacks with CFI; -EOPNOTSUPP when asked for and impossible. */
+static int want_cfi(const struct sampler_opts *o, bool *cfi)
+{
+	*cfi = false;
+	if (o->no_user || o->unwind == SAMPLER_UNWIND_FP)
+		return 0;
+	*cfi = kernel_can_unwind();
+	return !*cfi && o->unwind == SAMPLER_UNWIND_CFI ? -EOPNOTSUPP : 0;
 }
 
 static int set_pid_filter(struct sampler *s, const __u32 *pids, int n)
@@ -60,7 +86,12 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	__u32 stacks = o->stack_entries ? o->stack_entries : DEFAULT_STACK_ENTRIES;
 	/* slot 1 is never written without double buffering: keep it tiny */
 	__u32 spare = o->double_buffer ? 0 : 1;
-	int err;
+	__u32 rows = o->unwind_rows ? o->unwind_rows : DEFAULT_UNWIND_ROWS;
+	bool cfi;
+	int err = want_cfi(o, &cfi);
+
+	if (err)
+		return err;
 
 	s->count_entries = o->count_entries ? o->count_entries : DEFAULT_COUNT_ENTRIES;
 	s->double_buffer = o->double_buffer;
@@ -70,6 +101,8 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	skel->rodata->collect_user = !o->no_user;
 	skel->rodata->per_thread = o->per_thread;
 	skel->rodata->filter_cgroup = o->cgroup_fd > 0;
+	skel->rodata->unwind_mode = cfi ? UNWIND_MODE_CFI : UNWIND_MODE_FP;
+	s->unwind_rows = cfi ? rows : 1;
 
 	err = bpf_map__set_max_entries(skel->maps.stacks0, stacks);
 	if (!err)
@@ -79,17 +112,48 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.counts1, spare ?: s->count_entries);
 	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ustacks0, stacks);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ustacks1, spare ?: stacks);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.unwind_rows, s->unwind_rows);
+	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.pids, o->n_pids > 0 ? o->n_pids : 1);
 	return err;
 }
 
+/* A new process, an exec or unknown code: read its maps, (re)load its tables. */
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
+	const struct task_event *e = data;
 
-	if (size < sizeof(struct task_event) || !s->event_fn)
+	int ret = 0;
+
+	if (size < sizeof(*e))
 		return 0;
-	return s->event_fn(data, s->event_ctx);
+	/* names first: a short-lived process may be gone by the time its tables are built */
+	if (e->kind != TASK_EVENT_REMAP && s->event_fn)
+		ret = s->event_fn(e, s->event_ctx);
+	if (s->unwinder)
+		unwinder__add_pid(s->unwinder, e->pid);	/* failure: frame pointers, counted */
+	return ret;
+}
+
+static int new_unwinder(struct sampler *s)
+{
+	struct unwinder_opts uo = {
+		.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows),
+		.rows = s->unwind_rows,
+		.procs_fd = bpf_map__fd(s->skel->maps.unwind_procs),
+		.sync_outer_fd = bpf_map__fd(s->skel->maps.sync_outer),
+		.sync_inner_fd = bpf_map__fd(s->skel->maps.sync_inner),
+	};
+
+	if (s->skel->rodata->unwind_mode != UNWIND_MODE_CFI)
+		return 0;
+	s->unwinder = unwinder__new(&uo);
+	return s->unwinder ? 0 : -errno;
 }
 
 struct sampler *sampler__new(const struct sampler_opts *opts)
@@ -121,6 +185,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &(__u32){ 0 },
 				&opts->cgroup_fd, BPF_ANY))
 		err = -errno;
+	if (!err)
+		err = new_unwinder(s);
 	if (err)
 		goto err_free;
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
@@ -229,6 +295,8 @@ int sampler__swap(struct sampler *s)
 	/* returns after an RCU grace period: every run that saw the old slot has ended */
 	inner = bpf_map__fd(s->skel->maps.sync_inner);
 	err = bpf_util__grace_period(bpf_map__fd(s->skel->maps.sync_outer), inner);
+	if (s->unwinder)
+		unwinder__sweep(s->unwinder);	/* once a window: tables of dead processes go */
 	return err ? err : old;
 }
 
@@ -269,12 +337,34 @@ int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max)
 	return n;
 }
 
+int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max,
+			bool *truncated)
+{
+	struct user_stack *us = malloc(sizeof(*us));	/* 2 KiB: not on the stack */
+	int n = 0;
+
+	if (!us)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(ustacks_map(s, slot)), &hash, us)) {
+		n = -errno;
+		goto out;
+	}
+	*truncated = us->flags & USTACK_TRUNCATED;
+	for (; n < (int)us->n && n < UNWIND_MAX_DEPTH && n < max; n++)
+		ips[n] = us->ips[n];
+out:
+	free(us);
+	return n;
+}
+
 int sampler__clear(struct sampler *s, int slot)
 {
 	int err = bpf_util__clear_map(bpf_map__fd(counts_map(s, slot)), sizeof(struct sample_key));
 
 	if (!err)
 		err = bpf_util__clear_map(bpf_map__fd(stacks_map(s, slot)), sizeof(__u32));
+	if (!err)
+		err = bpf_util__clear_map(bpf_map__fd(ustacks_map(s, slot)), sizeof(__u64));
 	return err;
 }
 
@@ -289,6 +379,19 @@ int sampler__stats(struct sampler *s, __u64 out[STAT_MAX])
 				    s->n_possible_cpus, out);
 }
 
+bool sampler__unwinds_cfi(const struct sampler *s)
+{
+	return s->unwinder;
+}
+
+int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out)
+{
+	if (!s->unwinder)
+		return -ENOENT;
+	unwinder__stats(s->unwinder, out);
+	return 0;
+}
+
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt)
 {
 	return bpf_util__prog_runtime(bpf_program__fd(s->skel->progs.do_sample), run_ns, run_cnt);
@@ -300,6 +403,7 @@ void sampler__free(struct sampler *s)
 		return;
 	sampler__stop(s);
 	ring_buffer__free(s->events);
+	unwinder__free(s->unwinder);
 	free(s->links);
 	free(s->cpus);
 	profile_bpf__destroy(s->skel);

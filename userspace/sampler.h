@@ -5,8 +5,16 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "profile.h"
+#include "unwinder.h"
 
 struct sampler;
+
+/* --unwind: how user stacks are walked */
+enum sampler_unwind {
+	SAMPLER_UNWIND_AUTO = 0,	/* CFI where the kernel can (5.17+), else frame pointers */
+	SAMPLER_UNWIND_FP,		/* frame pointers only (bpf_get_stackid) */
+	SAMPLER_UNWIND_CFI,		/* CFI tables, frame pointers where a file has none */
+};
 
 struct sampler_opts {
 	int frequency;		/* samples per second per CPU */
@@ -20,6 +28,8 @@ struct sampler_opts {
 	__u32 count_entries;	/* counts map size; 0: default */
 	bool double_buffer;	/* two slots of maps, for sampler__swap (agent mode) */
 	int cgroup_fd;		/* > 0: only tasks in this cgroup v2 directory's subtree */
+	enum sampler_unwind unwind;
+	__u32 unwind_rows;	/* CFI rows BPF can hold (8 bytes each); 0: default */
 };
 
 /* Opens, configures and loads the BPF object. NULL with errno set on failure. */
@@ -49,6 +59,14 @@ int sampler__for_each(struct sampler *s, int slot, sampler_fn fn, void *ctx);
 /* Copies the frames of stack id of slot (leaf first) into ips; returns how many, or a negative errno. */
 int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max);
 
+/*
+ * Copies the CFI-walked user stack hash of slot (leaf first) into ips;
+ * returns how many, or a negative errno. *truncated tells whether the walk
+ * stopped before the outermost frame.
+ */
+int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max,
+			bool *truncated);
+
 /* Empties slot's counts and stacks (call only on a slot that is not active). */
 int sampler__clear(struct sampler *s, int slot);
 
@@ -72,6 +90,10 @@ int sampler__stats(struct sampler *s, __u64 out[STAT_MAX]);
 
 /* Kernel-side cost, when kernel.bpf_stats_enabled is 1 (else both 0). */
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt);
+
+/* Whether user stacks are walked with CFI tables; their loader's figures if so. */
+bool sampler__unwinds_cfi(const struct sampler *s);
+int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out);
 
 /* Number of CPUs sampled after sampler__start. */
 int sampler__cpus(const struct sampler *s);

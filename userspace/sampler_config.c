@@ -2,6 +2,7 @@
 #include <errno.h>
 #include "preflight.h"
 #include "sampler_config.h"
+#include "unwind.h"
 
 struct sampler *sampler_config__load(const struct config *cfg, bool double_buffer, int cgroup_fd)
 {
@@ -17,6 +18,8 @@ struct sampler *sampler_config__load(const struct config *cfg, bool double_buffe
 		.count_entries = cfg->count_entries,
 		.double_buffer = double_buffer,
 		.cgroup_fd = cgroup_fd,
+		.unwind = cfg->unwind,
+		.unwind_rows = (__u32)cfg->unwind_table_mb * ((1u << 20) / sizeof(struct unwind_row)),
 	};
 	struct sampler *s = sampler__new(&so);
 	int err = errno;

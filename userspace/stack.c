@@ -2,12 +2,19 @@
 #include <errno.h>
 #include <stddef.h>
 #include "stack.h"
+#include "unwind.h"
 
 /*
  * Lost-stack pseudo frames live in "no mapping" at addresses no real frame can
  * have there, one per reason and side, so they deduplicate as Locations.
  */
-enum { LOST_KERNEL_COLLISION = 1, LOST_USER_COLLISION, LOST_KERNEL_ERROR, LOST_USER_ERROR };
+enum {
+	LOST_KERNEL_COLLISION = 1,
+	LOST_USER_COLLISION,
+	LOST_KERNEL_ERROR,
+	LOST_USER_ERROR,
+	USER_TRUNCATED,
+};
 
 static void push(struct stack *st, const struct sym_mapping *m, const char *name, __u64 addr)
 {
@@ -42,11 +49,28 @@ static void push_lost(struct stack *st, bool kernel, bool collision)
 		     kernel ? LOST_KERNEL_ERROR : LOST_USER_ERROR);
 }
 
+/* Names frames ips[0, n) (leaf first) and pushes them. */
+static void push_ips(struct stack *st, struct symbolizer *sym, __u32 pid, bool kernel,
+		     const __u64 *ips, int n)
+{
+	struct sym_frame f;
+
+	for (int i = 0; i < n; i++) {
+		/* every frame but the leaf is a return address: look up the call instruction */
+		__u64 lookup = i ? ips[i] - 1 : ips[i];
+
+		if (kernel)
+			symbolizer__kernel(sym, lookup, &f);
+		else
+			symbolizer__user(sym, pid, lookup, &f);
+		push_frame(st, &f, ips[i]);
+	}
+}
+
 static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slot,
 			struct symbolizer *sym, __s32 id, __u32 pid, bool kernel)
 {
 	__u64 ips[MAX_STACK_DEPTH];
-	struct sym_frame f;
 	int n;
 
 	if (id == STACK_ID_SKIPPED || id == -EFAULT)
@@ -60,16 +84,27 @@ static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slo
 		push_lost(st, kernel, false);
 		return;
 	}
-	for (int i = 0; i < n; i++) {
-		/* every frame but the leaf is a return address: look up the call instruction */
-		__u64 lookup = i ? ips[i] - 1 : ips[i];
+	push_ips(st, sym, pid, kernel, ips, n);
+}
 
-		if (kernel)
-			symbolizer__kernel(sym, lookup, &f);
-		else
-			symbolizer__user(sym, pid, lookup, &f);
-		push_frame(st, &f, ips[i]);
+/*
+ * A user stack the CFI unwinder walked. One that stopped short ends in a
+ * pseudo frame saying so, rather than in whatever frame it reached.
+ */
+static void resolve_unwound(struct stack *st, struct sampler *s, int slot,
+			    struct symbolizer *sym, __u32 pid, __u64 hash)
+{
+	__u64 ips[UNWIND_MAX_DEPTH];
+	bool truncated = false;
+	int n = sampler__user_stack(s, slot, hash, ips, UNWIND_MAX_DEPTH, &truncated);
+
+	if (n < 0) {
+		push_lost(st, false, false);
+		return;
 	}
+	push_ips(st, sym, pid, false, ips, n);
+	if (truncated)
+		push(st, NULL, "[truncated user stack]", USER_TRUNCATED);
 }
 
 int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
@@ -90,6 +125,12 @@ static int read_sampler(void *src, int slot, __s32 id, __u64 *ips, int max)
 int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
 		   const struct sample_key *key)
 {
-	return stack__resolve_ids(st, read_sampler, s, slot, sym, key->pid, key->kern_stack_id,
-				  key->user_stack_id);
+	if (key->user_stack_id != STACK_ID_UNWOUND)
+		return stack__resolve_ids(st, read_sampler, s, slot, sym, key->pid,
+					  key->kern_stack_id, key->user_stack_id);
+	st->n = 0;
+	st->n_lines = 0;
+	resolve_one(st, read_sampler, s, slot, sym, key->kern_stack_id, key->pid, true);
+	resolve_unwound(st, s, slot, sym, key->pid, key->user_hash);
+	return 0;
 }

@@ -4,10 +4,12 @@
 
 #include <linux/types.h>
 #include "profile.h"
+#include "unwind.h"
 #include "sampler.h"
 #include "symbolizer.h"
 
-#define STACK_MAX_FRAMES (2 * MAX_STACK_DEPTH)
+/* a kernel stack, a CFI-walked user stack and a truncation mark */
+#define STACK_MAX_FRAMES (MAX_STACK_DEPTH + UNWIND_MAX_DEPTH + 1)
 
 /* Source lines kept for one stack; past this, frames keep their function name only. */
 #define STACK_MAX_LINES (4 * STACK_MAX_FRAMES)

@@ -1,0 +1,227 @@
+/* unwind.bpf.h -- walks a user stack in BPF from CFI rows (.eh_frame), with frame pointers where there are none */
+#ifndef EBPFPROF_UNWIND_BPF_H
+#define EBPFPROF_UNWIND_BPF_H
+
+#include "unwind.h"
+
+#define USER_ADDR_END 0x800000000000ULL	/* x86-64 user space ends below this */
+#define MAPPING_SEARCH_STEPS 9		/* 2^9 > UNWIND_MAX_MAPPINGS */
+#define ROW_SEARCH_STEPS 25		/* tables up to 2^25 rows */
+
+/*
+ * Every table's rows, back to back; userspace owns the layout and sizes the
+ * array before load. A process's mappings say which slice is whose.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+	__uint(max_entries, 1);
+} unwind_rows SEC(".maps");
+
+/* pid -> its executable mappings; a process not here is unwound with frame pointers */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} unwind_procs SEC(".maps");
+
+/* The walk's state: too big for the 512-byte BPF stack. */
+struct unwind_scratch {
+	__u64 pc;
+	__u64 sp;
+	__u64 bp;
+	__u64 hash;
+	__u32 unknown_pc;	/* a PC outside every known mapping: the maps changed */
+	__u32 pad;
+	struct user_stack stack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_scratch);
+	__uint(max_entries, 1);
+} unwind_scratch SEC(".maps");
+
+struct unwind_ctx {
+	struct unwind_scratch *sc;
+	struct unwind_proc *proc;
+};
+
+/* the mapping holding pc: the last one with start <= pc, if pc < its end */
+static __always_inline const struct unwind_mapping *find_mapping(const struct unwind_proc *p,
+								 __u64 pc)
+{
+	__u32 lo = 0, hi = p->n, mid;
+
+	if (hi > UNWIND_MAX_MAPPINGS)
+		return NULL;
+	/* invariant: m[lo - 1].start <= pc < m[hi].start */
+	for (int i = 0; i < MAPPING_SEARCH_STEPS && lo < hi; i++) {
+		mid = (lo + hi) / 2;
+		if (p->m[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	lo = (lo - 1) & (UNWIND_MAX_MAPPINGS - 1);
+	return pc < p->m[lo].end ? &p->m[lo] : NULL;
+}
+
+/* the row covering vaddr: the last one of the mapping's slice with pc <= vaddr */
+static __always_inline const struct unwind_row *find_row(const struct unwind_mapping *m,
+							 __u64 vaddr)
+{
+	__u32 lo = m->table_start, hi = m->table_start + m->table_len, mid, idx;
+	const struct unwind_row *row;
+
+	if (vaddr > 0xffffffffULL)
+		return NULL;
+	/* invariant: rows[lo - 1].pc <= vaddr < rows[hi].pc, within the slice */
+	for (int i = 0; i < ROW_SEARCH_STEPS && lo < hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		row = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!row)
+			return NULL;
+		if (row->pc <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == m->table_start)
+		return NULL;
+	idx = lo - 1;
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+static __always_inline int read_word(__u64 *dst, __u64 addr)
+{
+	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
+}
+
+/* The caller's CFA, return address and rbp by the row's rule; 1: stop (END or unknown), <0: bad read. */
+static __always_inline int apply_row(const struct unwind_row *row, struct unwind_scratch *sc,
+				     __u64 *cfa, __u64 *bp)
+{
+	switch (row->cfa_type) {
+	case UNWIND_CFA_RSP:
+		*cfa = sc->sp + row->cfa_off;
+		break;
+	case UNWIND_CFA_RBP:
+		*cfa = sc->bp + row->cfa_off;
+		break;
+	case UNWIND_CFA_PLT:
+		*cfa = sc->sp + row->cfa_off + ((sc->pc & 15) >= (__u8)row->rbp_off ? 8 : 0);
+		return 0;	/* a PLT stub never saves rbp */
+	case UNWIND_CFA_RBP_DEREF:
+		/* a realigned frame: the CFA is saved below rbp, the caller's rbp at rbp */
+		if (read_word(cfa, sc->bp + row->cfa_off) || read_word(bp, sc->bp))
+			return -1;
+		return 0;
+	default:
+		return 1;
+	}
+	if (row->rbp_off && read_word(bp, *cfa + 8 * (__s64)row->rbp_off))
+		return -1;
+	return 0;
+}
+
+/* One frame: record pc, then find the caller's pc, sp and bp. Returns 1 to end the loop. */
+static long unwind_step(__u64 i, struct unwind_ctx *c)
+{
+	struct unwind_scratch *sc = c->sc;
+	const struct unwind_mapping *m;
+	const struct unwind_row *row = NULL;
+	__u64 cfa, ra, bp = sc->bp;
+	__u32 n = sc->stack.n;
+	int ret;
+
+	if (n >= UNWIND_MAX_DEPTH)
+		goto truncated;
+	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc;
+	sc->stack.n = n + 1;
+	sc->hash = (sc->hash ^ sc->pc) * 0x9e3779b97f4a7c15ULL;
+	sc->hash ^= sc->hash >> 29;
+
+	m = find_mapping(c->proc, sc->pc);
+	if (!m)
+		sc->unknown_pc = 1;
+	else if (m->table_len)
+		/* a return address points after the call: look up the call itself */
+		row = find_row(m, sc->pc - m->bias - (n ? 1 : 0));
+
+	if (row && row->cfa_type != UNWIND_CFA_NONE) {
+		if (row->cfa_type == UNWIND_CFA_END)
+			return 1;	/* the outermost frame: complete */
+		ret = apply_row(row, sc, &cfa, &bp);
+		if (ret)
+			goto truncated;
+		/* CFI stays on one stack, which grows down: a caller's frame sits above */
+		if (cfa <= sc->sp)
+			goto truncated;
+	} else {
+		/*
+		 * No CFI here (Go, JIT code, a stub): follow the frame pointer
+		 * chain. It may hop to another stack (Go's cgo and systemstack
+		 * switches), so only a chain pointing at itself is refused.
+		 */
+		if (!bp)
+			return 1;	/* the chain's end */
+		cfa = bp + 16;
+		if (read_word(&bp, cfa - 16) || bp == cfa - 16)
+			goto truncated;
+	}
+	if (read_word(&ra, cfa - 8))
+		goto truncated;
+	if (!ra)
+		return 1;	/* a zeroed return address marks the outermost frame too */
+	if (ra >= USER_ADDR_END)
+		goto truncated;
+	sc->pc = ra;
+	sc->sp = cfa;
+	sc->bp = bp;
+	return 0;
+
+truncated:
+	sc->stack.flags |= USTACK_TRUNCATED;
+	return 1;
+}
+
+/*
+ * Walks the current task's user stack into the per-CPU scratch. Returns it,
+ * or NULL when the process has no tables (yet): then frame pointers it is.
+ */
+static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct unwind_ctx c = {};
+	__u32 zero = 0;
+
+	c.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (!c.proc)
+		return NULL;
+	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!c.sc)
+		return NULL;
+	/* the user registers saved at kernel entry, wherever the sample interrupted */
+	c.sc->pc = BPF_CORE_READ(regs, ip);
+	c.sc->sp = BPF_CORE_READ(regs, sp);
+	c.sc->bp = BPF_CORE_READ(regs, bp);
+	c.sc->hash = 0xcbf29ce484222325ULL;
+	c.sc->unknown_pc = 0;
+	c.sc->stack.n = 0;
+	c.sc->stack.flags = 0;
+	bpf_loop(UNWIND_MAX_DEPTH + 1, unwind_step, &c, 0);
+	c.sc->hash ^= c.sc->stack.n;
+	if (!c.sc->hash)
+		c.sc->hash = 1;	/* 0 means "no walked stack" in a sample key */
+	return c.sc;
+}
+
+#endif /* EBPFPROF_UNWIND_BPF_H */

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# test_unwind.sh -- CFI unwinding in BPF: full user stacks of code built without frame pointers
+set -u
+SUITE=unwind
+. "$(dirname "$0")/lib.sh"
+F=$BUILD/fixtures/unwind
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
+
+# profile FIXTURE-ARGS... with UNWIND into $tmp/NAME.folded; the fixture runs 6 s, we sample 4 s of it
+profile() {	# name unwind cmd...
+	local name=$1 unwind=$2; shift 2
+	"$@" 6 >/dev/null 2>&1 &
+	local pid=$!
+	sleep 0.5
+	"$EBPFPROF" --unwind "$unwind" --pid "$pid" --duration 4 --format folded --no-kernel -v \
+		-o "$tmp/$name.folded" 2>"$tmp/$name.err"
+	local rc=$?
+	wait "$pid" 2>/dev/null
+	return $rc
+}
+
+# share (percent, one decimal) of the samples whose stack has frame LEAF that also contain CHAIN
+# (frames in a row; the last one may be a prefix: qsort matches qsort_r)
+share() {	# file leaf chain
+	awk -v leaf="$2" -v chain="$3" '{
+		n = $NF; stack = substr($0, 1, length($0) - length($NF) - 1)
+		if (index(";" stack ";", ";" leaf ";")) { all += n; if (index(";" stack, ";" chain)) hit += n }
+	} END { printf "%.1f %d\n", all ? 100 * hit / all : 0, all }' "$1"
+}
+
+# expect: name file leaf chain min-percent
+expect_chain() {
+	local name=$1 file=$2 leaf=$3 chain=$4 min=$5 got
+	read -r pct n < <(share "$file" "$leaf" "$chain")
+	echo "  $name: $pct% of $n samples in $leaf show $chain"
+	if [ "$n" -lt 100 ]; then
+		fail "$name" "only $n samples in $leaf"
+	elif awk -v p="$pct" -v m="$min" 'BEGIN { exit !(p >= m) }'; then
+		pass "$name"
+	else
+		fail "$name" "$pct% < $min% ($(sort -t' ' -k2 -nr "$file" | head -3 | tr '\n' '|'))"
+	fi
+}
+
+deep_chain="main;uw_chain_1;uw_chain_2;uw_chain_3;uw_chain_4;uw_chain_5"
+
+# 1. five deep, -fomit-frame-pointer, frames of different sizes: the whole chain to main
+if profile deep cfi "$F/unwind_deep"; then
+	expect_chain deep_cfi "$tmp/deep.folded" uw_chain_5 "$deep_chain" 99
+else
+	fail deep_cfi "ebpfprof failed: $(tail -1 "$tmp/deep.err")"
+fi
+
+# 2. the same with frame pointers only: what --unwind cfi is for (the comparison is reported)
+if profile deep_fp fp "$F/unwind_deep"; then
+	read -r fp_pct _ < <(share "$tmp/deep_fp.folded" uw_chain_5 "$deep_chain")
+	read -r cfi_pct _ < <(share "$tmp/deep.folded" uw_chain_5 "$deep_chain")
+	echo "  complete stacks of unwind_deep: fp $fp_pct%, cfi $cfi_pct%"
+	if awk -v f="$fp_pct" -v c="$cfi_pct" 'BEGIN { exit !(c > f + 50) }'; then
+		pass fp_vs_cfi
+	else
+		fail fp_vs_cfi "fp $fp_pct% vs cfi $cfi_pct%: frame pointers should lose this chain"
+	fi
+else
+	fail fp_vs_cfi "ebpfprof --unwind fp failed: $(tail -1 "$tmp/deep_fp.err")"
+fi
+
+# 3. a callback under libc's qsort (libc has no frame pointers): libc and the caller both show
+if profile qsort cfi "$F/unwind_qsort"; then
+	expect_chain qsort_libc "$tmp/qsort.folded" uw_compare "main;uw_sort_caller;qsort" 95
+else
+	fail qsort_libc "ebpfprof failed: $(tail -1 "$tmp/qsort.err")"
+fi
+
+# 4. C++ with exception tables
+if profile cxx cfi "$F/unwind_cxx"; then
+	expect_chain cxx_exceptions "$tmp/cxx.folded" uw_cxx_leaf \
+		"main;uw_cxx_outer;uw_cxx_middle;uw_cxx_leaf" 97
+else
+	fail cxx_exceptions "ebpfprof failed: $(tail -1 "$tmp/cxx.err")"
+fi
+
+# 5. a PIE calling into a shared library, both without frame pointers
+if profile pie_lib cfi "$F/unwind_pie_lib"; then
+	expect_chain pie_shared_lib "$tmp/pie_lib.folded" uw_lib_inner \
+		"main;uw_exe_fn;uw_lib_outer;uw_lib_inner" 97
+else
+	fail pie_shared_lib "ebpfprof failed: $(tail -1 "$tmp/pie_lib.err")"
+fi
+
+# 6. Go calling C through cgo: CFI for the C part, frame pointers for Go's
+if [ ! -x "$F/unwind_cgo" ]; then
+	skip cgo_mixed "no Go toolchain: the cgo fixture was not built"
+elif profile cgo cfi "$F/unwind_cgo"; then
+	expect_chain cgo_mixed "$tmp/cgo.folded" uw_cgo_leaf "main.main" 90
+	expect_chain cgo_c_chain "$tmp/cgo.folded" uw_cgo_leaf "uw_cgo_outer;uw_cgo_leaf" 97
+else
+	fail cgo_mixed "ebpfprof failed: $(tail -1 "$tmp/cgo.err")"
+fi
+
+# 7. a process's first samples, before userspace loaded its tables, use frame pointers and are counted
+( for i in $(seq 20); do "$BUILD/fixtures/short_lived"; done ) &
+"$EBPFPROF" --unwind cfi --duration 3 --format folded -v -o "$tmp/short.folded" 2>"$tmp/short.err"
+wait
+fallback=$(sed -n 's/.*, \([0-9]*\) by frame pointers before.*/\1/p' "$tmp/short.err")
+walked=$(sed -n 's/.*user stacks: \([0-9]*\) walked with CFI.*/\1/p' "$tmp/short.err")
+echo "  short-lived processes: $walked stacks walked with CFI, $fallback by frame pointers first"
+if [ -n "$fallback" ] && [ "$fallback" -gt 0 ] && [ "${walked:-0}" -gt "$fallback" ]; then
+	pass fallback_counted
+else
+	fail fallback_counted "expected some counted frame-pointer fallbacks: $(grep 'user stacks' "$tmp/short.err")"
+fi
+
+# 8. --unwind takes three words and nothing else
+if "$EBPFPROF" --unwind sideways --duration 1 2>"$tmp/bad.err"; then
+	fail bad_unwind "accepted --unwind sideways"
+elif [ "$(wc -l <"$tmp/bad.err")" -eq 1 ] && grep -q "invalid --unwind" "$tmp/bad.err"; then
+	pass bad_unwind
+else
+	fail bad_unwind "$(cat "$tmp/bad.err")"
+fi

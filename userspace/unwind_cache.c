@@ -1,0 +1,319 @@
+/* unwind_cache.c -- CFI tables of mapped files, built once per file and copied into the BPF row array */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include "array.h"
+#include "hashmap.h"
+#include "proc_maps.h"
+#include "procfs.h"
+#include "unwind.h"
+#include "unwind_cache.h"
+#include "unwind_table.h"
+
+#define MAX_LOADS 8		/* PT_LOAD segments remembered per file */
+#define BATCH_ROWS 8192		/* rows per bpf(BPF_MAP_UPDATE_BATCH) */
+
+struct load {
+	__u64 off;		/* file offset where the segment starts, page aligned down */
+	__u64 end;		/* file offset where its bytes end */
+	__s64 delta;		/* p_vaddr - p_offset */
+};
+
+/* A file, by the device and inode the maps line names. */
+struct cached_file {
+	__u64 dev;
+	__u64 ino;
+	struct unwind_slice slice;
+	int n_loads;
+	struct load loads[MAX_LOADS];
+};
+
+struct unwind_cache {
+	const char *proc_root;
+	int rows_fd;
+	__u32 capacity;
+	__u32 used;
+	struct cached_file *files;
+	size_t n_files, cap_files;
+	struct hmap *index;	/* hash of (dev, ino) -> files[] index + 1 */
+	__u32 *keys;		/* BATCH_ROWS array indexes for batch updates */
+	struct unwind_cache_stats stats;
+};
+
+struct file_id {
+	__u64 dev;
+	__u64 ino;
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32 capacity)
+{
+	struct unwind_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->proc_root = proc_root ? proc_root : "/proc";
+	c->rows_fd = rows_fd;
+	c->capacity = capacity;
+	c->index = hmap__new();
+	c->keys = malloc(BATCH_ROWS * sizeof(*c->keys));
+	if (!c->index || !c->keys) {
+		unwind_cache__free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+void unwind_cache__free(struct unwind_cache *c)
+{
+	if (!c)
+		return;
+	hmap__free(c->index);
+	free(c->files);
+	free(c->keys);
+	free(c);
+}
+
+static __u64 id_hash(const struct file_id *id)
+{
+	return hash_u64(id->ino, id->dev);
+}
+
+static int same_file(__u32 id, const void *key, const void *ctx)
+{
+	const struct unwind_cache *c = ctx;
+	const struct file_id *k = key;
+
+	return c->files[id - 1].dev == k->dev && c->files[id - 1].ino == k->ino;
+}
+
+/* The PT_LOAD segments, so any mapping of the file can be turned into a bias. */
+static void read_loads(Elf *elf, struct cached_file *f)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (size_t i = 0; i < n && f->n_loads < MAX_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		f->loads[f->n_loads++] = (struct load){
+			.off = ph.p_offset & ~0xfffULL,
+			.end = ph.p_offset + ph.p_filesz,
+			.delta = (__s64)(ph.p_vaddr - ph.p_offset),
+		};
+	}
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t strndx;
+	const char *s;
+
+	if (elf_getshdrstrndx(elf, &strndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, sh) && (s = elf_strptr(elf, strndx, sh->sh_name)) &&
+		    !strcmp(s, name))
+			return scn;
+	return NULL;
+}
+
+/*
+ * A Go binary's table comes from .eh_frame alone (its cgo C code). Go's own
+ * .debug_frame says nothing of rbp and is wrong across the stack switches of
+ * cgo calls and systemstack, while Go always keeps frame pointers on x86-64:
+ * its code unwinds better with them.
+ */
+static struct unwind_table *go_table(Elf *elf)
+{
+	Elf_Scn *scn;
+	Elf_Data *d;
+	GElf_Shdr sh;
+
+	scn = find_section(elf, ".eh_frame", &sh);
+	if (!scn || sh.sh_type != SHT_PROGBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return unwind_table__from_sections(d->d_buf, d->d_size, sh.sh_addr, NULL, 0);
+}
+
+/* The file's loads and table; a Go binary gets go_table(). NULL with errno when there is none. */
+static struct unwind_table *read_file(int fd, struct cached_file *f)
+{
+	struct unwind_table *t = NULL;
+	GElf_Shdr sh;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return NULL;
+	if (elf_kind(elf) == ELF_K_ELF) {
+		read_loads(elf, f);
+		if (find_section(elf, ".gopclntab", &sh) || find_section(elf, ".go.buildinfo", &sh))
+			t = go_table(elf);
+		else
+			t = unwind_table__build(fd);
+	}
+	elf_end(elf);
+	return t;
+}
+
+/* Copies rows into the array at c->used, in batches. */
+static int load_rows(struct unwind_cache *c, const struct unwind_row *rows, __u32 n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	for (__u32 done = 0; done < n;) {
+		__u32 count = n - done < BATCH_ROWS ? n - done : BATCH_ROWS;
+
+		for (__u32 i = 0; i < count; i++)
+			c->keys[i] = c->used + done + i;
+		if (bpf_map_update_batch(c->rows_fd, c->keys, (void *)(rows + done), &count, &opts))
+			return -errno;
+		done += count;
+	}
+	return 0;
+}
+
+/* Parses the file's CFI and loads it; an empty slice when it has none usable. */
+static int build(struct unwind_cache *c, int fd, struct cached_file *f)
+{
+	struct unwind_table *t = read_file(fd, f);
+	const struct unwind_row *rows;
+	size_t n;
+	int err = 0;
+
+	if (!t) {
+		c->stats.files_without_cfi++;
+		return 0;
+	}
+	rows = unwind_table__rows(t, &n);
+	if (!n) {
+		c->stats.files_without_cfi++;
+	} else if (n > c->capacity - c->used) {
+		c->stats.full++;
+		err = -ENOSPC;
+	} else {
+		err = load_rows(c, rows, n);
+		if (!err) {
+			f->slice = (struct unwind_slice){ .start = c->used, .len = n };
+			c->used += n;
+			c->stats.files++;
+		}
+	}
+	unwind_table__free(t);
+	return err;
+}
+
+/* Opens, builds and remembers the file of m (a negative answer is remembered too). */
+static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
+		    const struct file_id *id, struct cached_file **out)
+{
+	struct cached_file f = { .dev = id->dev, .ino = id->ino };
+	__u64 t0 = now_ns();
+	struct stat st;
+	int fd, err;
+
+	err = procfs__open_mapped(c->proc_root, pid, m, &fd, &st);
+	if (err)
+		return err;	/* not remembered: another process may be able to show it */
+	err = build(c, fd, &f);
+	close(fd);
+	c->stats.build_ns += now_ns() - t0;
+	if (err)
+		return err;	/* -ENOSPC: not remembered, so a reset can retry it */
+	if (ARRAY_RESERVE(c->files, c->cap_files, c->n_files + 1))
+		return -ENOMEM;
+	c->files[c->n_files++] = f;
+	err = hmap__insert(c->index, id_hash(id), c->n_files);
+	if (err) {
+		c->n_files--;
+		return err;
+	}
+	*out = &c->files[c->n_files - 1];
+	return 0;
+}
+
+/* bias such that pc - bias is the file's virtual address for pc */
+static int bias_of(const struct cached_file *f, const struct proc_map *m, __u64 *bias)
+{
+	for (int i = 0; i < f->n_loads; i++) {
+		const struct load *l = &f->loads[i];
+
+		if (m->pgoff >= l->off && m->pgoff < l->end) {
+			*bias = m->start - m->pgoff - l->delta;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
+		      struct unwind_slice *slice, __u64 *bias)
+{
+	struct file_id id = { makedev(m->dev_major, m->dev_minor), m->inode };
+	struct cached_file *f = NULL;
+	__u32 idx;
+	int err;
+
+	*slice = (struct unwind_slice){};
+	*bias = 0;
+	if (!m->inode)
+		return -ENOENT;
+	idx = hmap__find(c->index, id_hash(&id), same_file, &id, c);
+	if (idx) {
+		f = &c->files[idx - 1];
+	} else {
+		err = add_file(c, pid, m, &id, &f);
+		if (err)
+			return err;
+	}
+	if (!f->slice.len)
+		return 0;
+	err = bias_of(f, m, bias);
+	if (!err)
+		*slice = f->slice;
+	return err;
+}
+
+int unwind_cache__reset(struct unwind_cache *c)
+{
+	struct hmap *index = hmap__new();
+
+	if (!index)
+		return -ENOMEM;
+	hmap__free(c->index);
+	c->index = index;
+	c->n_files = 0;
+	c->used = 0;
+	c->stats.files = 0;
+	c->stats.files_without_cfi = 0;
+	return 0;
+}
+
+void unwind_cache__stats(const struct unwind_cache *c, struct unwind_cache_stats *out)
+{
+	*out = c->stats;
+	out->rows = c->used;
+	out->capacity = c->capacity;
+}

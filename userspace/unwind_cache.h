@@ -1,0 +1,45 @@
+/* unwind_cache.h -- CFI tables of mapped files, built once per file and copied into the BPF row array */
+#ifndef EBPFPROF_UNWIND_CACHE_H
+#define EBPFPROF_UNWIND_CACHE_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+struct proc_map;
+struct unwind_cache;
+
+/* Where a file's rows live in the BPF array, and how to turn a mapping into a bias. */
+struct unwind_slice {
+	__u32 start;
+	__u32 len;		/* 0: the file has no usable CFI (frame pointers for it) */
+};
+
+struct unwind_cache_stats {
+	__u64 files;		/* files with a table in the array */
+	__u64 files_without_cfi;
+	__u64 rows;		/* rows in use */
+	__u64 capacity;		/* rows the array holds */
+	__u64 build_ns;		/* time spent parsing and loading tables */
+	__u64 full;		/* tables that did not fit */
+};
+
+/* rows_fd: the BPF array of struct unwind_row with capacity entries. NULL with errno set. */
+struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32 capacity);
+void unwind_cache__free(struct unwind_cache *c);
+
+/*
+ * The slice and load bias for the file that process pid maps at m, building
+ * and loading its table on first sight. The file is opened the way
+ * procfs__open_mapped does, never through a path the process controls.
+ * Returns 0, -ENOSPC when the array is full, or another negative errno
+ * (*slice is then empty and the mapping unwinds with frame pointers).
+ */
+int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
+		      struct unwind_slice *slice, __u64 *bias);
+
+/* Forgets every table: the array is free again. Callers must first stop BPF using it. */
+int unwind_cache__reset(struct unwind_cache *c);
+
+void unwind_cache__stats(const struct unwind_cache *c, struct unwind_cache_stats *out);
+
+#endif /* EBPFPROF_UNWIND_CACHE_H */

@@ -1,0 +1,46 @@
+/* unwinder.h -- feeds the BPF unwinder: each process's executable mappings and their CFI tables */
+#ifndef EBPFPROF_UNWINDER_H
+#define EBPFPROF_UNWINDER_H
+
+#include <linux/types.h>
+#include "unwind_cache.h"
+
+struct unwinder;
+
+struct unwinder_opts {
+	const char *proc_root;	/* NULL: /proc */
+	int rows_fd;		/* BPF array of struct unwind_row */
+	__u32 rows;		/* its capacity */
+	int procs_fd;		/* BPF hash: pid -> struct unwind_proc */
+	int sync_outer_fd;	/* grace-period maps (bpf_util__grace_period) */
+	int sync_inner_fd;
+};
+
+struct unwinder_stats {
+	struct unwind_cache_stats cache;
+	__u64 procs;		/* processes given to BPF */
+	__u64 procs_failed;	/* processes whose maps could not be read */
+	__u64 mappings_dropped;	/* executable mappings past UNWIND_MAX_MAPPINGS */
+	__u64 resets;		/* times the row array filled and was rebuilt */
+};
+
+/* NULL with errno set. */
+struct unwinder *unwinder__new(const struct unwinder_opts *opts);
+void unwinder__free(struct unwinder *u);
+
+/*
+ * Reads the process's maps and hands BPF its executable mappings, building
+ * the tables of files not seen before. Called again after an exec or when
+ * BPF met unknown code, it replaces the old entry. When the row array fills,
+ * every table is dropped and the processes known are loaded again (the
+ * tables of processes gone are what frees room). Returns 0 or a negative
+ * errno; on failure the process unwinds with frame pointers.
+ */
+int unwinder__add_pid(struct unwinder *u, __u32 pid);
+
+/* Forgets the processes that exited; returns how many. */
+int unwinder__sweep(struct unwinder *u);
+
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
+
+#endif /* EBPFPROF_UNWINDER_H */
