@@ -29,6 +29,7 @@ struct cached_file {
 	__u64 dev;
 	__u64 ino;
 	struct unwind_slice slice;
+	bool no_room;		/* did not fit: -ENOSPC until the next reset, without parsing again */
 	int n_loads;
 	struct load loads[MAX_LOADS];
 };
@@ -240,8 +241,9 @@ static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 	err = build(c, fd, &f);
 	close(fd);
 	c->stats.build_ns += now_ns() - t0;
-	if (err)
-		return err;	/* -ENOSPC: not remembered, so a reset can retry it */
+	f.no_room = err == -ENOSPC;
+	if (err && !f.no_room)
+		return err;
 	if (ARRAY_RESERVE(c->files, c->cap_files, c->n_files + 1))
 		return -ENOMEM;
 	c->files[c->n_files++] = f;
@@ -251,7 +253,7 @@ static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 		return err;
 	}
 	*out = &c->files[c->n_files - 1];
-	return 0;
+	return f.no_room ? -ENOSPC : 0;
 }
 
 /* bias such that pc - bias is the file's virtual address for pc */
@@ -281,13 +283,12 @@ int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *
 	if (!m->inode)
 		return -ENOENT;
 	idx = hmap__find(c->index, id_hash(&id), same_file, &id, c);
-	if (idx) {
+	if (idx)
 		f = &c->files[idx - 1];
-	} else {
-		err = add_file(c, pid, m, &id, &f);
-		if (err)
-			return err;
-	}
+	else if ((err = add_file(c, pid, m, &id, &f)))
+		return err;
+	if (f->no_room)
+		return -ENOSPC;
 	if (!f->slice.len)
 		return 0;
 	err = bias_of(f, m, bias);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
@@ -14,14 +15,29 @@
 #include "unwinder.h"
 
 #define USER_ADDR_END 0x800000000000ULL
+/*
+ * At most one rebuild a minute: when the live processes' tables together do
+ * not fit, rebuilding on every new process would parse everything again and
+ * again. In between, what does not fit unwinds with frame pointers.
+ */
+#define RESET_INTERVAL_NS (60 * 1000000000ULL)
 
 struct unwinder {
 	struct unwinder_opts o;
 	struct unwind_cache *cache;
 	struct unwind_proc *proc;	/* scratch: one BPF map value */
 	struct unwinder_stats stats;
-	bool resetting;
+	__u64 last_reset_ns;
+	bool resetting;		/* no room: load what fits, frame pointers for the rest */
 };
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 {
@@ -132,6 +148,7 @@ static int reset(struct unwinder *u)
 	if (!err)
 		err = unwind_cache__reset(u->cache);
 	u->stats.resets++;
+	u->last_reset_ns = now_ns();
 	u->resetting = true;
 	for (size_t i = 0; i < n && !err; i++)
 		put(u, pids[i]);	/* a process gone since is simply not reloaded */
@@ -142,18 +159,21 @@ static int reset(struct unwinder *u)
 
 int unwinder__add_pid(struct unwinder *u, __u32 pid)
 {
-	int err = put(u, pid);
+	bool may_reset = !u->last_reset_ns || now_ns() - u->last_reset_ns >= RESET_INTERVAL_NS;
+	int err;
 
+	u->resetting = !may_reset;
+	err = put(u, pid);
 	if (err == -E2BIG && unwinder__sweep(u) > 0)
 		err = put(u, pid);	/* the map of processes was full of dead ones */
 	if (err == -ENOSPC) {
 		err = reset(u);
 		if (!err) {
-			u->resetting = true;	/* what still does not fit unwinds with frame pointers */
+			u->resetting = true;
 			err = put(u, pid);
-			u->resetting = false;
 		}
 	}
+	u->resetting = false;
 	if (err)
 		u->stats.procs_failed++;
 	else
