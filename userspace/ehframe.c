@@ -1,4 +1,4 @@
-/* ehframe.c -- walks the CIEs and FDEs of .eh_frame / .debug_frame with every size checked against the bytes present */
+/* ehframe.c -- walks the CIEs and FDEs of .eh_frame / .debug_frame, every size checked */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* ehframe.h -- bounded parser of .eh_frame / .debug_frame that turns each FDE's CFA program into x86-64 unwind rows */
+/* ehframe.h -- bounded .eh_frame / .debug_frame parser: each FDE's CFA program as x86-64 rows */
 #ifndef EBPFPROF_EHFRAME_H
 #define EBPFPROF_EHFRAME_H
 

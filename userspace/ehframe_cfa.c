@@ -1,4 +1,4 @@
-/* ehframe_cfa.c -- runs a CIE's and an FDE's CFA program and maps each x86-64 row to a struct unwind_row */
+/* ehframe_cfa.c -- runs CIE and FDE CFA programs; maps each x86-64 row to a struct unwind_row */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -241,7 +241,7 @@ static int set_loc(struct interp *in, struct cur *c)
 	return advance(in, to - in->loc, false);
 }
 
-/* only a register rule has a register and offset to change: after an expression the CFA is unknown */
+/* only a register rule has a register and offset to change: after an expression, unknown */
 static void keep_reg_rule(struct state *s)
 {
 	if (s->cfa_kind != CFA_REG)

@@ -1,4 +1,4 @@
-/* ehframe_int.h -- what the CIE/FDE walker (ehframe.c) and the CFA interpreter (ehframe_cfa.c) share */
+/* ehframe_int.h -- shared by the CIE/FDE walker (ehframe.c) and CFA interpreter (ehframe_cfa.c) */
 #ifndef EBPFPROF_EHFRAME_INT_H
 #define EBPFPROF_EHFRAME_INT_H
 

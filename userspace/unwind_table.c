@@ -1,4 +1,4 @@
-/* unwind_table.c -- turns parsed FDE rows into one sorted, gap-marked, merged row table, and looks rows up */
+/* unwind_table.c -- parsed FDE rows into one sorted, gap-marked, merged table; row lookups */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* unwind_table.h -- one ELF file's CFI (.eh_frame, .debug_frame) as a sorted table of 8-byte unwind rows */
+/* unwind_table.h -- one ELF file's CFI (.eh_frame, .debug_frame) as sorted 8-byte unwind rows */
 #ifndef EBPFPROF_UNWIND_TABLE_H
 #define EBPFPROF_UNWIND_TABLE_H
 
@@ -17,11 +17,11 @@ struct unwind_table;
 /* What building the table met, for logs and the benchmark. */
 struct unwind_table_stats {
 	struct ehframe_stats cfi;	/* .eh_frame and .debug_frame together */
-	size_t fdes_above_4g;		/* FDEs reaching past 4 GiB: dropped, pc is 32 bits */
+	size_t fdes_above_4g;		/* FDEs past 4 GiB: dropped, pc is 32 bits */
 	size_t fdes_overlapped;		/* FDEs cut or dropped because another covered them */
 	size_t eh_frame_bytes;
 	size_t debug_frame_bytes;
-	size_t peak_bytes;		/* transient: section bytes + working arrays at their peak */
+	size_t peak_bytes;		/* transient: sections + working arrays at their peak */
 };
 
 /*

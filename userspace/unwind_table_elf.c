@@ -1,4 +1,4 @@
-/* unwind_table_elf.c -- finds an ELF file's .eh_frame (by section or by PT_GNU_EH_FRAME) and .debug_frame for unwind_table */
+/* unwind_table_elf.c -- finds a file's .eh_frame (section or PT_GNU_EH_FRAME) and .debug_frame */
 #include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>

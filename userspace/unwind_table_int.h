@@ -1,4 +1,4 @@
-/* unwind_table_int.h -- the table and its builder, shared by unwind_table.c and the ELF reader unwind_table_elf.c */
+/* unwind_table_int.h -- the table and its builder: unwind_table.c and unwind_table_elf.c */
 #ifndef EBPFPROF_UNWIND_TABLE_INT_H
 #define EBPFPROF_UNWIND_TABLE_INT_H
 

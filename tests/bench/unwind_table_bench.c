@@ -1,4 +1,4 @@
-/* unwind_table_bench.c -- builds one file's unwind table a few times; prints build time, rows, text size and memory */
+/* unwind_table_bench.c -- builds one file's unwind table a few times: time, rows, memory */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -25,10 +25,11 @@ static long maxrss_kb(void)
 	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_maxrss;
 }
 
-/* bytes of executable PT_LOAD segments: the code the rows describe */
+/* bytes of code the rows describe: executable sections, else executable PT_LOAD segments */
 static unsigned long long text_bytes(int fd)
 {
 	unsigned long long sum = 0;
+	Elf_Scn *scn = NULL;
 	size_t nph;
 	Elf *elf;
 
@@ -36,11 +37,19 @@ static unsigned long long text_bytes(int fd)
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return 0;
-	if (!elf_getphdrnum(elf, &nph)) {
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) &&
+		    sh.sh_type != SHT_NOBITS)
+			sum += sh.sh_size;
+	}
+	if (!sum && !elf_getphdrnum(elf, &nph)) {
 		for (size_t i = 0; i < nph; i++) {
 			GElf_Phdr ph;
 
-			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
+			    (ph.p_flags & PF_X))
 				sum += ph.p_filesz;
 		}
 	}
@@ -85,7 +94,8 @@ int main(int argc, char **argv)
 	unwind_table__rows(t, &n);
 	st = unwind_table__stats(t);
 	printf("ms=%.1f rows=%zu row_bytes=%zu text_bytes=%llu bytes_per_mb_text=%.0f "
-	       "transient_bytes=%zu peak_rss_kb=%ld eh_frame_bytes=%zu fdes=%zu bad=%zu\n",
+	       "transient_bytes=%zu peak_rss_kb=%ld eh_frame_bytes=%zu fdes=%zu "
+	       "bad=%zu\n",
 	       best, n, n * sizeof(struct unwind_row), text,
 	       text ? n * sizeof(struct unwind_row) / (text / 1048576.0) : 0.0, st->peak_bytes,
 	       rss1 - rss0, st->eh_frame_bytes, st->cfi.fdes,

@@ -28,9 +28,10 @@ FUZZ_MODS_pprof := pprof pprof_write folded top pbuf hashmap array
 FUZZ_MODS_hashmap := hashmap
 FUZZ_MODS_perfmap := perfmap procfs array
 FUZZ_MODS_demangle := demangle
+FUZZ_MODS_ehframe := ehframe ehframe_cfa unwind_table array
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle
+	perfmap demangle ehframe
 # which ones make fuzz / fuzz-smoke run, e.g. make fuzz FUZZ_TARGETS="cgroup kallsyms"
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_ALL))

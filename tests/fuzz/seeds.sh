@@ -100,4 +100,35 @@ put("prom/escape", struct.pack("<Bd", 16, 1.5) + strs('say "héllo"\\\n'.encode(
 put("prom/utf8", struct.pack("<Bd", 5, 1e300) + strs("€€".encode()))
 put("prom/int", struct.pack("<Bd", 0, 12345678901234.0) + strs(b""))
 PY
+# ehframe: real .eh_frame (and .debug_frame) sections behind fuzz_ehframe's header: flags,
+# the section's address (4 bytes), its length (2 bytes); cut to $max bytes like the rest
+mkdir -p "$out/ehframe"
+eh_seed() {	# name file flags
+	objcopy -O binary --only-section=.eh_frame "$2" "$out/eh.tmp" 2>/dev/null || return
+	# not loaded, so -O binary leaves it out: dump it instead
+	: >"$out/dbg.tmp"
+	objcopy --dump-section .debug_frame="$out/dbg.tmp" "$2" "$out/obj.tmp" 2>/dev/null
+	python3 - "$out/ehframe/$1" "$out/eh.tmp" "$out/dbg.tmp" "$3" \
+		"$(readelf -SW "$2" 2>/dev/null | awk '$2 == ".eh_frame" { print $4 }')" "$max" <<'PY'
+import struct, sys
+dst, eh, dbg, flags, addr, cap = sys.argv[1:]
+eh, dbg = open(eh, "rb").read(), open(dbg, "rb").read()
+if eh:
+    cap = int(cap) - 7
+    eh = eh[:min(cap, 0xffff)]
+    dbg = dbg[:cap - len(eh)] if int(flags) & 1 else b""
+    head = struct.pack("<BIH", int(flags), int(addr or "0", 16) & 0xffffffff, len(eh))
+    open(dst, "wb").write(head + eh + dbg)
+PY
+}
+for f in /bin/true /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libc.so.6 \
+	"$(g++ -print-file-name=libstdc++.so 2>/dev/null)"; do
+	[ -f "$f" ] && eh_seed "$(basename "$f")" "$f" 0
+done
+for f in unwind_deep unwind_cxx unwind_debug_frame; do
+	[ -f "$fixtures/unwind/$f" ] && eh_seed "$f" "$fixtures/unwind/$f" 1
+done
+[ -f /bin/true ] && eh_seed true-hdr /bin/true 2
+rm -f "$out/eh.tmp" "$out/dbg.tmp" "$out/obj.tmp"
+
 exit 0
