@@ -19,6 +19,14 @@ struct {
 	__uint(max_entries, 1);
 } unwind_rows SEC(".maps");
 
+/* each table's page index: where a page's rows begin (struct unwind_mapping) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} unwind_pages SEC(".maps");
+
 /* pid -> its executable mappings; a process not here is unwound with frame pointers */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -77,26 +85,45 @@ static __always_inline const struct unwind_mapping *find_mapping(const struct un
 static __always_inline const struct unwind_row *find_row(const struct unwind_mapping *m,
 							 __u64 vaddr)
 {
-	__u32 lo = m->table_start, hi = m->table_start + m->table_len, mid, idx;
+	__u32 lo, hi, mid, idx, page, *first;
 	const struct unwind_row *row;
 
-	if (vaddr > 0xffffffffULL)
+	if (vaddr < m->base_pc || vaddr > 0xffffffffULL)
 		return NULL;
-	/* invariant: rows[lo - 1].pc <= vaddr < rows[hi].pc, within the slice */
-	for (int i = 0; i < ROW_SEARCH_STEPS && lo < hi; i++) {
+	/* narrow to the rows of vaddr's page, and the row before them */
+	page = (vaddr - m->base_pc) >> UNWIND_PAGE_SHIFT;
+	if (page < m->n_pages) {
+		idx = m->page_start + page;
+		first = bpf_map_lookup_elem(&unwind_pages, &idx);
+		if (!first)
+			return NULL;
+		lo = *first ? *first - 1 : 0;
+		idx++;
+		first = bpf_map_lookup_elem(&unwind_pages, &idx);
+		if (!first)
+			return NULL;
+		hi = *first;
+	} else {
+		lo = m->table_len - 1;	/* past the last row's page: the last row */
+		hi = m->table_len;
+	}
+	if (hi > m->table_len || lo >= hi)
+		return NULL;
+	lo += m->table_start;
+	hi += m->table_start;
+	/* invariant: rows[lo] is the first candidate, rows[hi] is past vaddr */
+	for (int i = 0; i < ROW_SEARCH_STEPS && hi - lo > 1; i++) {
 		mid = lo + (hi - lo) / 2;
 		row = bpf_map_lookup_elem(&unwind_rows, &mid);
 		if (!row)
 			return NULL;
 		if (row->pc <= vaddr)
-			lo = mid + 1;
+			lo = mid;
 		else
 			hi = mid;
 	}
-	if (lo == m->table_start)
-		return NULL;
-	idx = lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &idx);
+	row = bpf_map_lookup_elem(&unwind_rows, &lo);
+	return row && row->pc <= vaddr ? row : NULL;
 }
 
 static __always_inline int read_word(__u64 *dst, __u64 addr)

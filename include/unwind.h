@@ -45,9 +45,20 @@ struct unwind_row {
 #endif
 
 /*
+ * A row search first narrows to one page of code: pages[page_start + i] is
+ * the index (within the table) of the first row with pc >= base_pc + i *
+ * UNWIND_PAGE_SIZE, for i in [0, n_pages]; so the row covering an address in
+ * page i is among rows[pages[i] - 1, pages[i + 1]), a few dozen at most,
+ * instead of a search over the whole file's rows (cold cache lines each).
+ */
+#define UNWIND_PAGE_SHIFT 12
+#define UNWIND_PAGE_SIZE (1u << UNWIND_PAGE_SHIFT)
+
+/*
  * One executable mapping of a process. A PC in [start, end) is at file
  * vaddr pc - bias; its rows are rows[table_start, table_start + table_len) of
- * the shared row array (table_len 0: no CFI, frame pointers only).
+ * the shared row array (table_len 0: no CFI, frame pointers only), its page
+ * index pages[page_start, page_start + n_pages + 1).
  */
 struct unwind_mapping {
 	__u64 start;
@@ -55,6 +66,10 @@ struct unwind_mapping {
 	__u64 bias;
 	__u32 table_start;
 	__u32 table_len;
+	__u32 page_start;
+	__u32 n_pages;
+	__u32 base_pc;		/* page-aligned pc of the table's first row */
+	__u32 pad;
 };
 
 /* Value of the per-process map: mappings sorted by start, not overlapping. */

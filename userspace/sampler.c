@@ -52,6 +52,16 @@ static struct bpf_map *ustacks_map(struct sampler *s, int slot)
 	return slot ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
 }
 
+/*
+ * Page index entries for a row array: code has at least a row per 256 bytes
+ * on average (libc 1 per 49, libLLVM 1 per 110), so a quarter of the rows,
+ * one entry per 4 KiB page, is plenty; 2 MiB with the default 16 MiB rows.
+ */
+static __u32 unwind_pages(__u32 rows)
+{
+	return rows / 4 + 16;
+}
+
 /* CFI unwinding needs bpf_loop (5.17) and bpf_task_pt_regs (5.15). */
 static bool kernel_can_unwind(void)
 {
@@ -118,6 +128,8 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.unwind_rows, s->unwind_rows);
 	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.unwind_pages, unwind_pages(s->unwind_rows));
+	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.pids, o->n_pids > 0 ? o->n_pids : 1);
 	return err;
 }
@@ -140,11 +152,13 @@ static int on_event(void *ctx, void *data, size_t size)
 	return ret;
 }
 
-static int new_unwinder(struct sampler *s)
+static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids)
 {
 	struct unwinder_opts uo = {
 		.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows),
 		.rows = s->unwind_rows,
+		.pages_fd = bpf_map__fd(s->skel->maps.unwind_pages),
+		.pages = unwind_pages(s->unwind_rows),
 		.procs_fd = bpf_map__fd(s->skel->maps.unwind_procs),
 		.sync_outer_fd = bpf_map__fd(s->skel->maps.sync_outer),
 		.sync_inner_fd = bpf_map__fd(s->skel->maps.sync_inner),
@@ -153,7 +167,12 @@ static int new_unwinder(struct sampler *s)
 	if (s->skel->rodata->unwind_mode != UNWIND_MODE_CFI)
 		return 0;
 	s->unwinder = unwinder__new(&uo);
-	return s->unwinder ? 0 : -errno;
+	if (!s->unwinder)
+		return -errno;
+	/* processes named up front get their tables before the first sample */
+	for (int i = 0; i < n_pids; i++)
+		unwinder__add_pid(s->unwinder, pids[i]);
+	return 0;
 }
 
 struct sampler *sampler__new(const struct sampler_opts *opts)
@@ -186,7 +205,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 				&opts->cgroup_fd, BPF_ANY))
 		err = -errno;
 	if (!err)
-		err = new_unwinder(s);
+		err = new_unwinder(s, opts->pids, opts->n_pids);
 	if (err)
 		goto err_free;
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);

@@ -39,6 +39,9 @@ struct unwind_cache {
 	int rows_fd;
 	__u32 capacity;
 	__u32 used;
+	int pages_fd;
+	__u32 page_capacity;
+	__u32 pages_used;
 	struct cached_file *files;
 	size_t n_files, cap_files;
 	struct hmap *index;	/* hash of (dev, ino) -> files[] index + 1 */
@@ -59,7 +62,8 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32 capacity)
+struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32 capacity,
+				       int pages_fd, __u32 page_capacity)
 {
 	struct unwind_cache *c = calloc(1, sizeof(*c));
 
@@ -68,6 +72,8 @@ struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32
 	c->proc_root = proc_root ? proc_root : "/proc";
 	c->rows_fd = rows_fd;
 	c->capacity = capacity;
+	c->pages_fd = pages_fd;
+	c->page_capacity = page_capacity;
 	c->index = hmap__new();
 	c->keys = malloc(BATCH_ROWS * sizeof(*c->keys));
 	if (!c->index || !c->keys) {
@@ -179,8 +185,9 @@ static struct unwind_table *read_file(int fd, struct cached_file *f)
 	return t;
 }
 
-/* Copies rows into the array at c->used, in batches. */
-static int load_rows(struct unwind_cache *c, const struct unwind_row *rows, __u32 n)
+/* Copies n values of elem bytes into the BPF array fd from index at, in batches. */
+static int load_batch(struct unwind_cache *c, int fd, __u32 at, const void *values, __u32 n,
+		      size_t elem)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 
@@ -188,12 +195,60 @@ static int load_rows(struct unwind_cache *c, const struct unwind_row *rows, __u3
 		__u32 count = n - done < BATCH_ROWS ? n - done : BATCH_ROWS;
 
 		for (__u32 i = 0; i < count; i++)
-			c->keys[i] = c->used + done + i;
-		if (bpf_map_update_batch(c->rows_fd, c->keys, (void *)(rows + done), &count, &opts))
+			c->keys[i] = at + done + i;
+		if (bpf_map_update_batch(fd, c->keys, (const char *)values + done * elem, &count,
+					 &opts))
 			return -errno;
 		done += count;
 	}
 	return 0;
+}
+
+/* The page index of sorted rows (see struct unwind_mapping); *n_pages + 1 entries. */
+static __u32 *page_index(const struct unwind_row *rows, __u32 n, __u32 *base, __u32 *n_pages)
+{
+	__u32 *pages, r = 0;
+
+	*base = rows[0].pc & ~(UNWIND_PAGE_SIZE - 1);
+	*n_pages = ((rows[n - 1].pc - *base) >> UNWIND_PAGE_SHIFT) + 1;
+	pages = malloc((*n_pages + 1) * sizeof(*pages));
+	if (!pages)
+		return NULL;
+	for (__u32 i = 0; i <= *n_pages; i++) {
+		__u64 page_pc = *base + ((__u64)i << UNWIND_PAGE_SHIFT);
+
+		while (r < n && rows[r].pc < page_pc)
+			r++;
+		pages[i] = r;
+	}
+	return pages;
+}
+
+/* Loads rows and their page index into the arrays; -ENOSPC when either is full. */
+static int load(struct unwind_cache *c, const struct unwind_row *rows, __u32 n,
+		struct unwind_slice *slice)
+{
+	__u32 base, n_pages, *pages = page_index(rows, n, &base, &n_pages);
+	int err = 0;
+
+	if (!pages)
+		return -ENOMEM;
+	if (n > c->capacity - c->used || n_pages + 1 > c->page_capacity - c->pages_used)
+		err = -ENOSPC;
+	if (!err)
+		err = load_batch(c, c->rows_fd, c->used, rows, n, sizeof(*rows));
+	if (!err)
+		err = load_batch(c, c->pages_fd, c->pages_used, pages, n_pages + 1, sizeof(*pages));
+	if (!err) {
+		*slice = (struct unwind_slice){
+			.start = c->used, .len = n,
+			.page_start = c->pages_used, .n_pages = n_pages, .base_pc = base,
+		};
+		c->used += n;
+		c->pages_used += n_pages + 1;
+	}
+	free(pages);
+	return err;
 }
 
 /* Parses the file's CFI and loads it; an empty slice when it has none usable. */
@@ -211,16 +266,12 @@ static int build(struct unwind_cache *c, int fd, struct cached_file *f)
 	rows = unwind_table__rows(t, &n);
 	if (!n) {
 		c->stats.files_without_cfi++;
-	} else if (n > c->capacity - c->used) {
-		c->stats.full++;
-		err = -ENOSPC;
 	} else {
-		err = load_rows(c, rows, n);
-		if (!err) {
-			f->slice = (struct unwind_slice){ .start = c->used, .len = n };
-			c->used += n;
+		err = load(c, rows, n, &f->slice);
+		if (!err)
 			c->stats.files++;
-		}
+		else if (err == -ENOSPC)
+			c->stats.full++;
 	}
 	unwind_table__free(t);
 	return err;
@@ -307,6 +358,7 @@ int unwind_cache__reset(struct unwind_cache *c)
 	c->index = index;
 	c->n_files = 0;
 	c->used = 0;
+	c->pages_used = 0;
 	c->stats.files = 0;
 	c->stats.files_without_cfi = 0;
 	return 0;
@@ -317,4 +369,6 @@ void unwind_cache__stats(const struct unwind_cache *c, struct unwind_cache_stats
 	*out = c->stats;
 	out->rows = c->used;
 	out->capacity = c->capacity;
+	out->pages = c->pages_used;
+	out->page_capacity = c->page_capacity;
 }

@@ -12,6 +12,9 @@ struct unwind_cache;
 struct unwind_slice {
 	__u32 start;
 	__u32 len;		/* 0: the file has no usable CFI (frame pointers for it) */
+	__u32 page_start;	/* its page index (see struct unwind_mapping) */
+	__u32 n_pages;
+	__u32 base_pc;
 };
 
 struct unwind_cache_stats {
@@ -19,12 +22,19 @@ struct unwind_cache_stats {
 	__u64 files_without_cfi;
 	__u64 rows;		/* rows in use */
 	__u64 capacity;		/* rows the array holds */
+	__u64 pages;		/* page index entries in use */
+	__u64 page_capacity;
 	__u64 build_ns;		/* time spent parsing and loading tables */
 	__u64 full;		/* tables that did not fit */
 };
 
-/* rows_fd: the BPF array of struct unwind_row with capacity entries. NULL with errno set. */
-struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32 capacity);
+/*
+ * rows_fd: the BPF array of struct unwind_row with capacity entries;
+ * pages_fd: the BPF array of __u32 page index entries with page_capacity
+ * entries. NULL with errno set.
+ */
+struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32 capacity,
+				       int pages_fd, __u32 page_capacity);
 void unwind_cache__free(struct unwind_cache *c);
 
 /*

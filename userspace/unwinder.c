@@ -48,7 +48,8 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 	u->o = *opts;
 	if (!u->o.proc_root)
 		u->o.proc_root = "/proc";
-	u->cache = unwind_cache__new(u->o.proc_root, opts->rows_fd, opts->rows);
+	u->cache = unwind_cache__new(u->o.proc_root, opts->rows_fd, opts->rows, opts->pages_fd,
+				     opts->pages);
 	u->proc = malloc(sizeof(*u->proc));
 	if (!u->cache || !u->proc) {
 		unwinder__free(u);
@@ -99,6 +100,9 @@ static int fill(struct unwinder *u, __u32 pid)
 		err = 0;	/* any other failure: this mapping unwinds with frame pointers */
 		e->table_start = slice.start;
 		e->table_len = slice.len;
+		e->page_start = slice.page_start;
+		e->n_pages = slice.n_pages;
+		e->base_pc = slice.base_pc;
 		p->n++;
 	}
 	proc_maps__free(maps);

@@ -11,6 +11,8 @@ struct unwinder_opts {
 	const char *proc_root;	/* NULL: /proc */
 	int rows_fd;		/* BPF array of struct unwind_row */
 	__u32 rows;		/* its capacity */
+	int pages_fd;		/* BPF array of __u32: the rows' page index */
+	__u32 pages;		/* its capacity */
 	int procs_fd;		/* BPF hash: pid -> struct unwind_proc */
 	int sync_outer_fd;	/* grace-period maps (bpf_util__grace_period) */
 	int sync_inner_fd;

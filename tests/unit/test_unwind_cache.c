@@ -15,10 +15,35 @@ __attribute__((noinline)) static int probe_fn(int x)
 	return x * 3 + 1;
 }
 
-static int new_rows_map(__u32 n)
+static int new_array(__u32 n, __u32 value_size)
 {
-	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_rows", sizeof(__u32),
-			      sizeof(struct unwind_row), n, NULL);
+	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_unwind", sizeof(__u32), value_size, n, NULL);
+}
+
+/* The BPF search (bpf/unwind.bpf.h find_row), in C over the maps: the page, then the rows in it. */
+static int bpf_find(int rows_fd, int pages_fd, const struct unwind_slice *sl, __u64 vaddr,
+		    struct unwind_row *out)
+{
+	__u32 page = (vaddr - sl->base_pc) >> UNWIND_PAGE_SHIFT, lo, hi, idx;
+	struct unwind_row r;
+
+	if (vaddr < sl->base_pc || page >= sl->n_pages)
+		return -ENOENT;
+	idx = sl->page_start + page;
+	if (bpf_map_lookup_elem(pages_fd, &idx, &lo))
+		return -errno;
+	idx++;
+	if (bpf_map_lookup_elem(pages_fd, &idx, &hi))
+		return -errno;
+	lo = lo ? lo - 1 : 0;
+	for (idx = sl->start + lo; idx < sl->start + hi; idx++) {
+		if (bpf_map_lookup_elem(rows_fd, &idx, &r))
+			return -errno;
+		if (r.pc > vaddr)
+			break;
+		*out = r;
+	}
+	return 0;
 }
 
 static const struct proc_map *mapping_of(const struct proc_map *maps, size_t n, __u64 addr)
@@ -30,8 +55,8 @@ static const struct proc_map *mapping_of(const struct proc_map *maps, size_t n, 
 }
 
 /* The row BPF would find for addr, read back from the array, equals the table's own answer. */
-static int check_addr(struct unwind_cache *c, int fd, const struct proc_map *maps, size_t n,
-		      __u64 addr, const char *file)
+static int check_addr(struct unwind_cache *c, int fd, int pages_fd, const struct proc_map *maps,
+		      size_t n, __u64 addr, const char *file)
 {
 	const struct proc_map *m = mapping_of(maps, n, addr);
 	const struct unwind_row *want;
@@ -51,15 +76,7 @@ static int check_addr(struct unwind_cache *c, int fd, const struct proc_map *map
 	CHECK(t);
 	want = unwind_table__find(t, addr - bias);
 	CHECK(want && want->cfa_type != UNWIND_CFA_NONE);
-	/* the last row of the slice with pc <= the file address, as the BPF search does */
-	for (__u32 i = slice.start; i < slice.start + slice.len; i++) {
-		struct unwind_row r;
-
-		CHECK(bpf_map_lookup_elem(fd, &i, &r) == 0);
-		if (r.pc > addr - bias)
-			break;
-		got = r;
-	}
+	CHECK(bpf_find(fd, pages_fd, &slice, addr - bias, &got) == 0);
 	CHECK(!memcmp(&got, want, sizeof(got)));
 	unwind_table__free(t);
 	return TEST_OK;
@@ -67,26 +84,27 @@ static int check_addr(struct unwind_cache *c, int fd, const struct proc_map *map
 
 static int test_self_and_libc(void)
 {
-	int fd = new_rows_map(1 << 20), ret = TEST_FAIL;
+	int fd = new_array(1 << 20, sizeof(struct unwind_row)), ret = TEST_FAIL;
+	int pages_fd = new_array(1 << 18, sizeof(__u32));
 	struct unwind_cache *c = NULL;
 	struct proc_map *maps = NULL;
 	char exe[4096];
 	ssize_t len;
 	size_t n;
 
-	if (fd < 0)
+	if (fd < 0 || pages_fd < 0)
 		SKIP("cannot create a BPF map (not root?)");
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (len <= 0)
 		goto out;
 	exe[len] = '\0';
-	c = unwind_cache__new(NULL, fd, 1 << 20);
+	c = unwind_cache__new(NULL, fd, 1 << 20, pages_fd, 1 << 18);
 	if (!c || proc_maps__read(NULL, getpid(), &maps, &n))
 		goto out;
 	/* a PIE function of ours and one of libc's (strlen's address is libc's) */
-	if (check_addr(c, fd, maps, n, (__u64)(unsigned long)probe_fn, exe) != TEST_OK)
+	if (check_addr(c, fd, pages_fd, maps, n, (__u64)(unsigned long)probe_fn, exe) != TEST_OK)
 		goto out;
-	if (check_addr(c, fd, maps, n, (__u64)(unsigned long)&strerror,
+	if (check_addr(c, fd, pages_fd, maps, n, (__u64)(unsigned long)&strerror,
 		       mapping_of(maps, n, (unsigned long)&strerror)->path) != TEST_OK)
 		goto out;
 	ret = probe_fn(1) == 4 ? TEST_OK : TEST_FAIL;
@@ -94,13 +112,15 @@ out:
 	proc_maps__free(maps);
 	unwind_cache__free(c);
 	close(fd);
+	close(pages_fd);
 	return ret;
 }
 
 /* A table that does not fit says so, is not parsed again, and a reset makes room. */
 static int test_no_room(void)
 {
-	int fd = new_rows_map(16), ret = TEST_FAIL;
+	int fd = new_array(16, sizeof(struct unwind_row)), ret = TEST_FAIL;
+	int pages_fd = new_array(1 << 16, sizeof(__u32));
 	struct unwind_cache_stats st;
 	struct unwind_cache *c = NULL;
 	struct proc_map *maps = NULL;
@@ -109,9 +129,9 @@ static int test_no_room(void)
 	__u64 bias;
 	size_t n;
 
-	if (fd < 0)
+	if (fd < 0 || pages_fd < 0)
 		SKIP("cannot create a BPF map (not root?)");
-	c = unwind_cache__new(NULL, fd, 16);
+	c = unwind_cache__new(NULL, fd, 16, pages_fd, 1 << 16);
 	if (!c || proc_maps__read(NULL, getpid(), &maps, &n))
 		goto out;
 	m = mapping_of(maps, n, (unsigned long)&strerror);	/* libc: thousands of rows */
@@ -128,6 +148,7 @@ out:
 	proc_maps__free(maps);
 	unwind_cache__free(c);
 	close(fd);
+	close(pages_fd);
 	return ret;
 }
 
