@@ -124,9 +124,9 @@ static void report_unwind(struct sampler *s, const __u64 *st)
 	p_info("user stacks: %llu walked with CFI (%llu stopped short), %llu by frame pointers before the process's tables were loaded",
 	       (unsigned long long)st[STAT_UNWIND_CFI], (unsigned long long)st[STAT_UNWIND_TRUNCATED],
 	       (unsigned long long)st[STAT_UNWIND_FP_FALLBACK]);
-	p_info("unwind tables: %llu files (%llu without CFI, %llu did not fit), %llu rows (%.1f of %.1f MB), %.0f ms to build, %llu processes, %llu resets",
+	p_info("unwind tables: %llu files (%llu without CFI, %llu did not fit, %llu shared by build ID), %llu rows (%.1f of %.1f MB), %.0f ms to build, %llu processes, %llu resets",
 	       (unsigned long long)us.cache.files, (unsigned long long)us.cache.files_without_cfi,
-	       (unsigned long long)us.cache.full,
+	       (unsigned long long)us.cache.full, (unsigned long long)us.cache.shared,
 	       (unsigned long long)us.cache.rows, us.cache.rows * 8 / 1048576.0,
 	       us.cache.capacity * 8 / 1048576.0, us.cache.build_ns / 1e6,
 	       (unsigned long long)us.procs, (unsigned long long)us.resets);

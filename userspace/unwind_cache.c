@@ -8,6 +8,7 @@
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include "array.h"
+#include "elf_syms.h"
 #include "hashmap.h"
 #include "proc_maps.h"
 #include "procfs.h"
@@ -30,6 +31,7 @@ struct cached_file {
 	__u64 ino;
 	struct unwind_slice slice;
 	bool no_room;		/* did not fit: -ENOSPC until the next reset, without parsing again */
+	char build_id[ELF_BUILD_ID_HEX_SIZE];	/* "" when the file has none */
 	int n_loads;
 	struct load loads[MAX_LOADS];
 };
@@ -45,6 +47,7 @@ struct unwind_cache {
 	struct cached_file *files;
 	size_t n_files, cap_files;
 	struct hmap *index;	/* hash of (dev, ino) -> files[] index + 1 */
+	struct hmap *by_build_id;	/* the same file seen again under another inode (containers) */
 	__u32 *keys;		/* BATCH_ROWS array indexes for batch updates */
 	struct unwind_cache_stats stats;
 };
@@ -75,8 +78,9 @@ struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32
 	c->pages_fd = pages_fd;
 	c->page_capacity = page_capacity;
 	c->index = hmap__new();
+	c->by_build_id = hmap__new();
 	c->keys = malloc(BATCH_ROWS * sizeof(*c->keys));
-	if (!c->index || !c->keys) {
+	if (!c->index || !c->by_build_id || !c->keys) {
 		unwind_cache__free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -89,6 +93,7 @@ void unwind_cache__free(struct unwind_cache *c)
 	if (!c)
 		return;
 	hmap__free(c->index);
+	hmap__free(c->by_build_id);
 	free(c->files);
 	free(c->keys);
 	free(c);
@@ -97,6 +102,13 @@ void unwind_cache__free(struct unwind_cache *c)
 static __u64 id_hash(const struct file_id *id)
 {
 	return hash_u64(id->ino, id->dev);
+}
+
+static int same_build_id(__u32 id, const void *key, const void *ctx)
+{
+	const struct unwind_cache *c = ctx;
+
+	return !strcmp(c->files[id - 1].build_id, key);
 }
 
 static int same_file(__u32 id, const void *key, const void *ctx)
@@ -277,34 +289,63 @@ static int build(struct unwind_cache *c, int fd, struct cached_file *f)
 	return err;
 }
 
-/* Opens, builds and remembers the file of m (a negative answer is remembered too). */
+/* Remembers f under its identity and build ID; -ENOSPC when it is a table that did not fit. */
+static int remember(struct unwind_cache *c, const struct cached_file *f, struct cached_file **out)
+{
+	__u64 h = id_hash(&(struct file_id){ f->dev, f->ino });
+	int err;
+
+	if (ARRAY_RESERVE(c->files, c->cap_files, c->n_files + 1))
+		return -ENOMEM;
+	c->files[c->n_files++] = *f;
+	err = hmap__insert(c->index, h, c->n_files);
+	if (!err && f->build_id[0])
+		err = hmap__insert(c->by_build_id, hash_bytes(f->build_id, strlen(f->build_id), 0),
+				   c->n_files);
+	if (err) {
+		hmap__remove(c->index, h, c->n_files);
+		c->n_files--;
+		return err;
+	}
+	*out = &c->files[c->n_files - 1];
+	return f->no_room ? -ENOSPC : 0;
+}
+
+/*
+ * Opens and builds the file of m, unless a file with its build ID was built
+ * already: the same binary in another container shares that table.
+ */
 static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 		    const struct file_id *id, struct cached_file **out)
 {
 	struct cached_file f = { .dev = id->dev, .ino = id->ino };
 	__u64 t0 = now_ns();
 	struct stat st;
+	__u32 same;
 	int fd, err;
 
 	err = procfs__open_mapped(c->proc_root, pid, m, &fd, &st);
 	if (err)
 		return err;	/* not remembered: another process may be able to show it */
-	err = build(c, fd, &f);
+	if (elf_read_build_id(fd, f.build_id, sizeof(f.build_id)))
+		f.build_id[0] = '\0';
+	same = f.build_id[0] ? hmap__find(c->by_build_id,
+					  hash_bytes(f.build_id, strlen(f.build_id), 0),
+					  same_build_id, f.build_id, c) : 0;
+	if (same) {
+		f = c->files[same - 1];
+		f.dev = id->dev;
+		f.ino = id->ino;
+		c->stats.shared++;
+	} else {
+		err = build(c, fd, &f);
+		f.no_room = err == -ENOSPC;
+	}
 	close(fd);
 	c->stats.build_ns += now_ns() - t0;
-	f.no_room = err == -ENOSPC;
 	if (err && !f.no_room)
 		return err;
-	if (ARRAY_RESERVE(c->files, c->cap_files, c->n_files + 1))
-		return -ENOMEM;
-	c->files[c->n_files++] = f;
-	err = hmap__insert(c->index, id_hash(id), c->n_files);
-	if (err) {
-		c->n_files--;
-		return err;
-	}
-	*out = &c->files[c->n_files - 1];
-	return f.no_room ? -ENOSPC : 0;
+	return remember(c, &f, out);
 }
 
 /* bias such that pc - bias is the file's virtual address for pc */
@@ -350,12 +391,17 @@ int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *
 
 int unwind_cache__reset(struct unwind_cache *c)
 {
-	struct hmap *index = hmap__new();
+	struct hmap *index = hmap__new(), *by_build_id = hmap__new();
 
-	if (!index)
+	if (!index || !by_build_id) {
+		hmap__free(index);
+		hmap__free(by_build_id);
 		return -ENOMEM;
+	}
 	hmap__free(c->index);
+	hmap__free(c->by_build_id);
 	c->index = index;
+	c->by_build_id = by_build_id;
 	c->n_files = 0;
 	c->used = 0;
 	c->pages_used = 0;

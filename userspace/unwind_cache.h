@@ -20,6 +20,7 @@ struct unwind_slice {
 struct unwind_cache_stats {
 	__u64 files;		/* files with a table in the array */
 	__u64 files_without_cfi;
+	__u64 shared;		/* files that reused the table of another with their build ID */
 	__u64 rows;		/* rows in use */
 	__u64 capacity;		/* rows the array holds */
 	__u64 pages;		/* page index entries in use */

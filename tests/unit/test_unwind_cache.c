@@ -2,7 +2,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include "proc_maps.h"
 #include "test.h"
@@ -152,4 +155,89 @@ out:
 	return ret;
 }
 
-TEST_MAIN("unwind_cache", TEST(test_self_and_libc), TEST(test_no_room))
+/* Starts path (argv[1] = seconds) and returns its pid, or -1. */
+static pid_t spawn(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(path, path, "3", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The mapping of pid's main executable text (r-xp, named like path). */
+static int exe_text(pid_t pid, const char *path, struct proc_map **maps, const struct proc_map **m)
+{
+	size_t n;
+
+	*m = NULL;
+	for (int tries = 0; tries < 100 && !*m; tries++) {
+		usleep(10000);	/* until the exec happened */
+		proc_maps__free(*maps);
+		*maps = NULL;
+		if (proc_maps__read(NULL, pid, maps, &n))
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			if ((*maps)[i].perms[2] == 'x' && strstr((*maps)[i].path, path))
+				*m = &(*maps)[i];
+	}
+	return *m ? 0 : -1;
+}
+
+/* The same binary under two inodes (as in two containers) is parsed once. */
+static int test_shared_by_build_id(void)
+{
+	const char *build = getenv("BUILD") ?: "build";
+	char orig[4096], copy[] = "/tmp/test_unwind_cache_XXXXXX", cmd[8300];
+	int fd = new_array(1 << 20, sizeof(struct unwind_row)), ret = TEST_FAIL, cfd;
+	int pages_fd = new_array(1 << 18, sizeof(__u32));
+	struct proc_map *maps1 = NULL, *maps2 = NULL;
+	const struct proc_map *m1, *m2;
+	struct unwind_slice s1, s2;
+	struct unwind_cache_stats st;
+	struct unwind_cache *c = NULL;
+	pid_t p1 = -1, p2 = -1;
+	__u64 b1, b2;
+
+	if (fd < 0 || pages_fd < 0)
+		SKIP("cannot create a BPF map (not root?)");
+	snprintf(orig, sizeof(orig), "%s/fixtures/unwind/unwind_deep", build);
+	if (access(orig, X_OK))
+		SKIP("fixture unwind_deep not built");
+	cfd = mkstemp(copy);
+	if (cfd < 0)
+		goto out;
+	close(cfd);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod +x '%s'", orig, copy, copy);
+	if (system(cmd))
+		goto out;
+	p1 = spawn(orig);
+	p2 = spawn(copy);
+	c = unwind_cache__new(NULL, fd, 1 << 20, pages_fd, 1 << 18);
+	if (!c || p1 < 0 || p2 < 0 || exe_text(p1, "unwind_deep", &maps1, &m1) ||
+	    exe_text(p2, copy, &maps2, &m2))
+		goto out;
+	if (m1->inode == m2->inode || unwind_cache__get(c, p1, m1, &s1, &b1) ||
+	    unwind_cache__get(c, p2, m2, &s2, &b2))
+		goto out;
+	unwind_cache__stats(c, &st);
+	ret = s1.len && s1.start == s2.start && s1.len == s2.len && st.shared == 1 && st.files == 1
+		      ? TEST_OK : TEST_FAIL;
+out:
+	if (p1 > 0)
+		kill(p1, SIGKILL), waitpid(p1, NULL, 0);
+	if (p2 > 0)
+		kill(p2, SIGKILL), waitpid(p2, NULL, 0);
+	unlink(copy);
+	proc_maps__free(maps1);
+	proc_maps__free(maps2);
+	unwind_cache__free(c);
+	close(fd);
+	close(pages_fd);
+	return ret;
+}
+
+TEST_MAIN("unwind_cache", TEST(test_self_and_libc), TEST(test_no_room),
+	  TEST(test_shared_by_build_id))
