@@ -110,6 +110,11 @@ int agent_metrics__write(void *ctx, FILE *out)
 		f.sym.files_evicted);
 	gauge(out, "ebpfprof_symbol_processes", "Processes whose mappings the symbolizer holds",
 	      f.sym.pids_live);
+	prom__header(out, "ebpfprof_symbol_access_denied_total", "counter",
+		     "Reads the agent's privileges refused, so frames stayed unnamed, by what");
+	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"maps\"", f.sym.maps_denied);
+	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"files\"",
+		    f.sym.files_denied);
 	gauge(out, "ebpfprof_symbol_mappings", "Mappings the symbolizer holds, over all processes",
 	      f.sym.mappings_live);
 	write_pusher(out, a);
