@@ -21,7 +21,7 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ $keep = 1 ] || rm -rf "$o
 "$FIX/collector" -log "$out/push.log" >"$out/collector.out" 2>&1 &
 collector=$!
 for _ in $(seq 50); do
-	addr=$(awk '/^listening/ { print $2; exit }' "$out/collector.out")
+	addr=$(awk '/^listening/ { print $2; exit }' "$out/collector.out" 2>/dev/null)
 	[ -n "$addr" ] && break
 	sleep 0.1
 done

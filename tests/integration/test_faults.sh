@@ -12,10 +12,11 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 start_collector() {	# log, extra flags...: sets COLLECTOR_PID and COLLECTOR_ADDR
 	local log=$1; shift
-	"$FIX/collector" -log "$log" "$@" >"$tmp/collector.out" 2>&1 &
+	# its own output file: a shared one could still hold the last collector's address
+	"$FIX/collector" -log "$log" "$@" >"$log.out" 2>&1 &
 	COLLECTOR_PID=$!
 	for _ in $(seq 50); do
-		COLLECTOR_ADDR=$(awk '/^listening/ { print $2; exit }' "$tmp/collector.out")
+		COLLECTOR_ADDR=$(awk '/^listening/ { print $2; exit }' "$log.out" 2>/dev/null)
 		[ -n "$COLLECTOR_ADDR" ] && return 0
 		sleep 0.1
 	done
@@ -41,6 +42,8 @@ metric() {	# metrics file, name (with labels): its value, 0 when absent
 taken_of() { sed -n 's/.*agent stopped: \([0-9]*\) samples taken.*/\1/p' "$1"; }
 
 # Every window of SERVICE accepted once, contiguous and in order, summing to TOTAL samples.
+# Contiguous to the nanosecond, by the profiles' own time_nanos and duration_nanos: the
+# query's whole seconds may overlap by one after a window shorter than a second.
 check_delivered() {	# log, service, min_windows, total
 	python3 - "$@" <<'EOF2'
 import json, sys
@@ -51,8 +54,9 @@ errs = []
 if len(ok) < min_windows:
     errs.append("%d windows, want >= %d" % (len(ok), min_windows))
 for a, b in zip(ok, ok[1:]):
-    if b["from"] != a["until"]:
-        errs.append("windows not contiguous, duplicated or out of order: until %s then from %s" % (a["until"], b["from"]))
+    if b["time_nanos"] != a["time_nanos"] + a["duration_nanos"]:
+        errs.append("windows not contiguous, duplicated or out of order: %d+%d then %d" %
+                    (a["time_nanos"], a["duration_nanos"], b["time_nanos"]))
         break
 got = sum(r["total"] for r in ok)
 if got != total:
@@ -189,8 +193,13 @@ test_spool_disk_full() {	# a 64 KiB spool with the backend down: ENOSPC counted,
 	mount -o remount,size=8m "$mnt"
 	sleep 2
 	start_collector "$tmp/full.log" -listen "127.0.0.1:$port" || { fail spool_disk_full "collector did not start"; stop $agent; return; }
-	sleep 12	# the backoff has grown while the backend was down
-	curl -sf "http://127.0.0.1:$aport/metrics" >"$tmp/full2.metrics"
+	# the backoff grew while the backend was down (up to 30 s): wait for the queue to empty
+	for _ in $(seq 60); do
+		sleep 1
+		curl -sf "http://127.0.0.1:$aport/metrics" >"$tmp/full2.metrics"
+		[ "$(metric "$tmp/full2.metrics" ebpfprof_push_sent_total)" -gt 0 ] &&
+			[ "$(metric "$tmp/full2.metrics" ebpfprof_push_queue_items)" -le 1 ] && break
+	done
 	stop $agent; local rc=$?
 	stop $COLLECTOR_PID
 	kill $work
@@ -239,7 +248,7 @@ taken = int(sys.argv[2])
 got, n = 0, 0
 for a, b in zip(ok, ok[1:] + [None]):
     got += a["total"]; n += 1
-    if got >= taken or b is None or b["from"] != a["until"]:
+    if got >= taken or b is None or b["time_nanos"] != a["time_nanos"] + a["duration_nanos"]:
         break
 print("  first run: %d samples taken; %d of its windows delivered by the second, %d samples" % (taken, n, got))
 sys.exit(0 if got == taken else 1)
