@@ -1,5 +1,9 @@
 # Makefile -- builds ebpfprof: BPF object -> skeleton -> userspace binary, plus tests and benchmarks
 OUTPUT := build
+# make test SANITIZE=1: ASan + UBSan objects in a folder of their own, never mixed with the normal build
+ifeq ($(SANITIZE),1)
+OUTPUT := build/san
+endif
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
@@ -13,7 +17,7 @@ LDLIBS := -lbpf -ldw -lelf -lz -llzma -ldebuginfod -liberty -lcurl -lmicrohttpd 
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR)
 
 ifeq ($(SANITIZE),1)
-CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
@@ -77,9 +81,10 @@ $(OUTPUT)/ebpfprof: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -DFIXTURES_DIR='"$(FIXTURES_DIR)/"' $(LDFLAGS) $< $(LIB_OBJS) \
+		$(LDLIBS) -o $@
 
 # Fixture programs: each tests/fixtures/*.mk appends its products to FIXTURES.
 FIXTURES_DIR := $(OUTPUT)/fixtures
@@ -100,7 +105,7 @@ run: deps all
 	@go tool pprof -top -nodecount=25 -symbolize=none ebpfprof.pb.gz 2>&1 | sed -n '1,35p'
 
 test: deps all $(UNIT_BINS) fixtures
-	@bash tests/run.sh
+	@BUILD=$(abspath $(OUTPUT)) EBPFPROF=$(abspath $(OUTPUT))/ebpfprof bash tests/run.sh
 
 bench: deps all fixtures
 	@bash tests/bench/run.sh
@@ -108,6 +113,7 @@ bench: deps all fixtures
 	@bash tests/bench/offcpu.sh
 	@bash tests/bench/agent.sh
 	@bash tests/bench/unwind.sh
+	@bash tests/bench/churn.sh
 
 vmlinux:
 	mkdir -p $(VMLINUX_DIR)

@@ -22,7 +22,7 @@ run_one() {	# name, command...: a binary that crashes or exits non-zero without 
 	fi
 }
 
-for t in build/tests/test_*; do
+for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] && run_one "$(basename "$t")" "$t"
 done
 for t in tests/integration/test_*.sh; do

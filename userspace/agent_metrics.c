@@ -61,6 +61,10 @@ static void write_pusher(FILE *out, struct agent *a)
 	pusher__stats(a->pusher, &ps);
 	counter(out, "ebpfprof_push_sent_total", "Windows accepted by the backend", ps.sent);
 	counter(out, "ebpfprof_push_failures_total", "Failed push attempts", ps.failures);
+	counter(out, "ebpfprof_push_timeouts_total", "Failed push attempts that timed out",
+		ps.timeouts);
+	counter(out, "ebpfprof_push_spool_errors_total",
+		"Windows the spool could not write (disk full...), kept in memory", ps.spool_errors);
 	counter(out, "ebpfprof_push_retries_total", "Push attempts after the first", ps.retries);
 	counter(out, "ebpfprof_push_rejected_total", "Windows dropped on a 4xx answer", ps.rejected);
 	counter(out, "ebpfprof_push_dropped_total", "Windows dropped because the queue was full",
@@ -108,6 +112,18 @@ int agent_metrics__write(void *ctx, FILE *out)
 	gauge(out, "ebpfprof_symbol_cache_files", "Files whose symbols are cached", f.sym.files_cached);
 	counter(out, "ebpfprof_symbol_files_loaded_total", "Files whose symbols were read",
 		f.sym.files_loaded);
+	/* what churn must not grow: exited processes leave both tables, idle files the cache */
+	counter(out, "ebpfprof_symbol_files_evicted_total", "Symbol tables trimmed from the cache",
+		f.sym.files_evicted);
+	gauge(out, "ebpfprof_symbol_processes", "Processes whose mappings the symbolizer holds",
+	      f.sym.pids_live);
+	prom__header(out, "ebpfprof_symbol_access_denied_total", "counter",
+		     "Reads the agent's privileges refused, so frames stayed unnamed, by what");
+	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"maps\"", f.sym.maps_denied);
+	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"files\"",
+		    f.sym.files_denied);
+	gauge(out, "ebpfprof_symbol_mappings", "Mappings the symbolizer holds, over all processes",
+	      f.sym.mappings_live);
 	write_pusher(out, a);
 	gauge(out, "ebpfprof_resident_memory_bytes", "Resident set size", rss_bytes());
 	counter(out, "ebpfprof_cpu_seconds_total", "User and system CPU time of the agent",

@@ -503,6 +503,35 @@ struct gopclntab *gopclntab__open(int fd)
 	return t;
 }
 
+struct gopclntab *gopclntab__from_table(const void *data, size_t size, __u64 vaddr)
+{
+	struct gopclntab *t;
+	int err;
+
+	if (size > GOPCLNTAB_MAX) {
+		errno = EFBIG;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	/* one NUL after the table, as load_table() leaves it: every string read ends */
+	if (!t || !(t->data = malloc(size + 1))) {
+		free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(t->data, data, size);
+	t->data[size] = '\0';
+	t->size = size;
+	t->vaddr = vaddr;
+	err = pcln_parse(t, NULL);
+	if (err) {
+		gopclntab__free(t);
+		errno = -err;
+		return NULL;
+	}
+	return t;
+}
+
 void gopclntab__free(struct gopclntab *t)
 {
 	if (!t)

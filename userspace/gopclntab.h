@@ -37,6 +37,15 @@ struct gopclntab;
  */
 struct gopclntab *gopclntab__open(int fd);
 
+/*
+ * The table alone, from SIZE bytes of memory at DATA that a file loads at
+ * VADDR (copied: DATA may go away). The same checks as gopclntab__open(), but
+ * without the file there are no inline trees and no relocations (a Go 1.18+
+ * table whose textStart is 0 is refused). For tests and fuzzing. NULL with
+ * errno set: EINVAL malformed, EFBIG over GOPCLNTAB_MAX, ENOMEM.
+ */
+struct gopclntab *gopclntab__from_table(const void *data, size_t size, __u64 vaddr);
+
 void gopclntab__free(struct gopclntab *t);
 
 /*

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+#include "http_request.h"
 #include "http_server.h"
 #include "log.h"
 #include "prom.h"
@@ -24,8 +25,6 @@
 /* Idle clients hold one of the few connection slots; free it soon. */
 #define CONN_TIMEOUT_S 10
 #define MAX_LISTEN_LEN 64
-/* INT_MAX has 10 digits: longer seconds or pid values are refused unparsed. */
-#define MAX_INT_DIGITS 10
 #define TEXT_TYPE "text/plain; charset=utf-8"
 
 struct http_server {
@@ -33,20 +32,13 @@ struct http_server {
 	int (*profile)(void *ctx, int seconds, __u32 pid, void **data, size_t *len);
 	int (*metrics)(void *ctx, FILE *out);
 	void *ctx;
-	char *bearer_token;	/* NULL: /debug/pprof/ is open */
-	size_t token_len;
-	int max_profile_seconds;
+	char *bearer_token;	/* owned; policy.bearer_token points to it */
+	struct http_request_policy policy;
 	int port;
 };
 
-typedef enum MHD_Result (*route_fn)(struct http_server *s, struct MHD_Connection *conn);
-
-struct route {
-	const char *path;
-	bool prefix;		/* matches every path starting with path */
-	bool needs_auth;	/* the bearer token guards it */
-	route_fn handle;
-};
+typedef enum MHD_Result (*endpoint_fn)(struct http_server *s, struct MHD_Connection *conn,
+					   const struct http_decision *d);
 
 /* Queues resp, which may be NULL when creating it failed, with the headers every answer carries. */
 static enum MHD_Result queue(struct MHD_Connection *conn, unsigned int status,
@@ -103,38 +95,9 @@ static enum MHD_Result send_owned(struct MHD_Connection *conn, unsigned int stat
 	return queue(conn, status, resp, type);
 }
 
-/*
- * The first value of query parameter key (libmicrohttpd returns the first of
- * duplicates) as a decimal integer in [min, max]. Only digits: no sign, no
- * spaces, at most MAX_INT_DIGITS of them, so the value cannot overflow.
- * Returns 0, 1 when the parameter is absent, -EINVAL when it is malformed.
- */
-static int query_int(struct MHD_Connection *conn, const char *key, long long min, long long max,
-		     long long *out)
+static enum MHD_Result handle_profile(struct http_server *s, struct MHD_Connection *conn,
+				     const struct http_decision *d)
 {
-	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
-	long long val = 0;
-	size_t n;
-
-	if (!v)
-		return 1;
-	n = strnlen(v, MAX_INT_DIGITS + 1);
-	if (n == 0 || n > MAX_INT_DIGITS)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return -EINVAL;
-		val = val * 10 + (v[i] - '0');
-	}
-	if (val < min || val > max)
-		return -EINVAL;
-	*out = val;
-	return 0;
-}
-
-static enum MHD_Result handle_profile(struct http_server *s, struct MHD_Connection *conn)
-{
-	long long seconds = DEFAULT_PROFILE_SECONDS, pid = 0;
 	void *data = NULL;
 	size_t len = 0;
 	char msg[128], ebuf[64];
@@ -142,18 +105,7 @@ static enum MHD_Result handle_profile(struct http_server *s, struct MHD_Connecti
 
 	if (!s->profile)
 		return send_text(conn, MHD_HTTP_NOT_FOUND, "profiling is not enabled\n");
-	if (seconds > s->max_profile_seconds)
-		seconds = s->max_profile_seconds;
-	if (query_int(conn, "seconds", 1, s->max_profile_seconds, &seconds) < 0) {
-		snprintf(msg, sizeof(msg), "invalid seconds: want an integer from 1 to %d\n",
-			 s->max_profile_seconds);
-		return send_text(conn, MHD_HTTP_BAD_REQUEST, msg);
-	}
-	if (query_int(conn, "pid", 0, INT_MAX, &pid) < 0)
-		return send_text(conn, MHD_HTTP_BAD_REQUEST,
-				 "invalid pid: want a process id, or 0 for all processes\n");
-
-	err = s->profile(s->ctx, (int)seconds, (__u32)pid, &data, &len);
+	err = s->profile(s->ctx, d->seconds, d->pid, &data, &len);
 	if (err == -EBUSY)
 		return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				 "too many profiles in progress, retry later\n");
@@ -197,7 +149,8 @@ static const char index_html[] =
 	"</body>\n"
 	"</html>\n";
 
-static enum MHD_Result handle_index(struct http_server *s, struct MHD_Connection *conn)
+static enum MHD_Result handle_index(struct http_server *s, struct MHD_Connection *conn,
+				     const struct http_decision *d)
 {
 	struct MHD_Response *resp;
 
@@ -207,19 +160,22 @@ static enum MHD_Result handle_index(struct http_server *s, struct MHD_Connection
 }
 
 /* Like net/http's ServeMux: the index's relative links need the trailing slash. */
-static enum MHD_Result handle_index_redirect(struct http_server *s, struct MHD_Connection *conn)
+static enum MHD_Result handle_index_redirect(struct http_server *s, struct MHD_Connection *conn,
+				     const struct http_decision *d)
 {
 	return send_text_hdr(conn, MHD_HTTP_MOVED_PERMANENTLY, "moved to /debug/pprof/\n",
 			     MHD_HTTP_HEADER_LOCATION, "/debug/pprof/");
 }
 
-static enum MHD_Result handle_unknown_profile(struct http_server *s, struct MHD_Connection *conn)
+static enum MHD_Result handle_unknown_profile(struct http_server *s, struct MHD_Connection *conn,
+				     const struct http_decision *d)
 {
 	return send_text(conn, MHD_HTTP_NOT_FOUND,
 			 "unknown profile: only \"profile\" (CPU) is available\n");
 }
 
-static enum MHD_Result handle_metrics(struct http_server *s, struct MHD_Connection *conn)
+static enum MHD_Result handle_metrics(struct http_server *s, struct MHD_Connection *conn,
+				     const struct http_decision *d)
 {
 	char *buf = NULL, msg[128], ebuf[64];
 	size_t len = 0;
@@ -244,60 +200,20 @@ static enum MHD_Result handle_metrics(struct http_server *s, struct MHD_Connecti
 	return send_owned(conn, MHD_HTTP_OK, buf, len, PROM_CONTENT_TYPE, NULL, NULL);
 }
 
-static enum MHD_Result handle_healthz(struct http_server *s, struct MHD_Connection *conn)
+static enum MHD_Result handle_healthz(struct http_server *s, struct MHD_Connection *conn,
+				     const struct http_decision *d)
 {
 	return send_text(conn, MHD_HTTP_OK, "ok\n");
 }
 
-/* First match wins: exact paths before the /debug/pprof/ catch-all. */
-static const struct route routes[] = {
-	{ "/debug/pprof/profile", false, true, handle_profile },
-	{ "/debug/pprof/", false, true, handle_index },
-	{ "/debug/pprof/", true, true, handle_unknown_profile },
-	{ "/debug/pprof", false, false, handle_index_redirect },
-	{ "/metrics", false, false, handle_metrics },
-	{ "/healthz", false, false, handle_healthz },
+static const endpoint_fn endpoints[] = {
+	[HTTP_EP_PROFILE] = handle_profile,
+	[HTTP_EP_INDEX] = handle_index,
+	[HTTP_EP_INDEX_REDIRECT] = handle_index_redirect,
+	[HTTP_EP_UNKNOWN_PROFILE] = handle_unknown_profile,
+	[HTTP_EP_METRICS] = handle_metrics,
+	[HTTP_EP_HEALTHZ] = handle_healthz,
 };
-
-static const struct route *find_route(const char *path)
-{
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		const struct route *r = &routes[i];
-
-		if (r->prefix ? !strncmp(path, r->path, strlen(r->path)) : !strcmp(path, r->path))
-			return r;
-	}
-	return NULL;
-}
-
-/*
- * Compares in a time that depends only on the configured token's length, so
- * response timing does not tell an attacker how many leading bytes matched.
- */
-static bool token_equal(const char *given, const char *want, size_t want_len)
-{
-	size_t given_len = strnlen(given, want_len + 1);
-	unsigned char diff = given_len != want_len;
-
-	for (size_t i = 0; i < want_len; i++)
-		diff |= (unsigned char)want[i] ^ (unsigned char)(i < given_len ? given[i] : 0);
-	return diff == 0;
-}
-
-/* "Authorization: Bearer TOKEN"; the scheme is case-insensitive (RFC 7235). */
-static bool authorized(const struct http_server *s, struct MHD_Connection *conn)
-{
-	const char *v;
-
-	if (!s->bearer_token)
-		return true;
-	v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-	if (!v || strncasecmp(v, "Bearer ", 7))
-		return false;
-	for (v += 7; *v == ' '; v++)
-		;
-	return token_equal(v, s->bearer_token, s->token_len);
-}
 
 static bool has_body(struct MHD_Connection *conn)
 {
@@ -322,20 +238,23 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 				      void **req_cls)
 {
 	struct http_server *s = cls;
-	const struct route *r = find_route(url);
+	/* libmicrohttpd has split and percent-decoded the query; the first of duplicates wins */
+	struct http_request req = {
+		.method = method,
+		.path = url,
+		.seconds = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds"),
+		.pid = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "pid"),
+		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_AUTHORIZATION),
+		.has_body = has_body(conn),
+	};
+	struct http_decision d;
 
-	if (!r)
-		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
-	if (strcmp(method, MHD_HTTP_METHOD_GET))
-		return send_text_hdr(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n",
-				     MHD_HTTP_HEADER_ALLOW, MHD_HTTP_METHOD_GET);
-	if (has_body(conn))
-		return send_text(conn, MHD_HTTP_CONTENT_TOO_LARGE,
-				 "request bodies are not accepted\n");
-	if (r->needs_auth && !authorized(s, conn))
-		return send_text_hdr(conn, MHD_HTTP_UNAUTHORIZED, "unauthorized\n",
-				     MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-	return r->handle(s, conn);
+	if (http_request__decide(&req, &s->policy, &d))
+		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "bad request state\n");
+	if (d.endpoint == HTTP_EP_REFUSED)
+		return send_text_hdr(conn, d.status, d.message, d.header, d.value);
+	return endpoints[d.endpoint](s, conn, &d);
 }
 
 /* libmicrohttpd reports client mistakes and refused connections: noise unless debugging. */
@@ -479,7 +398,8 @@ struct http_server *http_server__new(const struct http_server_opts *opts)
 	s->profile = opts->profile;
 	s->metrics = opts->metrics;
 	s->ctx = opts->ctx;
-	s->max_profile_seconds = opts->max_profile_seconds ?: DEFAULT_MAX_PROFILE_SECONDS;
+	s->policy.default_seconds = DEFAULT_PROFILE_SECONDS;
+	s->policy.max_seconds = opts->max_profile_seconds ?: DEFAULT_MAX_PROFILE_SECONDS;
 	/* "" is how configurations spell "no token" */
 	if (opts->bearer_token && *opts->bearer_token) {
 		s->bearer_token = strdup(opts->bearer_token);
@@ -487,7 +407,8 @@ struct http_server *http_server__new(const struct http_server_opts *opts)
 			err = -ENOMEM;
 			goto err_out;
 		}
-		s->token_len = strlen(s->bearer_token);
+		s->policy.bearer_token = s->bearer_token;
+		s->policy.token_len = strlen(s->bearer_token);
 	}
 	max_connections = opts->max_connections ?: DEFAULT_MAX_CONNECTIONS;
 	if (addr.ss_family == AF_INET6)

@@ -144,8 +144,13 @@ int procfs__open_mapped(const char *proc_root, __u32 pid, const struct proc_map 
 
 	f = open_map_files(proc_root, pid, m);
 	if (f < 0) {
+		int map_err = f;
+
 		exact = false;
 		f = open_in_root(proc_root, pid, m);
+		/* a deleted file has no path: map_files' refusal is the reason it is lost */
+		if (f < 0 && m->deleted && (map_err == -EPERM || map_err == -EACCES))
+			return map_err;
 		if (f < 0)
 			return f;
 	}

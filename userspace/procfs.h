@@ -29,7 +29,8 @@ int procfs__read_file(int dirfd, const char *path, size_t cap, char **buf, size_
  *      the device and inode of the maps line.
  * The file must be a regular file. On success *fd is a new O_CLOEXEC
  * descriptor the caller closes, and *st its fstat(2). Returns 0 or a negative
- * errno (-ESTALE: the path now names another file).
+ * errno (-ESTALE: the path now names another file; -EPERM for a deleted file
+ * when map_files is refused: it needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN).
  */
 int procfs__open_mapped(const char *proc_root, __u32 pid, const struct proc_map *m, int *fd,
 			struct stat *st);

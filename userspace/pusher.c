@@ -73,6 +73,7 @@ struct pusher {
 	int fail_streak;
 	__u64 retry_at;		/* CLOCK_MONOTONIC ms before which the head waits */
 	long retry_after_ms;	/* from the last answer, -1: none */
+	bool timed_out;		/* the last attempt hit timeout_ms */
 	char resp[RESP_KEEP + 1];
 	size_t resp_len;
 	char errbuf[CURL_ERROR_SIZE];
@@ -404,6 +405,7 @@ static enum send_result post(struct pusher *p, const char *url, const void *data
 
 	p->resp_len = 0;
 	p->retry_after_ms = -1;
+	p->timed_out = false;
 	p->errbuf[0] = '\0';
 	curl_easy_setopt(p->curl, CURLOPT_URL, url);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, data);
@@ -412,6 +414,8 @@ static enum send_result post(struct pusher *p, const char *url, const void *data
 	if (rc != CURLE_OK) {
 		if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
 			return SEND_RETRY;
+		/* a slow backend is told apart from a dead one: operators tune timeout_ms on it */
+		p->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
 		log_failure(quiet, "push to %s failed: %s; retrying", p->log_url,
 			    p->errbuf[0] ? p->errbuf : curl_easy_strerror(rc));
 		return SEND_RETRY;
@@ -491,6 +495,7 @@ static void finish(struct pusher *p, struct qitem *it, enum send_result res)
 		break;
 	case SEND_RETRY:
 		p->stats.failures++;
+		p->stats.timeouts += p->timed_out;
 		p->fail_streak++;
 		p->retry_at = now_ms() + backoff_ms(p);
 		break;

@@ -62,6 +62,7 @@ struct push_item {
 struct pusher_stats {
 	__u64 sent;		/* items accepted by the backend (2xx) */
 	__u64 failures;		/* failed attempts (connection errors, 429, 5xx, timeouts) */
+	__u64 timeouts;		/* of the failures, those that hit timeout_ms */
 	__u64 retries;		/* attempts after the first */
 	__u64 rejected;		/* items dropped on another 4xx */
 	__u64 dropped;		/* items dropped (oldest first) because the queue and spool were full */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include "binary.h"
+#include "log.h"
 #include "elf_syms.h"
 #include "hashmap.h"
 #include "kallsyms.h"
@@ -119,6 +120,7 @@ struct symbolizer {
 	char *proc_root;
 	bool real_proc;				/* proc_root is the live /proc */
 	bool debuginfod;			/* may download debug info (opted in) */
+	bool warned_maps, warned_files;		/* a denial was explained once */
 	size_t dwarf_budget;
 	struct ksyms *ksyms;
 	int kernel_err;
@@ -448,6 +450,44 @@ static void evict_file(struct symbolizer *s, __u32 id)
  * Gives M the symbol table of the file PID maps at PM, read once per file, and
  * M's references on it and on the identity it was found under.
  */
+/*
+ * Counts a read that privileges refused, and says once per kind which
+ * capability would have allowed it: running without one is a deployment's
+ * choice, so it is explained, not repeated per process.
+ */
+static void note_denied(struct symbolizer *s, int err, __u32 pid, const char *path, bool deleted)
+{
+	char ebuf[64], root[64];
+	const char *msg;
+
+	if (err != -EACCES && err != -EPERM)
+		return;
+	msg = strerror_r(-err, ebuf, sizeof(ebuf));
+	if (!path) {
+		s->stats.maps_denied++;
+		if (!s->warned_maps)
+			p_warn("cannot read %s/%u/maps: %s; frames of processes we may not trace stay unnamed (needs CAP_PERFMON or CAP_SYS_PTRACE)",
+			       s->proc_root, pid, msg);
+		s->warned_maps = true;
+		return;
+	}
+	s->stats.files_denied++;
+	if (s->warned_files)
+		return;
+	s->warned_files = true;
+	/* the process's root is behind a ptrace check; the file itself behind its mode */
+	snprintf(root, sizeof(root), "%s/%u/root/", s->proc_root, pid);
+	if (deleted)
+		p_warn("cannot open the deleted file %s mapped by pid %u through map_files: %s; frames in deleted or replaced files stay unnamed (needs CAP_CHECKPOINT_RESTORE)",
+		       path, pid, msg);
+	else if (faccessat(AT_FDCWD, root, X_OK, AT_EACCESS))
+		p_warn("cannot open %s mapped by pid %u: %s; frames in other users' processes stay unnamed (needs CAP_SYS_PTRACE)",
+		       path, pid, msg);
+	else
+		p_warn("cannot open %s mapped by pid %u: %s; frames in files we may not read stay unnamed (needs CAP_DAC_READ_SEARCH)",
+		       path, pid, msg);
+}
+
 static void attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *pm,
 			struct mapping *m)
 {
@@ -456,10 +496,13 @@ static void attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *
 	struct file_ident key = {};
 	__u32 ident, file = 0;
 	struct stat st;
-	int fd;
+	int fd, err;
 
-	if (procfs__open_mapped(s->proc_root, pid, pm, &fd, &st))
+	err = procfs__open_mapped(s->proc_root, pid, pm, &fd, &st);
+	if (err) {
+		note_denied(s, err, pid, pm->path, pm->deleted);
 		return;
+	}
 	key.dev = st.st_dev;
 	key.ino = st.st_ino;
 	key.size = st.st_size;
@@ -709,8 +752,10 @@ static int snapshot(struct symbolizer *s, struct pid_state *ps)
 	int err;
 
 	err = proc_maps__read(s->proc_root, ps->pid, &pm, &n);
-	if (err)
+	if (err) {
+		note_denied(s, err, ps->pid, NULL, false);
 		return err;
+	}
 	for (size_t i = 0; i < n; i++)
 		k += pm[i].perms[2] == 'x';
 	maps = malloc((k ? k : 1) * sizeof(*maps));

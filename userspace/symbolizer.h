@@ -135,6 +135,8 @@ struct symbolizer_stats {
 	__u64 mapping_ids;	/* largest id given out so far */
 	__u64 files_evicted;	/* by symbolizer__trim() */
 	__u64 dwarf_bytes;	/* part of bytes held by DWARF (line numbers, inline frames) */
+	__u64 maps_denied;	/* /proc/PID/maps reads refused (EACCES/EPERM: no CAP_SYS_PTRACE) */
+	__u64 files_denied;	/* mapped files we could not open (no CAP_DAC_READ_SEARCH...) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

@@ -29,9 +29,11 @@ FUZZ_MODS_hashmap := hashmap
 FUZZ_MODS_perfmap := perfmap procfs array
 FUZZ_MODS_demangle := demangle
 FUZZ_MODS_ehframe := ehframe ehframe_cfa unwind_table array
+FUZZ_MODS_gopclntab := gopclntab gopclntab_elf gopclntab_inline array
+FUZZ_MODS_http_request := http_request
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle ehframe
+	perfmap demangle ehframe gopclntab http_request
 # which ones make fuzz / fuzz-smoke run, e.g. make fuzz FUZZ_TARGETS="cgroup kallsyms"
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_ALL))
@@ -62,9 +64,16 @@ $(FUZZ_DIR)/seed_spool: tests/fuzz/seed_spool.c userspace/spool.c userspace/fdio
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace $(filter %.c,$^) -lz -o $@
 
-$(FUZZ_SEEDS): tests/fuzz/seeds.sh tests/fuzz/config.args $(FUZZ_DIR)/seed_spool
+# the synthetic Go binaries of test_gopclntab, one per table format
+$(FUZZ_DIR)/seed_gopclntab: tests/fuzz/seed_gopclntab.c tests/unit/gopcln_synth.h | $(FUZZ_DIR)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O1 -std=gnu11 -D_GNU_SOURCE $< -o $@
+
+$(FUZZ_SEEDS): tests/fuzz/seeds.sh tests/fuzz/config.args $(FUZZ_DIR)/seed_spool \
+		$(FUZZ_DIR)/seed_gopclntab
 	$(call msg,SEEDS,$(FUZZ_DIR)/seeds)
-	$(Q)bash tests/fuzz/seeds.sh $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seed_spool $(FIXTURES_DIR)
+	$(Q)bash tests/fuzz/seeds.sh $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seed_spool $(FIXTURES_DIR) \
+		$(FUZZ_DIR)/seed_gopclntab
 	$(Q)touch $@
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ_SEEDS)

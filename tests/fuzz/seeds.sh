@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # seeds.sh -- builds the fuzz seed corpora from this machine's real files: kallsyms, maps, cgroups, CPU lists, ELF files
-# usage: seeds.sh OUTDIR SEED_SPOOL_BIN [FIXTURES_DIR]
+# usage: seeds.sh OUTDIR SEED_SPOOL_BIN [FIXTURES_DIR [SEED_GOPCLNTAB_BIN]]
 set -u
-out=$1 seed_spool=$2 fixtures=${3:-}
+out=$1 seed_spool=$2 fixtures=${3:-} seed_gopclntab=${4:-}
 here=$(dirname "$0")
 max=65536	# libFuzzer mutates small inputs best; larger real files are cut or left out
 
 rm -rf "$out"
 for t in kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle; do
+	perfmap demangle gopclntab http_request; do
 	mkdir -p "$out/$t"
 done
 
@@ -73,6 +73,18 @@ nm -D --defined-only "$(g++ -print-file-name=libstdc++.so 2>/dev/null)" 2>/dev/n
 # spool files as the pusher writes them
 "$seed_spool" "$out/spool" || echo "seeds.sh: no spool seeds" >&2
 
+# Go line tables: the real tables of the Go fixtures (a mode byte 0 and 8 probe bytes first,
+# the layout of fuzz_gopclntab), and the synthetic binaries, one per table format
+for f in "$fixtures"/gofix "$fixtures"/gofix-pie; do
+	for sec in .gopclntab .data.rel.ro.gopclntab; do
+		objcopy -O binary --only-section="$sec" "$f" "$out/pcln.tmp" 2>/dev/null && [ -s "$out/pcln.tmp" ] &&
+			{ printf '\0\x11\x22\x33\x44\x55\x66\x77\x88'; cat "$out/pcln.tmp"; } \
+				>"$out/gopclntab/$(basename "$f")$sec"
+	done
+done
+rm -f "$out/pcln.tmp"
+[ -n "$seed_gopclntab" ] && { "$seed_gopclntab" "$out/gopclntab" || echo "seeds.sh: no synthetic Go seeds" >&2; }
+
 # command lines, one a line, arguments split on NUL as fuzz_config reads them
 n=0
 while IFS= read -r line; do
@@ -98,6 +110,18 @@ put("push_url/odd", struct.pack("<Bqqi", 4, -1, -2000000001, 0) +
     strs(b"svc{a=b,c=d}", b"", b"\xc3\xa9", b"\xe2\x82\xac" * 400))
 put("prom/escape", struct.pack("<Bd", 16, 1.5) + strs('say "héllo"\\\n'.encode()))
 put("prom/utf8", struct.pack("<Bd", 5, 1e300) + strs("€€".encode()))
+# fuzz_http_request: flags, max and default seconds, then path, seconds, pid,
+# Authorization, method, token; the requests go tool pprof, Parca, curl and probes send
+def req(flags, path, seconds=b"", pid=b"", auth=b"", method=b"GET", token=b"", mx=300, df=30):
+    return struct.pack("<BHH", flags, mx, df) + strs(path, seconds, pid, auth, method, token)
+put("http_request/pprof", req(0x04, b"/debug/pprof/profile", b"30"))
+put("http_request/pid", req(0x0c, b"/debug/pprof/profile", b"5", b"1234"))
+put("http_request/token", req(0x16, b"/debug/pprof/profile", b"10", auth=b"Bearer s3cret", token=b"s3cret"))
+put("http_request/index", req(0x00, b"/debug/pprof/"))
+put("http_request/metrics", req(0x00, b"/metrics"))
+put("http_request/healthz", req(0x20, b"/healthz", method=b"HEAD"))
+put("http_request/traversal", req(0x00, b"/debug/pprof/../../../etc/shadow"))
+put("http_request/post", req(0x21, b"/debug/pprof/profile", method=b"POST"))
 put("prom/int", struct.pack("<Bd", 0, 12345678901234.0) + strs(b""))
 PY
 # ehframe: real .eh_frame (and .debug_frame) sections behind fuzz_ehframe's header: flags,

@@ -5,6 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* where make put the fixture programs: build/fixtures/, build/san/fixtures/ with SANITIZE=1 */
+#ifndef FIXTURES_DIR
+#define FIXTURES_DIR "build/fixtures/"
+#endif
+
 enum { TEST_OK = 0, TEST_FAIL = 1, TEST_SKIP = 2 };
 
 static const char *test__skip_reason = "";

@@ -21,7 +21,7 @@
 #include "elf_syms.h"
 #include "test.h"
 
-#define FIX "build/fixtures/"
+#define FIX FIXTURES_DIR
 #define DEBUGINFOD "/usr/bin/debuginfod"
 #define SERVER_WAIT_MS 20000
 

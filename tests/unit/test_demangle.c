@@ -7,7 +7,7 @@
 #include "demangle.h"
 #include "test.h"
 
-#define FIX "build/fixtures/"
+#define FIX FIXTURES_DIR
 
 /* demangle(NAME, MODE) is WANT (NULL: not demangled) */
 static bool is(const char *name, enum demangle_mode mode, const char *want)

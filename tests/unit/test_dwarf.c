@@ -14,7 +14,7 @@
 #include "elf_syms.h"
 #include "test.h"
 
-#define FIX "build/fixtures/"
+#define FIX FIXTURES_DIR
 #define SRC "tests/fixtures/debug/inline_prog.c"
 #define ASM_SRC "tests/fixtures/debug/asm_leaf.S"
 #if defined(__x86_64__)

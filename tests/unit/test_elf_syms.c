@@ -11,7 +11,7 @@
 #include "elf_syms.h"
 #include "test.h"
 
-#define FIX "build/fixtures/"
+#define FIX FIXTURES_DIR
 
 static bool have(const char *path)
 {

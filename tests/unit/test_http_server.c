@@ -793,6 +793,50 @@ static int test_max_connections(void)
 	return TEST_OK;
 }
 
+/* request line or headers past the per-connection memory: refused, and the server serves on */
+static int test_request_too_large(void)
+{
+	static const char ok_req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	struct http_server *s = start("127.0.0.1:0", NULL, 0);
+	char *big = malloc(64 * 1024), buf[256];
+	ssize_t n1 = -1, n2 = -1, n3 = -1;
+	int port, fd;
+
+	CHECK(s && big);
+	port = http_server__port(s);
+	/* a 40 KiB path */
+	strcpy(big, "GET /debug/pprof/profile?x=");
+	memset(big + strlen(big), 'a', 40 * 1024);
+	strcpy(big + strlen(big), " HTTP/1.1\r\nHost: x\r\n\r\n");
+	if ((fd = tcp_connect(AF_INET, port)) >= 0) {
+		n1 = raw_exchange(fd, big, buf, sizeof(buf));
+		close(fd);
+	}
+	if (n1 > 0)
+		CHECK(!strncmp(buf, "HTTP/1.1 414", 12) || !strncmp(buf, "HTTP/1.1 431", 12));
+	/* 40 KiB of one header */
+	strcpy(big, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Junk: ");
+	memset(big + strlen(big), 'b', 40 * 1024);
+	strcpy(big + strlen(big), "\r\n\r\n");
+	if ((fd = tcp_connect(AF_INET, port)) >= 0) {
+		n2 = raw_exchange(fd, big, buf, sizeof(buf));
+		close(fd);
+	}
+	if (n2 > 0)
+		CHECK(!strncmp(buf, "HTTP/1.1 431", 12) || !strncmp(buf, "HTTP/1.1 414", 12));
+	if ((fd = tcp_connect(AF_INET, port)) >= 0) {
+		n3 = raw_exchange(fd, ok_req, buf, sizeof(buf));
+		close(fd);
+	}
+	http_server__free(s);
+	free(big);
+	/* an answer, or the connection closed on us: never served */
+	CHECK(n1 >= 0 || n1 == -ECONNRESET);
+	CHECK(n2 >= 0 || n2 == -ECONNRESET);
+	CHECK(n3 > 0 && !strncmp(buf, "HTTP/1.1 200", 12));
+	return TEST_OK;
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -811,6 +855,7 @@ int main(void)
 		TEST(test_bad_listen),
 		TEST(test_port_in_use),
 		TEST(test_max_connections),
+		TEST(test_request_too_large),
 	};
 	int failed;
 

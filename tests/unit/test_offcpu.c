@@ -16,7 +16,7 @@
 #include "proc_maps.h"
 #include "test.h"
 
-#define FIX "build/fixtures/"
+#define FIX FIXTURES_DIR
 
 /* CHECK for a case that holds resources: logs the same way, then goes to its cleanup at out */
 #define EXPECT(cond)                                                                  \

@@ -17,7 +17,7 @@
 #include "symbolizer.h"
 #include "test.h"
 
-#define FIX "build/fixtures/"
+#define FIX FIXTURES_DIR
 #define MAX_FNS 16
 
 /* a running fixture: what it printed ("name address" lines) and its pipes */
