@@ -107,6 +107,7 @@ bench: deps all fixtures
 	@bash tests/bench/symbols.sh
 	@bash tests/bench/offcpu.sh
 	@bash tests/bench/agent.sh
+	@bash tests/bench/compare.sh
 
 vmlinux:
 	mkdir -p $(VMLINUX_DIR)
