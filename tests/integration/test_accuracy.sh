@@ -35,7 +35,8 @@ session() {
 	local name=$1 spec pids=() i
 	shift
 	for spec in "$@"; do
-		"$ACC/${spec%%:*}" "${spec##*:}" "$SECS" wait >"$tmp/$name.${#pids[@]}.out" &
+		"$ACC/${spec%%:*}" "${spec##*:}" "$SECS" wait >"$tmp/$name.${#pids[@]}.out" \
+			2>"$tmp/$name.${#pids[@]}.ready" &
 		pids+=($!)
 	done
 	"$EBPFPROF" --pid "$(IFS=,; echo "${pids[*]}")" --frequency "$FREQ" --duration $((SECS * 3)) \
@@ -44,6 +45,11 @@ session() {
 	for i in $(seq 100); do
 		grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break
 		kill -0 $prof 2>/dev/null || break
+		sleep 0.1
+	done
+	# each fixture says "ready" on stderr once SIGUSR1 no longer kills it
+	for i in $(seq 50); do
+		[ "$(cat "$tmp/$name".*.ready 2>/dev/null | grep -c '^ready$')" = $# ] && break
 		sleep 0.1
 	done
 	kill -USR1 "${pids[@]}" 2>/dev/null
