@@ -8,7 +8,7 @@
 #   BENCH_WHOLE_FREQUENCY (99)           its sampling rate, the same for all three profilers
 #   BENCH_ROUNDS (5; QUICK 2)            alternating rounds of the slowdown matrix
 #   BENCH_FREQUENCIES ("19 99 999")      ebpfprof's rates in the matrix
-#   BENCH_WORK_UNITS (2500; QUICK 700)   fixed_work units per thread (about 3.5 s on an idle 2-CPU VM)
+#   BENCH_WORK_UNITS (6000; QUICK 1500)  fixed_work units per thread (about 3 s on an idle 2-CPU VM)
 #   BENCH_MSG_LOOPS (500; QUICK 150)     perf bench sched messaging -l (with -g BENCH_MSG_GROUPS, 10)
 #   BENCH_PARTS ("whole slowdown")       which parts to run
 set -u

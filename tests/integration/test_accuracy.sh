@@ -29,6 +29,13 @@ declare -A FUNCS=(
 # threads per session on this 2-CPU machine. The profiler is attached before
 # the fixtures start (they wait for SIGUSR1) and stopped after they exit: the
 # profile holds their whole run, the same time their own clocks measured.
+#
+# On a machine shared with other busy processes that is not enough: when a
+# fixture is on its CPU only a fraction f of the time, whether a tick finds
+# it there is a coin toss, and a share's standard error becomes
+# sqrt(p (1 - p) (1 - f) / n). The fixtures report f; below 0.9 the
+# tolerance widens to 4 of those errors (at p = 0.5), and the test says so.
+# With the CPUs to itself (f near 1) the tolerance stays at TOL.
 
 # session NAME PROG:THREADS...: profiles the fixtures' whole run into $tmp/NAME.*
 session() {
@@ -84,6 +91,11 @@ check_split() {
 	awk -v label="$label" -v m="$measured" -v c="$counts" -v tol="$TOL" 'BEGIN {
 		split(m, mv, " "); split(c, cv, " ")
 		in3 = cv[1] + cv[2] + cv[3]; total = cv[4]; worst = 0; ok = in3 > 0
+		f = mv[8] + 0; if (f > 1) f = 1
+		if (f < 0.9 && in3 > 0) {
+			wide = 400 * sqrt(0.25 * (1 - f) / in3)
+			if (wide > tol) { tol = wide; note = sprintf(" (machine busy: on CPU %.0f%% of the run, tolerance %.1f)", f * 100, tol) }
+		}
 		for (i = 1; i <= 3; i++) {
 			want[i] = mv[2 * i]; got[i] = in3 ? 100 * cv[i] / in3 : -1
 			d = got[i] - want[i]; if (d < 0) d = -d
@@ -92,10 +104,10 @@ check_split() {
 		}
 		# the three functions must hold nearly all of the process: nothing misattributed
 		if (total == 0 || in3 < 0.95 * total) ok = 0
-		printf "  %-18s profile %5.1f / %4.1f / %4.1f  measured %5.1f / %4.1f / %4.1f  worst %.2f pts  (%d of %d samples in the 3 functions)\n",
-			label, got[1], got[2], got[3], want[1], want[2], want[3], worst, in3, total
+		printf "  %-12s profile %4.1f / %4.1f / %4.1f  measured %4.1f / %4.1f / %4.1f  worst %.2f pts  %d of %d samples in the 3 functions, on CPU %.2f%s\n",
+			label, got[1], got[2], got[3], want[1], want[2], want[3], worst, in3, total, f, note
 		exit !ok }' && pass "split_$label" ||
-		fail "split_$label" "profile and measured split differ by more than $TOL points (or samples outside the 3 functions)"
+		fail "split_$label" "profile and measured split differ by more than the tolerance (or samples outside the 3 functions)"
 }
 
 lost_of() { sed -n 's/.* samples on .*, \([0-9]*\) lost or partial$/\1/p' "$1"; }
