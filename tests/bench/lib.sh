@@ -25,6 +25,7 @@ wait_line() {
 
 # rusage_run OUT CMD...: runs CMD in the foreground; writes "user_s system_s maxrss_kib exit_code" of
 # CMD and its children to OUT, and CMD's own pid to OUT.pid. The caller signals that pid, not the wrapper.
+# Linux carries ru_maxrss across exec, so it is never below the forked python's RSS (about 11 MB).
 rusage_run() {
 	python3 -c '
 import os, resource, signal, sys

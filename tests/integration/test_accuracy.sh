@@ -41,6 +41,7 @@ declare -A FUNCS=(
 session() {
 	local name=$1 spec pids=() i
 	shift
+	rm -f "$tmp/$name".*
 	for spec in "$@"; do
 		"$ACC/${spec%%:*}" "${spec##*:}" "$SECS" wait >"$tmp/$name.${#pids[@]}.out" \
 			2>"$tmp/$name.${#pids[@]}.ready" &
@@ -112,6 +113,21 @@ check_split() {
 
 lost_of() { sed -n 's/.* samples on .*, \([0-9]*\) lost or partial$/\1/p' "$1"; }
 
+# The stack map drops a stack whose hash bucket another stack holds: with k
+# distinct stacks in 16384 buckets that happens in a run with probability
+# about k^2 / 32768 (k is 20-30 here, user addresses move with ASLR on every
+# run). Such a session runs once more; a second collision, or any other
+# loss, fails no_loss.
+RERUN=""
+clean_session() {	# as session
+	session "$@"
+	if [ "$(lost_of "$tmp/$1.err")" != 0 ] &&
+		grep -q ' 0 / 0 to errors, 0 samples to a full counts map' "$tmp/$1.err"; then
+		RERUN="$RERUN $1($(sed -n 's/.*lost: \(.*\) to map collisions.*/\1/p' "$tmp/$1.err"))"
+		session "$@"
+	fi
+}
+
 missing=""
 for p in acc_c acc_cxx acc_go; do [ -x "$ACC/$p" ] || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -126,13 +142,13 @@ fi
 "$EBPFPROF" --duration 3 --frequency "$FREQ" --stack-storage-size 8 --count-storage-size 8 \
 	--output "$tmp/tiny.pb.gz" 2>"$tmp/tiny.err" &
 tiny=$!
-session one acc_c:1 acc_cxx:1
+clean_session one acc_c:1 acc_cxx:1
 wait $tiny
 tiny_rc=$?
-session c2 acc_c:2
-session cxx2 acc_cxx:2
-session go1 acc_go:1
-session go2 acc_go:2
+clean_session c2 acc_c:2
+clean_session cxx2 acc_cxx:2
+clean_session go1 acc_go:1
+clean_session go2 acc_go:2
 
 for s in one c2 cxx2 go1 go2; do
 	[ "$(cat "$tmp/$s.rc")" = 0 ] || { fail "session_$s" "ebpfprof failed: $(grep -v '^libbpf' "$tmp/$s.err" | tail -1)"; }
@@ -152,7 +168,7 @@ for s in one c2 cxx2 go1 go2; do
 	lost_all="$lost_all $s=${l:-?}"
 	[ "${l:-x}" = 0 ] || bad=1
 done
-echo "  lost or partial samples per session:$lost_all"
+echo "  lost or partial samples per session:$lost_all${RERUN:+; re-run after a stack map collision:$RERUN}"
 [ $bad = 0 ] && pass no_loss || { grep -h 'lost' "$tmp"/*.err; fail no_loss "an ordinary run reported lost samples:$lost_all"; }
 
 # tiny maps: the run still succeeds, counts its losses and shows them as [lost ...] frames
