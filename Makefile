@@ -114,6 +114,7 @@ bench: deps all fixtures
 	@bash tests/bench/agent.sh
 	@bash tests/bench/unwind.sh
 	@bash tests/bench/churn.sh
+	@bash tests/bench/compare.sh
 
 vmlinux:
 	mkdir -p $(VMLINUX_DIR)
