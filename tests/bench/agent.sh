@@ -10,7 +10,8 @@ out=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"; }
 trap cleanup EXIT
 
-# a busy machine: CPU-bound and syscall-bound processes, 100 idle ones, and churn of short-lived ones
+# a busy machine for one run: CPU-bound and syscall-bound processes, 100 idle ones, and churn of
+# short-lived ones (started again for every frequency, so each is measured under the same load)
 busy() {
 	for _ in $(seq "$(nproc)"); do
 		build/fixtures/cpu_split $((SECONDS_RUN + 10)) &
@@ -25,8 +26,8 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 echo "ebpfprof agent bench: ${SECONDS_RUN} s per run, ${INTERVAL} s windows, $(nproc) CPUs"
 printf '%-8s %-14s %-12s %-12s %-16s %s\n' "Hz" "CPU % of core" "peak RSS MB" "windows" "bytes/window" "lost"
-busy
 for f in $FREQS; do
+	busy
 	log=$out/collector-$f.log
 	build/fixtures/collector -log "$log" >"$out/c.out" 2>&1 &
 	cpid=$!
@@ -44,6 +45,7 @@ for f in $FREQS; do
 	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$apid/status")
 	kill -TERM $apid; wait $apid
 	kill -TERM $cpid; wait $cpid
+	kill $(jobs -p) 2>/dev/null; wait 2>/dev/null	# this run's load
 	windows=$(awk '/^ebpfprof_windows_total/ { print $2 }' "$out/metrics-$f.txt")
 	bytes=$(awk '/^ebpfprof_push_bytes_total/ { print $2 }' "$out/metrics-$f.txt")
 	lost=$(awk '/^ebpfprof_samples_lost_total/ { s += $2 } END { print s + 0 }' "$out/metrics-$f.txt")
