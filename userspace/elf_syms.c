@@ -452,8 +452,7 @@ out_free:
 	return NULL;
 }
 
-/* checks the file and hands libelf a read(2)-based handle: never mmap, so no SIGBUS */
-static Elf *open_elf(int fd, int *err)
+Elf *elf_open_read(int fd, int *err)
 {
 	struct stat st;
 	Elf *elf;
@@ -485,7 +484,7 @@ struct elf_syms *elf_syms__read_fd(int fd)
 	int err;
 	Elf *elf;
 
-	elf = open_elf(fd, &err);
+	elf = elf_open_read(fd, &err);
 	if (!elf) {
 		errno = -err;
 		return NULL;
@@ -613,7 +612,7 @@ int elf_read_build_id(int fd, char *hex, size_t size)
 	int err;
 	Elf *elf;
 
-	elf = open_elf(fd, &err);
+	elf = elf_open_read(fd, &err);
 	if (!elf)
 		return err;
 	if (elf_kind(elf) != ELF_K_ELF)

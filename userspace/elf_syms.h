@@ -60,6 +60,13 @@ size_t elf_syms__count(const struct elf_syms *es);
 size_t elf_syms__mem_size(const struct elf_syms *es);
 
 /*
+ * Checks that FD is a regular file of at most ELF_FILE_MAX bytes and hands
+ * libelf a read(2)-based handle on it: never mmap, so a file truncated
+ * underneath cannot fault us. NULL with *err a negative errno.
+ */
+struct Elf *elf_open_read(int fd, int *err);
+
+/*
  * Reads only the GNU build ID of the file open at FD into HEX (at least
  * ELF_BUILD_ID_HEX_SIZE bytes). 0, -ENOENT when it has none, or a negative
  * errno.

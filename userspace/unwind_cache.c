@@ -179,13 +179,13 @@ static struct unwind_table *read_file(int fd, struct cached_file *f)
 {
 	struct unwind_table *t = NULL;
 	GElf_Shdr sh;
-	Elf *elf;
+	int err;
+	Elf *elf = elf_open_read(fd, &err);
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (!elf) {
+		errno = -err;
 		return NULL;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return NULL;
+	}
 	if (elf_kind(elf) == ELF_K_ELF) {
 		read_loads(elf, f);
 		if (find_section(elf, ".gopclntab", &sh) || find_section(elf, ".go.buildinfo", &sh))

@@ -3,7 +3,6 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "unwind_table_int.h"
 
 #ifndef SHF_COMPRESSED
@@ -15,33 +14,6 @@ struct sections {
 	Elf_Scn *debug_frame;
 	bool has_shdrs;
 };
-
-static Elf *open_elf(int fd, int *err)
-{
-	struct stat st;
-	Elf *elf;
-
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		*err = -ELIBACC;
-		return NULL;
-	}
-	if (fstat(fd, &st)) {
-		*err = -errno;
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*err = -EINVAL;
-		return NULL;
-	}
-	if ((__u64)st.st_size > ELF_FILE_MAX) {
-		*err = -EFBIG;
-		return NULL;
-	}
-	/* read(2) into memory: a file truncated underneath cannot fault us */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	*err = elf ? 0 : -EINVAL;
-	return elf;
-}
 
 /* rows are x86-64 rules: anything else is not ours to read */
 static int check_ehdr(Elf *elf)
@@ -209,7 +181,7 @@ struct unwind_table *unwind_table__build(int fd)
 	int err;
 	Elf *elf;
 
-	elf = open_elf(fd, &err);
+	elf = elf_open_read(fd, &err);
 	if (!elf)
 		goto out_err;
 	t = calloc(1, sizeof(*t));
