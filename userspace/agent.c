@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include "clock.h"
 #include "agent.h"
 #include "agent_int.h"
 #include "log.h"
@@ -24,14 +25,6 @@ static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig)
 {
 	stop_requested = 1;
-}
-
-static __s64 now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /*
@@ -309,7 +302,7 @@ static int harvest_offcpu(struct agent *a)
 /* Swaps the map slots and moves everything sampled so far into the open windows. */
 static int harvest(struct agent *a)
 {
-	__s64 start = now_ns(CLOCK_MONOTONIC);
+	__s64 start = clock_ns(CLOCK_MONOTONIC);
 	int slot, err;
 
 	slot = sampler__swap(a->sampler);
@@ -325,7 +318,7 @@ static int harvest(struct agent *a)
 	pthread_mutex_lock(&a->lock);
 	a->fig.records_last = a->harvest_records;
 	a->fig.samples_harvested += a->harvest_samples;
-	a->fig.harvest_seconds_last = (now_ns(CLOCK_MONOTONIC) - start) / 1e9;
+	a->fig.harvest_seconds_last = (clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
 	a->fig.harvest_seconds_total += a->fig.harvest_seconds_last;
 	symbolizer__stats(a->sym, &a->fig.sym);
 	a->fig.processes = proc_table__count(a->procs);
@@ -371,7 +364,7 @@ static void wait_until(struct agent *a, __s64 deadline_mono, const sigset_t *unb
 	__u64 v;
 
 	while (!stop_requested) {
-		__s64 left = deadline_mono - now_ns(CLOCK_MONOTONIC);
+		__s64 left = deadline_mono - clock_ns(CLOCK_MONOTONIC);
 		struct timespec ts;
 
 		if (left <= 0)
@@ -393,9 +386,9 @@ static void loop(struct agent *a, const sigset_t *unblocked)
 {
 	__s64 interval = (__s64)(a->cfg->ag.interval * 1e9);
 
-	a->window_end_mono = now_ns(CLOCK_MONOTONIC) + interval;
+	a->window_end_mono = clock_ns(CLOCK_MONOTONIC) + interval;
 	while (!stop_requested) {
-		__s64 now = now_ns(CLOCK_MONOTONIC), next = now + POLL_NS, pull_end;
+		__s64 now = clock_ns(CLOCK_MONOTONIC), next = now + POLL_NS, pull_end;
 		bool window_due, pull_due, pull_new;
 
 		if (a->window_end_mono < next)
@@ -406,7 +399,7 @@ static void loop(struct agent *a, const sigset_t *unblocked)
 		wait_until(a, next, unblocked);
 		if (stop_requested)
 			break;
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock_ns(CLOCK_MONOTONIC);
 		window_due = now >= a->window_end_mono;
 		pull_due = now >= agent_pull__next_end(a);
 		pull_new = agent_pull__pending(a);
@@ -416,13 +409,13 @@ static void loop(struct agent *a, const sigset_t *unblocked)
 		}
 		harvest(a);
 		if (window_due) {
-			close_window(a, now_ns(CLOCK_REALTIME));
+			close_window(a, clock_ns(CLOCK_REALTIME));
 			/* the next boundary follows the schedule, not the time this one took */
 			while (a->window_end_mono <= now)
 				a->window_end_mono += interval;
 		}
-		agent_pull__finish_due(a, now, now_ns(CLOCK_REALTIME), false);
-		agent_pull__activate(a, now, now_ns(CLOCK_REALTIME));
+		agent_pull__finish_due(a, now, clock_ns(CLOCK_REALTIME), false);
+		agent_pull__activate(a, now, clock_ns(CLOCK_REALTIME));
 	}
 }
 
@@ -453,14 +446,14 @@ static void shutdown_agent(struct agent *a)
 	if (a->offcpu)
 		offcpu__stop(a->offcpu);
 	harvest(a);
-	now_real = now_ns(CLOCK_REALTIME);
+	now_real = clock_ns(CLOCK_REALTIME);
 	if (a->window) {
 		agent_deliver__window(a, a->window, now_real);
 		window__free(a->window);
 		a->window = NULL;
 	}
-	agent_pull__activate(a, now_ns(CLOCK_MONOTONIC), now_real);
-	agent_pull__finish_due(a, now_ns(CLOCK_MONOTONIC), now_real, true);
+	agent_pull__activate(a, clock_ns(CLOCK_MONOTONIC), now_real);
+	agent_pull__finish_due(a, clock_ns(CLOCK_MONOTONIC), now_real, true);
 	if (a->pusher) {
 		err = pusher__drain(a->pusher, SHUTDOWN_DRAIN_MS);
 		if (err)
@@ -503,7 +496,7 @@ int agent__run(const struct config *cfg)
 	sigdelset(&unblocked, SIGTERM);
 	err = setup(a);
 	if (!err)
-		err = new_window(a, now_ns(CLOCK_REALTIME));
+		err = new_window(a, clock_ns(CLOCK_REALTIME));
 	if (!err)
 		err = sampler__start(a->sampler);
 	if (!err && a->offcpu)

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
+#include "clock.h"
 #include "oneshot.h"
 #include "hashmap.h"
 #include "log.h"
@@ -30,14 +31,6 @@ static void install_signals(void)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-}
-
-static __s64 now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 struct pid_watch {
@@ -83,11 +76,11 @@ static int on_task_event(const struct task_event *e, void *ctx)
  */
 static int collect(struct sampler *s, struct pid_watch *w, __s64 deadline)
 {
-	__s64 next_scan = now_ns(CLOCK_MONOTONIC) + POLL_INTERVAL_NS;
+	__s64 next_scan = clock_ns(CLOCK_MONOTONIC) + POLL_INTERVAL_NS;
 	int err = 0;
 
 	while (!stop_requested && err >= 0) {
-		__s64 now = now_ns(CLOCK_MONOTONIC), until = deadline < next_scan ? deadline : next_scan;
+		__s64 now = clock_ns(CLOCK_MONOTONIC), until = deadline < next_scan ? deadline : next_scan;
 
 		if (now >= deadline)
 			break;
@@ -247,8 +240,8 @@ static int profile(struct run *r)
 		preflight__explain("attach to perf events and the scheduler", err);
 		return EXIT_USAGE;
 	}
-	r->start_real = now_ns(CLOCK_REALTIME);
-	start_mono = now_ns(CLOCK_MONOTONIC);
+	r->start_real = clock_ns(CLOCK_REALTIME);
+	start_mono = clock_ns(CLOCK_MONOTONIC);
 	p_info("profiling %s at %d Hz for %.1f s (Ctrl-C to stop early)",
 	       r->cfg->n_pids ? "the given processes" : "the whole system", r->cfg->frequency,
 	       r->cfg->duration);
@@ -261,7 +254,7 @@ static int profile(struct run *r)
 		if (r->offcpu_slot < 0 && !err)
 			err = r->offcpu_slot;
 	}
-	r->elapsed = now_ns(CLOCK_MONOTONIC) - start_mono;
+	r->elapsed = clock_ns(CLOCK_MONOTONIC) - start_mono;
 	if (!err)
 		err = sampler__for_each(r->sampler, sampler__active_slot(r->sampler), note_pid,
 					&r->watch);	/* the last new pids */

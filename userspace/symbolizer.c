@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include "clock.h"
 #include "binary.h"
 #include "log.h"
 #include "elf_syms.h"
@@ -157,14 +158,6 @@ struct symbolizer {
 	struct symbolizer_stats stats;
 	__u64 next_serial;			/* sym_mapping.serial of the next mapping */
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* --- interned strings: a path shared by many processes is stored once --- */
 
@@ -892,7 +885,7 @@ static struct mapping *find_mapping(const struct pid_state *ps, __u64 addr)
 /* one re-read of a live process's maps, at most once a second */
 static struct mapping *reread_and_find(struct symbolizer *s, struct pid_state *ps, __u64 addr)
 {
-	__u64 now = now_ns();
+	__u64 now = clock_ns(CLOCK_MONOTONIC);
 	int err;
 
 	if (ps->gone || (ps->last_reread_ns && now - ps->last_reread_ns < REREAD_INTERVAL_NS))
@@ -925,7 +918,7 @@ static const char *jit_name(struct symbolizer *s, struct pid_state *ps, __u64 ad
 	} else {
 		name = perfmap__lookup(ps->perfmap, addr, offset);
 	}
-	now = now_ns();
+	now = clock_ns(CLOCK_MONOTONIC);
 	if (!name && now - ps->perfmap_read_ns >= REREAD_INTERVAL_NS) {
 		ps->perfmap_read_ns = now;
 		if (!perfmap__refresh(ps->perfmap))

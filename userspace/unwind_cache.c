@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
+#include "clock.h"
 #include "array.h"
 #include "elf_syms.h"
 #include "hashmap.h"
@@ -56,14 +57,6 @@ struct file_id {
 	__u64 dev;
 	__u64 ino;
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32 capacity,
 				       int pages_fd, __u32 page_capacity)
@@ -319,7 +312,7 @@ static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 		    const struct file_id *id, struct cached_file **out)
 {
 	struct cached_file f = { .dev = id->dev, .ino = id->ino };
-	__u64 t0 = now_ns();
+	__u64 t0 = clock_ns(CLOCK_MONOTONIC);
 	struct stat st;
 	__u32 same;
 	int fd, err;
@@ -342,7 +335,7 @@ static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 		f.no_room = err == -ENOSPC;
 	}
 	close(fd);
-	c->stats.build_ns += now_ns() - t0;
+	c->stats.build_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 	if (err && !f.no_room)
 		return err;
 	return remember(c, &f, out);

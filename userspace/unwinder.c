@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include "clock.h"
 #include "array.h"
 #include "bpf_util.h"
 #include "proc_maps.h"
@@ -30,14 +31,6 @@ struct unwinder {
 	__u64 last_reset_ns;
 	bool resetting;		/* no room: load what fits, frame pointers for the rest */
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 {
@@ -152,7 +145,7 @@ static int reset(struct unwinder *u)
 	if (!err)
 		err = unwind_cache__reset(u->cache);
 	u->stats.resets++;
-	u->last_reset_ns = now_ns();
+	u->last_reset_ns = clock_ns(CLOCK_MONOTONIC);
 	u->resetting = true;
 	for (size_t i = 0; i < n && !err; i++)
 		put(u, pids[i]);	/* a process gone since is simply not reloaded */
@@ -163,7 +156,7 @@ static int reset(struct unwinder *u)
 
 int unwinder__add_pid(struct unwinder *u, __u32 pid)
 {
-	bool may_reset = !u->last_reset_ns || now_ns() - u->last_reset_ns >= RESET_INTERVAL_NS;
+	bool may_reset = !u->last_reset_ns || clock_ns(CLOCK_MONOTONIC) - u->last_reset_ns >= RESET_INTERVAL_NS;
 	int err;
 
 	u->resetting = !may_reset;
