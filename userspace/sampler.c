@@ -17,6 +17,7 @@
 #define DEFAULT_STACK_ENTRIES 16384
 #define DEFAULT_COUNT_ENTRIES 40960
 #define DEFAULT_UNWIND_ROWS (2u << 20)	/* 16 MiB of rows */
+#define PENDING_MAX 1024
 
 struct sampler {
 	struct profile_bpf *skel;
@@ -24,6 +25,8 @@ struct sampler {
 	sampler_event_fn event_fn;	/* set for the duration of one poll */
 	void *event_ctx;
 	struct unwinder *unwinder;	/* NULL: frame pointers only */
+	__u32 pending[PENDING_MAX];	/* processes whose tables are to be loaded */
+	int n_pending;
 	struct bpf_link *exec_link;
 	struct bpf_link **links;
 	int *cpus;
@@ -134,22 +137,32 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	return err;
 }
 
-/* A new process, an exec or unknown code: read its maps, (re)load its tables. */
+/*
+ * A new process, an exec or unknown code: its maps are read for names now,
+ * its unwind tables once the whole burst of events has been read, so a
+ * burst of short-lived processes is named before any table is built.
+ */
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 	const struct task_event *e = data;
-
 	int ret = 0;
 
 	if (size < sizeof(*e))
 		return 0;
-	/* names first: a short-lived process may be gone by the time its tables are built */
 	if (e->kind != TASK_EVENT_REMAP && s->event_fn)
 		ret = s->event_fn(e, s->event_ctx);
-	if (s->unwinder)
-		unwinder__add_pid(s->unwinder, e->pid);	/* failure: frame pointers, counted */
+	if (s->unwinder && s->n_pending < PENDING_MAX)
+		s->pending[s->n_pending++] = e->pid;	/* past that: frame pointers, counted in BPF */
 	return ret;
+}
+
+/* Loads the tables of the processes the last events named. */
+static void load_pending(struct sampler *s)
+{
+	for (int i = 0; i < s->n_pending; i++)
+		unwinder__add_pid(s->unwinder, s->pending[i]);	/* failure: frame pointers */
+	s->n_pending = 0;
 }
 
 static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids)
@@ -290,6 +303,7 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
 	s->event_ctx = ctx;
 	n = timeout_ms ? ring_buffer__poll(s->events, timeout_ms) : ring_buffer__consume(s->events);
 	s->event_fn = NULL;
+	load_pending(s);
 	return n == -EINTR ? 0 : n;
 }
 
