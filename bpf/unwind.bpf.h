@@ -131,7 +131,7 @@ static __always_inline int read_word(__u64 *dst, __u64 addr)
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
 }
 
-/* The caller's CFA, return address and rbp by the row's rule; 1: stop (END or unknown), <0: bad read. */
+/* The caller's CFA and rbp by the row's rule: 0, 1 to stop (END, UNKNOWN), -1 on a bad read. */
 static __always_inline int apply_row(const struct unwind_row *row, struct unwind_scratch *sc,
 				     __u64 *cfa, __u64 *bp)
 {

@@ -1,10 +1,8 @@
 /* unwinder.c -- feeds the BPF unwinder: each process's executable mappings and their CFI tables */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
@@ -156,10 +154,10 @@ static int reset(struct unwinder *u)
 
 int unwinder__add_pid(struct unwinder *u, __u32 pid)
 {
-	bool may_reset = !u->last_reset_ns || clock_ns(CLOCK_MONOTONIC) - u->last_reset_ns >= RESET_INTERVAL_NS;
+	__u64 since_reset = clock_ns(CLOCK_MONOTONIC) - u->last_reset_ns;
 	int err;
 
-	u->resetting = !may_reset;
+	u->resetting = u->last_reset_ns && since_reset < RESET_INTERVAL_NS;
 	err = put(u, pid);
 	if (err == -E2BIG && unwinder__sweep(u) > 0)
 		err = put(u, pid);	/* the map of processes was full of dead ones */
