@@ -27,6 +27,7 @@ struct sampler {
 	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	__u32 pending[PENDING_MAX];	/* processes whose tables are to be loaded */
 	int n_pending;
+	struct user_stack ustack;	/* read buffer: 2 KiB, reused for every stack */
 	struct bpf_link *exec_link;
 	struct bpf_link **links;
 	int *cpus;
@@ -373,20 +374,14 @@ int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max)
 int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max,
 			bool *truncated)
 {
-	struct user_stack *us = malloc(sizeof(*us));	/* 2 KiB: not on the stack */
+	struct user_stack *us = &s->ustack;
 	int n = 0;
 
-	if (!us)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(ustacks_map(s, slot)), &hash, us)) {
-		n = -errno;
-		goto out;
-	}
+	if (bpf_map_lookup_elem(bpf_map__fd(ustacks_map(s, slot)), &hash, us))
+		return -errno;
 	*truncated = us->flags & USTACK_TRUNCATED;
 	for (; n < (int)us->n && n < UNWIND_MAX_DEPTH && n < max; n++)
 		ips[n] = us->ips[n];
-out:
-	free(us);
 	return n;
 }
 

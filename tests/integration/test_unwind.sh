@@ -68,7 +68,7 @@ fi
 
 # 3. a callback under libc's qsort (libc has no frame pointers): libc and the caller both show
 if profile qsort cfi "$F/unwind_qsort"; then
-	expect_chain qsort_libc "$tmp/qsort.folded" uw_compare "main;uw_sort_caller;qsort" 95
+	expect_chain qsort_libc "$tmp/qsort.folded" uw_compare "main;uw_sort_caller;qsort" 99
 else
 	fail qsort_libc "ebpfprof failed: $(tail -1 "$tmp/qsort.err")"
 fi
@@ -76,7 +76,7 @@ fi
 # 4. C++ with exception tables
 if profile cxx cfi "$F/unwind_cxx"; then
 	expect_chain cxx_exceptions "$tmp/cxx.folded" uw_cxx_leaf \
-		"main;uw_cxx_outer;uw_cxx_middle;uw_cxx_leaf" 97
+		"main;uw_cxx_outer;uw_cxx_middle;uw_cxx_leaf" 99
 else
 	fail cxx_exceptions "ebpfprof failed: $(tail -1 "$tmp/cxx.err")"
 fi
@@ -84,7 +84,7 @@ fi
 # 5. a PIE calling into a shared library, both without frame pointers
 if profile pie_lib cfi "$F/unwind_pie_lib"; then
 	expect_chain pie_shared_lib "$tmp/pie_lib.folded" uw_lib_inner \
-		"main;uw_exe_fn;uw_lib_outer;uw_lib_inner" 97
+		"main;uw_exe_fn;uw_lib_outer;uw_lib_inner" 99
 else
 	fail pie_shared_lib "ebpfprof failed: $(tail -1 "$tmp/pie_lib.err")"
 fi
@@ -93,8 +93,8 @@ fi
 if [ ! -x "$F/unwind_cgo" ]; then
 	skip cgo_mixed "no Go toolchain: the cgo fixture was not built"
 elif profile cgo cfi "$F/unwind_cgo"; then
-	expect_chain cgo_mixed "$tmp/cgo.folded" uw_cgo_leaf "main.main" 90
-	expect_chain cgo_c_chain "$tmp/cgo.folded" uw_cgo_leaf "uw_cgo_outer;uw_cgo_leaf" 97
+	expect_chain cgo_mixed "$tmp/cgo.folded" uw_cgo_leaf "main.main" 99
+	expect_chain cgo_c_chain "$tmp/cgo.folded" uw_cgo_leaf "uw_cgo_outer;uw_cgo_leaf" 99
 else
 	fail cgo_mixed "ebpfprof failed: $(tail -1 "$tmp/cgo.err")"
 fi
