@@ -143,7 +143,8 @@ static int open_symbols(struct agent *a)
 {
 	struct symbolizer_opts so = { .no_kernel = a->cfg->no_kernel,
 				      .debuginfod = a->cfg->debuginfod,
-				      .dwarf_budget = (size_t)a->cfg->dwarf_mb << 20 };
+				      .dwarf_budget = (size_t)a->cfg->dwarf_mb << 20,
+				      .lazy_files = true };
 
 	if (a->cfg->ag.kubernetes) {
 		struct k8s_opts ko = { .node_name = a->cfg->ag.node_name };

@@ -201,7 +201,8 @@ static int setup(struct run *r)
 {
 	struct symbolizer_opts syo = { .no_kernel = r->cfg->no_kernel,
 				       .debuginfod = r->cfg->debuginfod,
-				       .dwarf_budget = (size_t)r->cfg->dwarf_mb << 20 };
+				       .dwarf_budget = (size_t)r->cfg->dwarf_mb << 20,
+				       .lazy_files = true };
 
 	r->out = output__open(r->cfg->output);
 	if (!r->out) {

@@ -158,11 +158,17 @@ static int on_event(void *ctx, void *data, size_t size)
 	return ret;
 }
 
-/* Loads the tables of the processes the last events named. */
+/*
+ * Loads the tables of the processes the last events named. Events that came
+ * meanwhile are read between two processes, so a table build delays the
+ * naming of a new process by one process's tables at most.
+ */
 static void load_pending(struct sampler *s)
 {
-	for (int i = 0; i < s->n_pending; i++)
+	for (int i = 0; i < s->n_pending; i++) {
 		unwinder__add_pid(s->unwinder, s->pending[i]);	/* failure: frame pointers */
+		ring_buffer__consume(s->events);		/* may append to pending */
+	}
 	s->n_pending = 0;
 }
 
@@ -303,8 +309,8 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
 	s->event_fn = fn;
 	s->event_ctx = ctx;
 	n = timeout_ms ? ring_buffer__poll(s->events, timeout_ms) : ring_buffer__consume(s->events);
-	s->event_fn = NULL;
 	load_pending(s);
+	s->event_fn = NULL;
 	return n == -EINTR ? 0 : n;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include "clock.h"
@@ -48,6 +49,8 @@
 #define REREAD_INTERVAL_NS 1000000000ULL	/* at most one maps re-read a second per pid */
 #define VDSO_SIZE_MAX (1 << 20)
 #define VDSO_IMAGES_MAX 4			/* 64-bit, x32, ia32: a kernel has few */
+#define PENDING_FILES_MAX 256			/* files held open, unread (lazy_files) */
+#define PENDING_FD_SHARE 4			/* of RLIMIT_NOFILE, at most a quarter */
 
 struct mapping {
 	struct sym_mapping pub;			/* first, so &pub converts back */
@@ -91,7 +94,12 @@ struct file_ident {
  * (the same library in another container's layer) shares a table.
  */
 struct sym_file {
-	struct binary *bin;			/* NULL: not readable as ELF */
+	struct binary *bin;			/* NULL: not readable as ELF, or pending */
+	__u32 build_id;				/* interned, the build-ID index's key; 0: none */
+	bool pending;				/* not read yet: fd is open, read at first lookup */
+	int fd;					/* pending: the mapped file */
+	int root_fd;				/* pending: its mapper's root if not ours, else -1 */
+	__u32 path;				/* pending: interned path the mapper saw (debuglink) */
 	__u64 size;
 	size_t bytes;				/* its part of stats.bytes */
 	size_t dwarf;				/* its part of stats.dwarf_bytes, at load */
@@ -121,6 +129,8 @@ struct symbolizer {
 	char *proc_root;
 	bool real_proc;				/* proc_root is the live /proc */
 	bool debuginfod;			/* may download debug info (opted in) */
+	__u32 n_pending;			/* files pending */
+	__u32 pending_max;			/* each holds two descriptors at most */
 	bool warned_maps, warned_files;		/* a denial was explained once */
 	size_t dwarf_budget;
 	struct ksyms *ksyms;
@@ -281,7 +291,7 @@ static int build_id_eq(__u32 id, const void *key, const void *ctx)
 	const struct sym_file *f = &s->files[id - 1];
 	const struct build_id_key *k = key;
 
-	return f->bin && f->size == k->size && !strcmp(binary__build_id(f->bin), k->build_id);
+	return f->build_id && f->size == k->size && !strcmp(str_of(s, f->build_id), k->build_id);
 }
 
 static void lru_unlink(struct symbolizer *s, __u32 id)
@@ -375,46 +385,102 @@ static void ident_put(struct symbolizer *s, __u32 id)
 	drop_ident(s, id);
 }
 
-static size_t file_bytes(const struct binary *b)
+/* F's symbol table is ES (NULL: remembered as unreadable); takes ES */
+static void file_set_binary(struct symbolizer *s, struct sym_file *f, struct binary *es)
 {
-	return sizeof(struct sym_file) + (b ? binary__mem_size(b) : 0);
+	f->bin = es;
+	if (!es)
+		return;
+	f->bytes += binary__mem_size(es);
+	f->dwarf = binary__dwarf_bytes(es);
+	s->stats.bytes += binary__mem_size(es);
+	s->stats.dwarf_bytes += f->dwarf;
+	s->stats.files_loaded++;
+	s->stats.symbols += binary__symbol_count(es);
 }
 
 /*
- * Takes ES (may be NULL: remembered as unreadable); returns its files index + 1,
- * 0 on ENOMEM. The file starts unused, on the LRU list.
+ * A new file with build ID BUILD_ID ("": none) and no symbol table yet: its
+ * files index + 1, 0 on ENOMEM. The file starts unused, on the LRU list.
  */
-static __u32 add_file(struct symbolizer *s, struct binary *es, __u64 size)
+static __u32 add_file(struct symbolizer *s, const char *build_id, __u64 size)
 {
-	struct build_id_key key = { es ? binary__build_id(es) : "", size };
+	struct build_id_key key = { build_id, size };
 	bool reuse = s->free_files != 0;
 	__u32 id = reuse ? s->free_files : s->n_files + 1;
+	__u32 bid = 0;
 	struct sym_file *f;
 
 	if (!reuse && ARRAY_RESERVE(s->files, s->cap_files, s->n_files + 1))
-		goto out_free;
-	if (*key.build_id && hmap__insert(s->build_id_index, build_id_hash(&key), id))
-		goto out_free;
+		return 0;
+	if (*build_id) {
+		bid = intern(s, build_id);
+		if (!bid)
+			return 0;
+		if (hmap__insert(s->build_id_index, build_id_hash(&key), id)) {
+			str_put(s, bid);
+			return 0;
+		}
+	}
 	f = &s->files[id - 1];
 	if (reuse)
 		s->free_files = f->next;
 	else
 		s->n_files++;
-	*f = (struct sym_file){ .bin = es, .size = size, .bytes = file_bytes(es),
-				.dwarf = es ? binary__dwarf_bytes(es) : 0 };
+	*f = (struct sym_file){ .build_id = bid, .size = size, .bytes = sizeof(*f),
+				.fd = -1, .root_fd = -1 };
 	lru_append(s, id);
 	s->stats.bytes += f->bytes;
-	s->stats.dwarf_bytes += f->dwarf;
 	s->stats.files_cached++;
-	if (es) {
-		s->stats.files_loaded++;
-		s->stats.symbols += binary__symbol_count(es);
-	}
 	return id;
+}
 
-out_free:
-	binary__free(es);
-	return 0;
+/* a pending file is not to be read any more: its descriptors go */
+static void file_unpend(struct symbolizer *s, struct sym_file *f)
+{
+	if (!f->pending)
+		return;
+	close(f->fd);
+	if (f->root_fd >= 0)
+		close(f->root_fd);
+	str_put(s, f->path);
+	f->pending = false;
+	f->fd = f->root_fd = -1;
+	f->path = 0;
+	s->n_pending--;
+}
+
+/* reads the file open at FD as a process with root ROOT ("/proc/PID/root"; NULL: ours) saw PATH */
+static struct binary *read_binary(struct symbolizer *s, int fd, const char *root, const char *path)
+{
+	struct binary_opts bo = {
+		.root = root,
+		.path = path,
+		.debuginfod = s->debuginfod,
+		.dwarf_max = s->dwarf_budget > s->stats.dwarf_bytes ?
+				     s->dwarf_budget - s->stats.dwarf_bytes : 0,
+	};
+
+	return binary__open(fd, &bo);
+}
+
+/* a pending file is read now, at its first lookup; out of memory leaves it pending */
+static void file_load(struct symbolizer *s, __u32 id)
+{
+	struct sym_file *f = &s->files[id - 1];
+	char root[32];
+	struct binary *b;
+
+	if (!f->pending)
+		return;
+	/* the mapper may be gone: its root stays reachable through our descriptor */
+	if (f->root_fd >= 0)
+		snprintf(root, sizeof(root), "/proc/self/fd/%d", f->root_fd);
+	b = read_binary(s, f->fd, f->root_fd >= 0 ? root : NULL, str_of(s, f->path));
+	if (!b && errno == ENOMEM)
+		return;
+	file_unpend(s, f);
+	file_set_binary(s, f, b);
 }
 
 /* only an unused file is evicted: no mapping points at it or its identities */
@@ -425,11 +491,13 @@ static void evict_file(struct symbolizer *s, __u32 id)
 	lru_unlink(s, id);
 	while (f->idents)
 		drop_ident(s, f->idents);
-	if (f->bin && *binary__build_id(f->bin)) {
-		struct build_id_key key = { binary__build_id(f->bin), f->size };
+	if (f->build_id) {
+		struct build_id_key key = { str_of(s, f->build_id), f->size };
 
 		hmap__remove(s->build_id_index, build_id_hash(&key), id);
+		str_put(s, f->build_id);
 	}
+	file_unpend(s, f);
 	s->stats.dwarf_bytes -= f->dwarf;
 	binary__free(f->bin);
 	s->stats.bytes -= f->bytes;
@@ -439,10 +507,6 @@ static void evict_file(struct symbolizer *s, __u32 id)
 	s->free_files = id;
 }
 
-/*
- * Gives M the symbol table of the file PID maps at PM, read once per file, and
- * M's references on it and on the identity it was found under.
- */
 /*
  * Counts a read that privileges refused, and says once per kind which
  * capability would have allowed it: running without one is a deployment's
@@ -481,10 +545,87 @@ static void note_denied(struct symbolizer *s, int err, __u32 pid, const char *pa
 		       path, pid, msg);
 }
 
+/* ROOT ("/proc/PID/root") as a descriptor, -1 in *FD when it is our own root */
+static int open_root(const char *root, int *fd)
+{
+	struct stat ours, theirs;
+
+	*fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	if (!fstat(*fd, &theirs) && !stat("/", &ours) && theirs.st_dev == ours.st_dev &&
+	    theirs.st_ino == ours.st_ino) {
+		close(*fd);
+		*fd = -1;
+	}
+	return 0;
+}
+
+/* F is read at its first lookup: it takes FD, ROOT_FD and a reference on PATH */
+static void file_pend(struct symbolizer *s, struct sym_file *f, int fd, int root_fd, __u32 path)
+{
+	f->fd = fd;
+	f->root_fd = root_fd;
+	f->path = path;
+	f->pending = true;
+	s->n_pending++;
+}
+
+/*
+ * A file not seen before, open at *FD: held open to be read at its first
+ * lookup (*FD taken), or read now. Its files index + 1, 0 on ENOMEM.
+ */
+static __u32 new_file(struct symbolizer *s, int *fd, __u32 pid, const struct proc_map *pm,
+		      const char *build_id, __u64 size)
+{
+	struct binary *loaded = NULL;
+	__u32 file, path = 0;
+	int root_fd = -1;
+	char root[96];
+
+	snprintf(root, sizeof(root), "%s/%u/root", s->proc_root, pid);
+	/* the mapper may be gone when the file is read: its root is held open */
+	if (s->n_pending < s->pending_max && !open_root(root, &root_fd)) {
+		path = intern(s, pm->path);
+		if (!path && root_fd >= 0)
+			close(root_fd);
+	}
+	if (!path) {
+		loaded = read_binary(s, *fd, root, pm->path);
+		/* out of memory is not a property of the file: do not remember it */
+		if (!loaded && errno == ENOMEM)
+			return 0;
+	}
+	file = add_file(s, build_id, size);
+	if (!file)
+		goto out_free;
+	if (path) {
+		file_pend(s, &s->files[file - 1], *fd, root_fd, path);
+		*fd = -1;
+	} else {
+		file_set_binary(s, &s->files[file - 1], loaded);
+	}
+	return file;
+
+out_free:
+	binary__free(loaded);
+	if (path) {
+		str_put(s, path);
+		if (root_fd >= 0)
+			close(root_fd);
+	}
+	return 0;
+}
+
+/*
+ * Gives M the symbol table of the file PID maps at PM, read once per file
+ * (now, or at its first lookup with lazy_files), and M's references on it
+ * and on the identity it was found under.
+ */
 static void attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *pm,
 			struct mapping *m)
 {
-	char bid[ELF_BUILD_ID_HEX_SIZE];
+	char bid[ELF_BUILD_ID_HEX_SIZE] = "";
 	struct build_id_key bkey = { bid };
 	struct file_ident key = {};
 	__u32 ident, file = 0;
@@ -509,42 +650,52 @@ static void attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *
 	}
 	/* a new identity may still be a copy we read (another container's layer) */
 	bkey.size = key.size;
-	if (!elf_read_build_id(fd, bid, sizeof(bid)))
+	if (elf_read_build_id(fd, bid, sizeof(bid)))
+		bid[0] = '\0';
+	else
 		file = hmap__find(s->build_id_index, build_id_hash(&bkey), build_id_eq, &bkey, s);
-	if (file) {
+	if (file)
 		s->stats.file_cache_hits++;
-	} else {
-		char root[96];
-		struct binary_opts bo = {
-			.root = root,
-			.path = pm->path,
-			.debuginfod = s->debuginfod,
-			.dwarf_max = s->dwarf_budget > s->stats.dwarf_bytes ?
-					     s->dwarf_budget - s->stats.dwarf_bytes : 0,
-		};
-		struct binary *loaded;
-
-		snprintf(root, sizeof(root), "%s/%u/root", s->proc_root, pid);
-		loaded = binary__open(fd, &bo);
-
-		/* out of memory is not a property of the file: do not remember it */
-		if (!loaded && errno == ENOMEM)
-			goto out_close;
-		file = add_file(s, loaded, key.size);
-		if (!file)
-			goto out_close;
-	}
+	else
+		file = new_file(s, &fd, pid, pm, bid, key.size);
+	if (!file)
+		goto out_close;
 	/* without the identity the next process would read the build ID again; harmless */
 	ident = add_ident(s, &key, file);
 out_attach:
 	m->file = file;
 	m->ident = ident;
 	m->bin = s->files[file - 1].bin;
+	if (s->files[file - 1].build_id)
+		m->pub.build_id = str_of(s, s->files[file - 1].build_id);
 	file_get(s, file);
 	if (ident)
 		s->idents[ident - 1].refs++;
 out_close:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* what pprof's Mapping says of M's symbols, once M has them */
+static void set_mapping_flags(struct mapping *m)
+{
+	m->pub.has_symbols = true;
+	if (*binary__build_id(m->bin))
+		m->pub.build_id = binary__build_id(m->bin);
+	m->pub.has_filenames = m->pub.has_line_numbers = binary__has_lines(m->bin);
+	m->pub.has_inline_frames = binary__has_inline(m->bin);
+}
+
+/* M's symbol table: a pending file is read at its first lookup */
+static const struct binary *mapping_bin(struct symbolizer *s, struct mapping *m)
+{
+	if (m->bin || !m->file)
+		return m->bin;
+	file_load(s, m->file);
+	m->bin = s->files[m->file - 1].bin;
+	if (m->bin)
+		set_mapping_flags(m);
+	return m->bin;
 }
 
 /* --- the vDSO: not a file, so read from the process and keyed by its bytes --- */
@@ -695,12 +846,8 @@ static struct mapping *make_mapping(struct symbolizer *s, struct pid_state *ps,
 	else if (pm->path[0] && pm->path[0] != '[')
 		/* [vsyscall], [anon:name], [stack]: no file behind them */
 		attach_file(s, ps->pid, pm, m);
-	if (m->bin) {
-		m->pub.has_symbols = true;
-		m->pub.build_id = binary__build_id(m->bin);
-		m->pub.has_filenames = m->pub.has_line_numbers = binary__has_lines(m->bin);
-		m->pub.has_inline_frames = binary__has_inline(m->bin);
-	}
+	if (m->bin)
+		set_mapping_flags(m);
 	return m;
 }
 
@@ -946,7 +1093,7 @@ int symbolizer__user(struct symbolizer *s, __u32 pid, __u64 addr, struct sym_fra
 	m = find_mapping(ps, addr);
 	if (!m)
 		m = reread_and_find(s, ps, addr);
-	if (!m || !m->bin)
+	if (!m || !mapping_bin(s, m))
 		out->name = jit_name(s, ps, addr, &out->offset);
 	if (!m)
 		return out->name ? 0 : -ENOENT;
@@ -1048,6 +1195,7 @@ int symbolizer__kernel_status(const struct symbolizer *s)
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 {
 	static const struct symbolizer_opts defaults;
+	struct rlimit nofile;
 	struct symbolizer *s;
 	int err;
 
@@ -1068,6 +1216,11 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	}
 	s->real_proc = !strcmp(s->proc_root, "/proc");
 	s->debuginfod = opts->debuginfod;
+	if (opts->lazy_files && !getrlimit(RLIMIT_NOFILE, &nofile)) {
+		rlim_t max = nofile.rlim_cur / PENDING_FD_SHARE / 2;
+
+		s->pending_max = max < PENDING_FILES_MAX ? max : PENDING_FILES_MAX;
+	}
 	s->dwarf_budget = opts->dwarf_budget;
 	err = init_kernel(s, opts);
 	if (err)
@@ -1110,8 +1263,14 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->pids);
 	free(s->kernel);
 	free(s->id_next);
-	for (size_t i = 0; i < s->n_files; i++)
+	for (size_t i = 0; i < s->n_files; i++) {
 		binary__free(s->files[i].bin);
+		if (s->files[i].pending) {
+			close(s->files[i].fd);
+			if (s->files[i].root_fd >= 0)
+				close(s->files[i].root_fd);
+		}
+	}
 	free(s->files);
 	free(s->idents);
 	for (size_t i = 0; i < s->n_vdsos; i++) {
@@ -1134,4 +1293,5 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	*out = s->stats;
 	out->mapping_ids = s->n_ids;
+	out->files_pending = s->n_pending;
 }

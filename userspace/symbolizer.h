@@ -15,6 +15,7 @@ struct symbolizer_opts {
 	bool no_kernel;			/* do not load kallsyms */
 	bool debuginfod;		/* may ask debuginfod ($DEBUGINFOD_URLS) for debug info */
 	size_t dwarf_budget;		/* bytes of DWARF kept over all files; 0: no DWARF */
+	bool lazy_files;		/* add_pid opens a new file, its first lookup reads it */
 };
 
 /*
@@ -62,9 +63,12 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);
 
 /*
- * Snapshots PID's executable mappings and reads their symbol tables now, while
- * the process lives; files are cached by identity (device, inode, build ID) so a
- * library mapped by many processes is read once. A no-op for a known PID.
+ * Snapshots PID's executable mappings and opens their files now, while the
+ * process lives, and reads their symbol tables now or, with lazy_files, at
+ * their first lookup (so a burst of new processes is captured quickly, and a
+ * file no sample hits is never read); files are cached by identity (device,
+ * inode, build ID) so a library mapped by many processes is read once. A
+ * no-op for a known PID.
  * Returns 0 or a negative errno (-ESRCH: the process is gone).
  */
 int symbolizer__add_pid(struct symbolizer *s, __u32 pid);
@@ -137,6 +141,7 @@ struct symbolizer_stats {
 	__u64 dwarf_bytes;	/* part of bytes held by DWARF (line numbers, inline frames) */
 	__u64 maps_denied;	/* /proc/PID/maps reads refused (EACCES/EPERM: no CAP_SYS_PTRACE) */
 	__u64 files_denied;	/* mapped files we could not open (no CAP_DAC_READ_SEARCH...) */
+	__u64 files_pending;	/* lazy_files: held open, not read yet */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

@@ -1,4 +1,5 @@
 /* test_symbolizer.c -- end to end: fixtures, file cache, exits, deleted files, fake /proc, forget */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -263,6 +264,61 @@ static int test_exited(void)
 	CHECK(s);
 	CHECK(symbolizer__add_pid(s, pid) == -ESRCH);
 	CHECK(symbolizer__add_pid(s, pid) == -ESRCH);
+	symbolizer__free(s);
+	return TEST_OK;
+}
+
+static int count_fds(void)
+{
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/* lazy_files: add_pid only opens the files; one read after the process is gone still names it */
+static int test_lazy(void)
+{
+	struct symbolizer_opts opts = { .no_kernel = true, .lazy_files = true };
+	struct symbolizer_stats a, b, c;
+	struct symbolizer *s;
+	int fds = count_fds();
+	__u64 leaf;
+	struct proc p;
+	pid_t pid;
+
+	if (!have(FIX "fixture_pie"))
+		SKIP("run make fixtures");
+	s = symbolizer__new(&opts);
+	CHECK(s && fds > 0);
+	CHECK(spawn(FIX "fixture_pie", &p) == 0);
+	pid = p.pid;
+	leaf = addr_of(&p, "fixture_main_leaf");
+	CHECK(symbolizer__add_pid(s, pid) == 0);
+	symbolizer__stats(s, &a);
+	stop(&p);
+	CHECK(kill(pid, 0) == -1 && errno == ESRCH);
+	CHECK(check_user(s, pid, leaf, "fixture_main_leaf", "/fixture_pie") == TEST_OK);
+	symbolizer__stats(s, &b);
+	fprintf(stderr, "  added: %llu files pending, %llu read; after one lookup: %llu pending, %llu read\n",
+		(unsigned long long)a.files_pending, (unsigned long long)a.files_loaded,
+		(unsigned long long)b.files_pending, (unsigned long long)b.files_loaded);
+	/* fixture_pie, libc, ld.so held open; only the one looked up is read */
+	CHECK(a.files_loaded == 0 && a.files_pending >= 3);
+	CHECK(b.files_loaded == 1 && b.files_pending == a.files_pending - 1);
+	CHECK(count_fds() == fds + (int)b.files_pending);
+
+	/* forgotten and trimmed: every descriptor held is closed */
+	symbolizer__forget_pid(s, pid);
+	symbolizer__trim(s, 0);
+	symbolizer__stats(s, &c);
+	CHECK(c.files_pending == 0 && c.files_cached == 0 && count_fds() == fds);
 	symbolizer__free(s);
 	return TEST_OK;
 }
@@ -842,6 +898,6 @@ static int test_churn(void)
 }
 
 TEST_MAIN("symbolizer", TEST(test_pie), TEST(test_shared_and_static), TEST(test_cache),
-	  TEST(test_exited), TEST(test_deleted), TEST(test_reread), TEST(test_self),
+	  TEST(test_exited), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_self),
 	  TEST(test_kernel), TEST(test_fake_root), TEST(test_forget), TEST(test_trim),
 	  TEST(test_stale), TEST(test_churn))
