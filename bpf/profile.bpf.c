@@ -207,6 +207,7 @@ int on_exec(void *ctx)
 	if (!task_wanted(pid))
 		return 0;
 	bpf_map_update_elem(&seen, &pid, &one, BPF_ANY);
+	bpf_map_delete_elem(&remapped, &pid);	/* the new image's libraries come next */
 	announce(pid, TASK_EVENT_EXEC);
 	return 0;
 }

@@ -223,7 +223,11 @@ static int on_task_event(const struct task_event *e, void *ctx)
 		proc_table__drop(a->procs, e->pid);
 		symbolizer__forget_pid(a->sym, e->pid);
 	}
-	if (proc_table__get(a->procs, e->pid, comm, a->window_seq))
+	if (!proc_table__get(a->procs, e->pid, comm, a->window_seq))
+		return 0;
+	if (e->kind == TASK_EVENT_REMAP)	/* code outside the maps we read */
+		symbolizer__refresh_pid(a->sym, e->pid);
+	else
 		symbolizer__add_pid(a->sym, e->pid);
 	return 0;
 }

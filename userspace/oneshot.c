@@ -55,7 +55,10 @@ static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
 	return hmap__insert(w->seen, h, key->pid);
 }
 
-/* A process's first sample or exec: read its (new) maps now, while it lives. */
+/*
+ * A process's first sample or exec: read its (new) maps now, while it lives;
+ * code outside them (libraries mapped after the exec): read them again.
+ */
 static int on_task_event(const struct task_event *e, void *ctx)
 {
 	struct pid_watch *w = ctx;
@@ -63,7 +66,10 @@ static int on_task_event(const struct task_event *e, void *ctx)
 
 	if (e->kind == TASK_EVENT_EXEC)
 		symbolizer__forget_pid(w->sym, e->pid);	/* the old image is gone */
-	symbolizer__add_pid(w->sym, e->pid);
+	if (e->kind == TASK_EVENT_REMAP)
+		symbolizer__refresh_pid(w->sym, e->pid);
+	else
+		symbolizer__add_pid(w->sym, e->pid);
 	if (!hmap__find(w->seen, h, same_pid, &e->pid, NULL))
 		return hmap__insert(w->seen, h, e->pid);
 	return 0;

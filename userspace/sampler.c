@@ -151,7 +151,7 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	if (e->kind != TASK_EVENT_REMAP && s->event_fn)
+	if (s->event_fn)
 		ret = s->event_fn(e, s->event_ctx);
 	if (s->unwinder && s->n_pending < PENDING_MAX)
 		s->pending[s->n_pending++] = e->pid;	/* past that: frame pointers, counted in BPF */

@@ -1030,18 +1030,33 @@ static struct mapping *find_mapping(const struct pid_state *ps, __u64 addr)
 }
 
 /* one re-read of a live process's maps, at most once a second */
-static struct mapping *reread_and_find(struct symbolizer *s, struct pid_state *ps, __u64 addr)
+static int reread(struct symbolizer *s, struct pid_state *ps, __u64 now)
 {
-	__u64 now = clock_ns(CLOCK_MONOTONIC);
 	int err;
 
-	if (ps->gone || (ps->last_reread_ns && now - ps->last_reread_ns < REREAD_INTERVAL_NS))
-		return NULL;
 	ps->last_reread_ns = now;
 	err = snapshot(s, ps);
 	if (err == -ESRCH)
 		ps->gone = true;
-	return err ? NULL : find_mapping(ps, addr);
+	return err;
+}
+
+static struct mapping *reread_and_find(struct symbolizer *s, struct pid_state *ps, __u64 addr)
+{
+	__u64 now = clock_ns(CLOCK_MONOTONIC);
+
+	if (ps->gone || (ps->last_reread_ns && now - ps->last_reread_ns < REREAD_INTERVAL_NS))
+		return NULL;
+	return reread(s, ps, now) ? NULL : find_mapping(ps, addr);
+}
+
+int symbolizer__refresh_pid(struct symbolizer *s, __u32 pid)
+{
+	struct pid_state *ps = find_pid(s, pid);
+
+	if (!ps)
+		return symbolizer__add_pid(s, pid);
+	return ps->gone ? -ESRCH : reread(s, ps, clock_ns(CLOCK_MONOTONIC));
 }
 
 /*

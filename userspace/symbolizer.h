@@ -74,6 +74,12 @@ void symbolizer__free(struct symbolizer *s);
 int symbolizer__add_pid(struct symbolizer *s, __u32 pid);
 
 /*
+ * Reads PID's maps again now (the unwinder met code outside them: libraries
+ * mapped after the exec, dlopen), or adds it. 0 or a negative errno.
+ */
+int symbolizer__refresh_pid(struct symbolizer *s, __u32 pid);
+
+/*
  * Resolves a user address of PID (call symbolizer__add_pid first; an unknown
  * PID is added on demand). The caller passes addr - 1 for return addresses.
  * An address outside every known mapping triggers one re-read of the maps

@@ -415,6 +415,44 @@ out:
 	return ret;
 }
 
+/* a library mapped after add_pid is captured by a refresh, and named after the process exits */
+static int test_refresh(void)
+{
+	struct symbolizer_opts opts = { .no_kernel = true, .lazy_files = true };
+	struct symbolizer *s = symbolizer__new(&opts);
+	char cwd[PATH_MAX], line[256];
+	unsigned long long addr = 0;
+	struct sym_frame lib;
+	struct proc p;
+	pid_t pid;
+	int ret = TEST_FAIL;
+
+	if (!have(FIX "fixture_pie"))
+		SKIP("run make fixtures");
+	CHECK(s && getcwd(cwd, sizeof(cwd)));
+	CHECK(spawn(FIX "fixture_pie", &p) == 0);
+	pid = p.pid;
+	if (symbolizer__add_pid(s, pid))
+		goto out;
+	dprintf(p.in, "dlopen %s/" FIX "libfixture-stripped.so\n", cwd);
+	if (!fgets(line, sizeof(line), p.out) || sscanf(line, "dlopen %llx", &addr) != 1 || !addr)
+		goto out;
+	if (symbolizer__refresh_pid(s, pid))
+		goto out;
+	stop(&p);
+	if (symbolizer__user(s, pid, addr, &lib) || !lib.name ||
+	    strcmp(lib.name, "fixture_lib_alpha") ||
+	    !ends_with(lib.mapping->path, "/libfixture-stripped.so"))
+		goto out;
+	if (symbolizer__refresh_pid(s, pid) != -ESRCH)
+		goto out;
+	ret = TEST_OK;
+out:
+	symbolizer__free(s);
+	stop(&p);
+	return ret;
+}
+
 /* our own process: the test binary, libc and the vDSO */
 static int test_self(void)
 {
@@ -898,6 +936,6 @@ static int test_churn(void)
 }
 
 TEST_MAIN("symbolizer", TEST(test_pie), TEST(test_shared_and_static), TEST(test_cache),
-	  TEST(test_exited), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_self),
+	  TEST(test_exited), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_refresh), TEST(test_self),
 	  TEST(test_kernel), TEST(test_fake_root), TEST(test_forget), TEST(test_trim),
 	  TEST(test_stale), TEST(test_churn))
