@@ -1,6 +1,5 @@
 /* unwind_cache.c -- CFI tables of mapped files, built once per file and copied into the BPF row array */
 #include <errno.h>
-#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,12 +19,6 @@
 #define MAX_LOADS 8		/* PT_LOAD segments remembered per file */
 #define BATCH_ROWS 8192		/* rows per bpf(BPF_MAP_UPDATE_BATCH) */
 
-struct load {
-	__u64 off;		/* file offset where the segment starts, page aligned down */
-	__u64 end;		/* file offset where its bytes end */
-	__s64 delta;		/* p_vaddr - p_offset */
-};
-
 /* A file, by the device and inode the maps line names. */
 struct cached_file {
 	__u64 dev;
@@ -34,7 +27,7 @@ struct cached_file {
 	bool no_room;		/* did not fit: -ENOSPC until the next reset, without parsing again */
 	char build_id[ELF_BUILD_ID_HEX_SIZE];	/* "" when the file has none */
 	int n_loads;
-	struct load loads[MAX_LOADS];
+	struct unwind_load loads[MAX_LOADS];
 };
 
 struct unwind_cache {
@@ -112,81 +105,21 @@ static int same_file(__u32 id, const void *key, const void *ctx)
 	return c->files[id - 1].dev == k->dev && c->files[id - 1].ino == k->ino;
 }
 
-/* The PT_LOAD segments, so any mapping of the file can be turned into a bias. */
-static void read_loads(Elf *elf, struct cached_file *f)
-{
-	size_t n;
-
-	if (elf_getphdrnum(elf, &n))
-		return;
-	for (size_t i = 0; i < n && f->n_loads < MAX_LOADS; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		f->loads[f->n_loads++] = (struct load){
-			.off = ph.p_offset & ~0xfffULL,
-			.end = ph.p_offset + ph.p_filesz,
-			.delta = (__s64)(ph.p_vaddr - ph.p_offset),
-		};
-	}
-}
-
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t strndx;
-	const char *s;
-
-	if (elf_getshdrstrndx(elf, &strndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, sh) && (s = elf_strptr(elf, strndx, sh->sh_name)) &&
-		    !strcmp(s, name))
-			return scn;
-	return NULL;
-}
-
 /*
- * A Go binary's table comes from .eh_frame alone (its cgo C code). Go's own
- * .debug_frame says nothing of rbp and is wrong across the stack switches of
- * cgo calls and systemstack, while Go always keeps frame pointers on x86-64:
- * its code unwinds better with them.
+ * The file's table, and its PT_LOAD segments kept so any mapping of the
+ * file can be turned into a bias. NULL with errno when it has no table.
  */
-static struct unwind_table *go_table(Elf *elf)
-{
-	Elf_Scn *scn;
-	Elf_Data *d;
-	GElf_Shdr sh;
-
-	scn = find_section(elf, ".eh_frame", &sh);
-	if (!scn || sh.sh_type != SHT_PROGBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf) {
-		errno = ENOENT;
-		return NULL;
-	}
-	return unwind_table__from_sections(d->d_buf, d->d_size, sh.sh_addr, NULL, 0);
-}
-
-/* The file's loads and table; a Go binary gets go_table(). NULL with errno when there is none. */
 static struct unwind_table *read_file(int fd, struct cached_file *f)
 {
-	struct unwind_table *t = NULL;
-	GElf_Shdr sh;
-	int err;
-	Elf *elf = elf_open_read(fd, &err);
+	struct unwind_table *t = unwind_table__build(fd);
+	const struct unwind_load *loads;
+	size_t n;
 
-	if (!elf) {
-		errno = -err;
+	if (!t)
 		return NULL;
-	}
-	if (elf_kind(elf) == ELF_K_ELF) {
-		read_loads(elf, f);
-		if (find_section(elf, ".gopclntab", &sh) || find_section(elf, ".go.buildinfo", &sh))
-			t = go_table(elf);
-		else
-			t = unwind_table__build(fd);
-	}
-	elf_end(elf);
+	loads = unwind_table__loads(t, &n);
+	f->n_loads = n < MAX_LOADS ? n : MAX_LOADS;
+	memcpy(f->loads, loads, f->n_loads * sizeof(*loads));
 	return t;
 }
 
@@ -344,15 +277,12 @@ static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 /* bias such that pc - bias is the file's virtual address for pc */
 static int bias_of(const struct cached_file *f, const struct proc_map *m, __u64 *bias)
 {
-	for (int i = 0; i < f->n_loads; i++) {
-		const struct load *l = &f->loads[i];
+	__s64 delta;
+	int err = unwind_loads__vaddr_delta(f->loads, f->n_loads, m->pgoff, &delta);
 
-		if (m->pgoff >= l->off && m->pgoff < l->end) {
-			*bias = m->start - m->pgoff - l->delta;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	if (!err)
+		*bias = m->start - m->pgoff - delta;
+	return err;
 }
 
 int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *m,

@@ -264,10 +264,22 @@ const struct unwind_row *unwind_table__find(const struct unwind_table *t, __u64 
 
 int unwind_table__vaddr_delta(const struct unwind_table *t, __u64 pgoff, __s64 *delta)
 {
+	return unwind_loads__vaddr_delta(t->loads, t->n_loads, pgoff, delta);
+}
+
+const struct unwind_load *unwind_table__loads(const struct unwind_table *t, size_t *n)
+{
+	*n = t->n_loads;
+	return t->loads;
+}
+
+int unwind_loads__vaddr_delta(const struct unwind_load *loads, size_t n, __u64 pgoff,
+			      __s64 *delta)
+{
 	const struct unwind_load *found = NULL;
 
-	for (size_t i = 0; i < t->n_loads; i++) {
-		const struct unwind_load *l = &t->loads[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct unwind_load *l = &loads[i];
 
 		/* the mapping starts at the page holding the segment's first byte */
 		if (pgoff < (l->offset & ~4095ULL) || pgoff >= l->offset + l->filesz)

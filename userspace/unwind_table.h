@@ -2,6 +2,7 @@
 #ifndef EBPFPROF_UNWIND_TABLE_H
 #define EBPFPROF_UNWIND_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "unwind.h"
@@ -13,6 +14,14 @@
 #define UNWIND_DEBUG_FRAME_MAX (256u << 20)
 
 struct unwind_table;
+
+/* One PT_LOAD segment: what turns a mapping's file offset into ELF addresses. */
+struct unwind_load {
+	__u64 offset;
+	__u64 vaddr;
+	__u64 filesz;
+	bool exec;
+};
 
 /* What building the table met, for logs and the benchmark. */
 struct unwind_table_stats {
@@ -75,6 +84,13 @@ const struct unwind_row *unwind_table__find(const struct unwind_table *t, __u64 
  * 0, or -ENOENT when no segment maps PGOFF.
  */
 int unwind_table__vaddr_delta(const struct unwind_table *t, __u64 pgoff, __s64 *delta);
+
+/* The same over LOADS[0, N), kept by a caller after the table is freed. */
+int unwind_loads__vaddr_delta(const struct unwind_load *loads, size_t n, __u64 pgoff,
+			      __s64 *delta);
+
+/* The file's PT_LOAD segments in program-header order, borrowed; *n their count. */
+const struct unwind_load *unwind_table__loads(const struct unwind_table *t, size_t *n);
 
 /* Lower-case hex GNU build ID, "" when the file has none. */
 const char *unwind_table__build_id(const struct unwind_table *t);

@@ -13,6 +13,7 @@ struct sections {
 	Elf_Scn *eh_frame;
 	Elf_Scn *debug_frame;
 	bool has_shdrs;
+	bool go;		/* .gopclntab or .go.buildinfo: a Go binary */
 };
 
 /* rows are x86-64 rules: anything else is not ours to read */
@@ -67,6 +68,8 @@ static void find_sections(Elf *elf, struct sections *s)
 			s->eh_frame = scn;
 		else if (!s->debug_frame && !strcmp(name, ".debug_frame"))
 			s->debug_frame = scn;
+		else if (!strcmp(name, ".gopclntab") || !strcmp(name, ".go.buildinfo"))
+			s->go = true;
 	}
 }
 
@@ -156,6 +159,14 @@ static int build(Elf *elf, struct unwind_table *t)
 	if (err)
 		return err;
 	find_sections(elf, &s);
+	/*
+	 * A Go binary's table comes from .eh_frame alone (its cgo C code). Go's
+	 * own .debug_frame says nothing of rbp and is wrong across the stack
+	 * switches of cgo calls and systemstack, while Go always keeps frame
+	 * pointers on x86-64: its code unwinds better with them.
+	 */
+	if (s.go)
+		s.debug_frame = NULL;
 	if (s.eh_frame)
 		err = add_section(&b, s.eh_frame, EHFRAME_EH_FRAME, &st->eh_frame_bytes);
 	else

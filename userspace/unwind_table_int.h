@@ -8,13 +8,6 @@
 
 #define UNWIND_LOADS_MAX 64
 
-struct unwind_load {
-	__u64 offset;
-	__u64 vaddr;
-	__u64 filesz;
-	bool exec;
-};
-
 struct unwind_table {
 	struct unwind_row *rows;
 	size_t n;
