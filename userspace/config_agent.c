@@ -10,6 +10,7 @@
 #include "procfs.h"
 
 #define SECRET_MAX 4096
+#define PUSH_TIMEOUT_MAX_S 3600	/* an hour; in ms it must fit an int */
 
 static const char usage[] =
 	"usage: ebpfprof agent [OPTIONS]\n"
@@ -27,7 +28,7 @@ static const char usage[] =
 	"      --bearer-token-file F  file holding a bearer token for the push backend\n"
 	"      --tenant-id ID         X-Scope-OrgID header\n"
 	"      --ca-file F            CA bundle for https\n"
-	"      --push-timeout SEC     per request (default 10)\n"
+	"      --push-timeout SEC     per request (default 10, at most 3600)\n"
 	"      --queue-max-mb N       windows kept in memory while the backend is down (default 16)\n"
 	"      --spool-dir DIR        also keep undelivered windows on disk\n"
 	"      --spool-max-mb N       bound of the spool (default 256)\n"
@@ -191,7 +192,13 @@ static int agent_opt(struct config *cfg, int opt, const char *arg)
 	case OPT_CA_FILE: return set_str(&ag->ca_file, arg);
 	case OPT_PUSH_TIMEOUT:
 		err = config__seconds("push timeout", arg, &secs);
-		ag->push_timeout_ms = secs * 1000;
+		if (!err && secs > PUSH_TIMEOUT_MAX_S) {
+			p_err("invalid push timeout '%s' (seconds, at most %d)", arg, PUSH_TIMEOUT_MAX_S);
+			err = -EINVAL;
+		}
+		/* whole milliseconds, at least one: curl reads 0 as no timeout at all */
+		if (!err)
+			ag->push_timeout_ms = secs * 1000 < 1 ? 1 : (int)(secs * 1000);
 		return err;
 	case OPT_QUEUE_MAX: return parse_mb("--queue-max-mb", arg, &ag->queue_max_bytes);
 	case OPT_SPOOL_DIR: return set_str(&ag->spool_dir, arg);
