@@ -75,7 +75,7 @@ static void open_debug_file(struct binary *b, int fd, const struct binary_opts *
 	else
 		elf_syms__free(ds);
 	if (kind != DEBUGINFO_MINI && o->dwarf_max && small_enough(dfd)) {
-		b->dwarf = dwarf_info__open(dfd);
+		b->dwarf = dwarf_info__open(dfd, o->dwarf_max);
 		if (b->dwarf)
 			attach_alt(b->dwarf, &dopts);
 	}
@@ -101,7 +101,7 @@ struct binary *binary__open(int fd, const struct binary_opts *o)
 	if (b->go)
 		return b;	/* Go's own table is complete, inlining included */
 	if (o->dwarf_max && small_enough(fd))
-		b->dwarf = dwarf_info__open(fd);
+		b->dwarf = dwarf_info__open(fd, o->dwarf_max);
 	if (!b->dwarf)
 		open_debug_file(b, fd, o);
 	enforce_budget(b, o->dwarf_max);

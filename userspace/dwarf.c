@@ -1,6 +1,7 @@
 /* dwarf.c -- source lines and inline chains from DWARF (libdw), with per-unit function indexes */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -237,9 +238,9 @@ static int index_units(struct dwarf_info *d)
 
 /*
  * Opens the DWARF of the regular file at FD into *elf and *dw, after checking
- * what libdw will allocate; adds the bytes it holds to *bytes.
+ * what libdw will allocate (at most MAX); adds the bytes it holds to *bytes.
  */
-static int begin(int fd, Elf **elf, Dwarf **dw, size_t *bytes)
+static int begin(int fd, size_t max, Elf **elf, Dwarf **dw, size_t *bytes)
 {
 	bool has_info = false;
 	struct stat st;
@@ -262,6 +263,9 @@ static int begin(int fd, Elf **elf, Dwarf **dw, size_t *bytes)
 		return err;
 	if (!has_info)
 		return -ENOENT;
+	/* over budget: refused before libdw inflates sections it would have to drop */
+	if (*bytes > max)
+		return -E2BIG;
 	*dw = dwarf_begin_elf(*elf, DWARF_C_READ, NULL);
 	if (!*dw)
 		return -EINVAL;
@@ -270,7 +274,7 @@ static int begin(int fd, Elf **elf, Dwarf **dw, size_t *bytes)
 	return check_strings(*elf);
 }
 
-struct dwarf_info *dwarf_info__open(int fd)
+struct dwarf_info *dwarf_info__open(int fd, size_t max_bytes)
 {
 	struct dwarf_info *d;
 	int err;
@@ -278,7 +282,7 @@ struct dwarf_info *dwarf_info__open(int fd)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	err = begin(fd, &d->elf, &d->dw, &d->debug_bytes);
+	err = begin(fd, max_bytes, &d->elf, &d->dw, &d->debug_bytes);
 	if (!err)
 		err = read_altlink(d);
 	if (!err)
@@ -320,7 +324,7 @@ int dwarf_info__set_alt(struct dwarf_info *d, int fd)
 		return err == -ENOENT ? -EBADMSG : err;
 	if (strcmp(hex, d->alt_build_id))
 		return -EBADMSG;
-	err = begin(fd, &elf, &dw, &bytes);
+	err = begin(fd, SIZE_MAX, &elf, &dw, &bytes);
 	if (err)
 		goto out_end;
 	/* a supplementary file has no supplement of its own */

@@ -29,11 +29,14 @@ struct dwarf_info;
  *
  * Split DWARF (.dwo files) is not read: its units answer nothing.
  *
+ * MAX_BYTES bounds the debug sections' total size: a file past it is refused
+ * from its section headers, before libdw reads or inflates anything.
+ *
  * Returns NULL with errno set: ENOENT no .debug_info, EFBIG larger than
- * ELF_FILE_MAX or debug sections that would decompress beyond it, EINVAL
- * malformed, ENOMEM.
+ * ELF_FILE_MAX or debug sections that would decompress beyond it, E2BIG debug
+ * sections over MAX_BYTES, EINVAL malformed, ENOMEM.
  */
-struct dwarf_info *dwarf_info__open(int fd);
+struct dwarf_info *dwarf_info__open(int fd, size_t max_bytes);
 
 void dwarf_info__free(struct dwarf_info *d);
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -119,7 +120,7 @@ static int check_dwarf_works(int fd)
 		;
 	pclose(p);
 	CHECK(pc);
-	d = dwarf_info__open(fd);
+	d = dwarf_info__open(fd, SIZE_MAX);
 	CHECK(d);
 	n = dwarf_info__lookup(d, pc, out, SRC_LINES_MAX);
 	/* the strings live as long as the object */
@@ -419,7 +420,7 @@ static int test_minidebuginfo(void)
 	CHECK(name && !strcmp(name, "fixture_caller"));
 	elf_syms__free(es);
 	errno = 0;
-	CHECK(!dwarf_info__open(fd));
+	CHECK(!dwarf_info__open(fd, SIZE_MAX));
 	CHECK(errno == ENOENT);
 	/* sealed: nobody can rewrite it under a reader */
 	CHECK(write(fd, "x", 1) < 0 && errno == EPERM);

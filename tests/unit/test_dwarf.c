@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -91,7 +92,7 @@ static struct dwarf_info *open_path(const char *path)
 
 	if (fd < 0)
 		return NULL;
-	d = dwarf_info__open(fd);
+	d = dwarf_info__open(fd, SIZE_MAX);
 	/* the object keeps nothing of the descriptor */
 	close(fd);
 	return d;
@@ -233,7 +234,7 @@ static int test_no_dwarf(void)
 	fd = open("/dev/null", O_RDONLY);
 	CHECK(fd >= 0 && !fstat(fd, &st));
 	errno = 0;
-	CHECK(!dwarf_info__open(fd));
+	CHECK(!dwarf_info__open(fd, SIZE_MAX));
 	CHECK(errno == EINVAL);
 	close(fd);
 	dwarf_info__free(NULL);
@@ -272,6 +273,33 @@ static int test_cxx_linkage_name(void)
 	CHECK(short_name && !strcmp(short_name, "fixns::run"));
 	free(short_name);
 	dwarf_info__free(d);
+	return TEST_OK;
+}
+
+/* a budget below the debug sections' size refuses the file before libdw reads it */
+static int test_budget(void)
+{
+	struct dwarf_info *d;
+	size_t bytes;
+	int fd;
+
+	if (!have(FIX "debug_stack"))
+		SKIP("run make fixtures");
+	d = open_path(FIX "debug_stack");
+	CHECK(d);
+	bytes = dwarf_info__mem_size(d);
+	dwarf_info__free(d);
+	fd = open(FIX "debug_stack", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	errno = 0;
+	d = dwarf_info__open(fd, 100);
+	CHECK(!d && errno == E2BIG);
+	/* the sections' size is what counts: a budget of the whole object admits it */
+	d = dwarf_info__open(fd, bytes);
+	close(fd);
+	CHECK(d);
+	dwarf_info__free(d);
+	fprintf(stderr, "  debug_stack: %zu bytes held; refused under a 100-byte budget\n", bytes);
 	return TEST_OK;
 }
 
@@ -458,7 +486,7 @@ static int probe(const unsigned char *buf, size_t len, const __u64 *addrs, int n
 		close(fd);
 		return -EIO;
 	}
-	d = dwarf_info__open(fd);
+	d = dwarf_info__open(fd, SIZE_MAX);
 	close(fd);
 	for (int i = 0; d && i < n_addrs; i++) {
 		int k = dwarf_info__lookup(d, addrs[i], out, SRC_LINES_MAX);
@@ -531,4 +559,4 @@ static int test_corrupt_dwarf(void)
 
 TEST_MAIN("dwarf", TEST(test_inline_frames), TEST(test_separate_debug_file), TEST(test_no_dwarf),
 	  TEST(test_cxx_linkage_name), TEST(test_dwz_alt), TEST(test_dwz_alt_not_searched),
-	  TEST(test_split_dwarf_not_opened), TEST(test_corrupt_dwarf))
+	  TEST(test_split_dwarf_not_opened), TEST(test_corrupt_dwarf), TEST(test_budget))
