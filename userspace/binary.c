@@ -100,9 +100,11 @@ struct binary *binary__open(int fd, const struct binary_opts *o)
 	b->go = gopclntab__open(fd);
 	if (b->go)
 		return b;	/* Go's own table is complete, inlining included */
+	errno = 0;
 	if (o->dwarf_max && small_enough(fd))
 		b->dwarf = dwarf_info__open(fd, o->dwarf_max);
-	if (!b->dwarf)
+	/* DWARF of its own, over the budget: a debug file would be too (and fetched for nothing) */
+	if (!b->dwarf && errno != E2BIG)
 		open_debug_file(b, fd, o);
 	enforce_budget(b, o->dwarf_max);
 	return b;
