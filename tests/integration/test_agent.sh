@@ -7,22 +7,6 @@ FIX=$BUILD/fixtures
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-start_collector() {	# log, extra flags...: sets COLLECTOR_PID and COLLECTOR_ADDR
-	local log=$1; shift
-	"$FIX/collector" -log "$log" "$@" >"$tmp/collector.out" 2>&1 &
-	COLLECTOR_PID=$!
-	for _ in $(seq 50); do
-		COLLECTOR_ADDR=$(awk '/^listening/ { print $2; exit }' "$tmp/collector.out")
-		[ -n "$COLLECTOR_ADDR" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-stop() { kill -TERM "$1" 2>/dev/null; wait "$1"; }
-
 # Checks the collector log: every request 200, name and labels, contiguous in-order windows.
 check_windows() {	# log, service, min_windows, expected_total (or -)
 	python3 - "$@" <<'EOF'
@@ -102,16 +86,6 @@ test_outage() {	# collector down for three windows, then back: every window arri
 	else
 		tail -3 "$tmp/outage.err"; fail outage "rc=$rc"
 	fi
-}
-
-wait_port() {	# agent stderr file: prints the port the agent bound
-	for _ in $(seq 50); do
-		local p
-		p=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$1")
-		[ -n "$p" ] && { echo "$p"; return 0; }
-		sleep 0.1
-	done
-	return 1
 }
 
 test_rejected_and_metrics() {	# a 400 drops one window, counted; /metrics parses and counts it

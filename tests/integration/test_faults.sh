@@ -8,33 +8,6 @@ tmp=$(mktemp -d)
 mnt=
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ -n "$mnt" ] && umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-start_collector() {	# log, extra flags...: sets COLLECTOR_PID and COLLECTOR_ADDR
-	local log=$1; shift
-	# its own output file: a shared one could still hold the last collector's address
-	"$FIX/collector" -log "$log" "$@" >"$log.out" 2>&1 &
-	COLLECTOR_PID=$!
-	for _ in $(seq 50); do
-		COLLECTOR_ADDR=$(awk '/^listening/ { print $2; exit }' "$log.out" 2>/dev/null)
-		[ -n "$COLLECTOR_ADDR" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-stop() { kill -TERM "$1" 2>/dev/null; wait "$1"; }
-
-wait_port() {	# agent stderr file: prints the port the agent bound
-	for _ in $(seq 100); do
-		local p
-		p=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$1")
-		[ -n "$p" ] && { echo "$p"; return 0; }
-		sleep 0.1
-	done
-	return 1
-}
-
 metric() {	# metrics file, name (with labels): its value, 0 when absent
 	awk -v n="$2" '$1 == n { v = $2 } END { print (v == "" ? 0 : v) + 0 }' "$1"
 }
