@@ -10,31 +10,13 @@
 #include <sys/stat.h>
 #include "elf_syms.h"
 #include "test.h"
+#include "test_files.h"
 
 #define FIX FIXTURES_DIR
 
 static bool have(const char *path)
 {
 	return access(path, R_OK) == 0;
-}
-
-/* address of NAME in FILE's symbol table, per nm(1); 0 when absent */
-static __u64 nm_addr(const char *file, const char *name)
-{
-	char cmd[512], line[1024], sym[512], type;
-	unsigned long long addr;
-	__u64 found = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only %s 2>/dev/null", file);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %c %511s", &addr, &type, sym) == 3 && !strcmp(sym, name))
-			found = addr;
-	pclose(p);
-	return found;
 }
 
 /* FILE's build ID as readelf -n prints it */
@@ -61,7 +43,7 @@ static int readelf_build_id(const char *file, char *out, size_t size)
 /* NAME's address (from nm) and a few bytes in resolve to NAME */
 static int check_named(const struct elf_syms *es, const char *file, const char *name)
 {
-	__u64 addr = nm_addr(file, name), off = ~0ULL;
+	__u64 addr = test__nm_addr(file, name), off = ~0ULL;
 	const char *got;
 
 	CHECK(addr);
@@ -88,7 +70,7 @@ static int test_pie(void)
 {
 	const char *f = FIX "fixture_pie";
 	struct elf_syms *es;
-	__u64 leaf = nm_addr(f, "fixture_main_leaf"), vaddr;
+	__u64 leaf = test__nm_addr(f, "fixture_main_leaf"), vaddr;
 
 	if (!have(f))
 		SKIP("run make fixtures");
@@ -100,7 +82,7 @@ static int test_pie(void)
 	CHECK(check_build_id(es, f) == TEST_OK);
 	/* sizeless _init ends with .init: the PLT right after it is not _init */
 	CHECK(check_named(es, f, "_init") == TEST_OK);
-	CHECK(!elf_syms__lookup(es, nm_addr(f, "_init") + 0x30, NULL));
+	CHECK(!elf_syms__lookup(es, test__nm_addr(f, "_init") + 0x30, NULL));
 	/* small PIEs are linked with file offset == vaddr for text */
 	CHECK(elf_syms__offset_to_vaddr(es, leaf, &vaddr) == 0 && vaddr == leaf);
 	CHECK(elf_syms__offset_to_vaddr(es, 1ULL << 40, &vaddr) == -ENOENT);
@@ -130,7 +112,7 @@ static int test_shared(void)
 static int test_stripped(void)
 {
 	const char *f = FIX "libfixture-stripped.so";
-	__u64 hidden = nm_addr(FIX "libfixture.so", "fixture_lib_hidden"), off;
+	__u64 hidden = test__nm_addr(FIX "libfixture.so", "fixture_lib_hidden"), off;
 	struct elf_syms *es;
 	const char *got;
 
@@ -153,7 +135,7 @@ static int test_stripped(void)
 static int test_static(void)
 {
 	const char *f = FIX "fixture_static";
-	__u64 leaf = nm_addr(f, "fixture_main_leaf"), ifunc = nm_addr(f, "__libc_memmove");
+	__u64 leaf = test__nm_addr(f, "fixture_main_leaf"), ifunc = test__nm_addr(f, "__libc_memmove");
 	struct elf_syms *es;
 	const char *got;
 	__u64 vaddr, off;
@@ -204,24 +186,6 @@ static int test_notes(void)
 
 /* --- corrupt files --- */
 
-static char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	char *buf;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !(buf = malloc(st.st_size ? st.st_size : 1)) ||
-	    read(fd, buf, st.st_size) != st.st_size) {
-		close(fd);
-		return NULL;
-	}
-	close(fd);
-	*len = st.st_size;
-	return buf;
-}
-
 /* writes BUF to a temporary file and reads it back as ELF; returns the result */
 static struct elf_syms *load_bytes(const void *buf, size_t len)
 {
@@ -270,7 +234,7 @@ static int test_corrupt(void)
 
 		if (!have(files[f]))
 			continue;
-		buf = slurp(files[f], &len);
+		buf = test__slurp(files[f], &len);
 		CHECK(buf);
 		cuts[6] = len / 2;
 		cuts[7] = len - 100;
@@ -337,7 +301,7 @@ static int test_bit_flips(void)
 
 	if (!have(f))
 		SKIP("run make fixtures");
-	orig = slurp(f, &len);
+	orig = test__slurp(f, &len);
 	buf = malloc(len);
 	CHECK(orig && buf);
 	srand(2);

@@ -14,6 +14,7 @@
 #include "elf_syms.h"
 #include "gopclntab.h"
 #include "test.h"
+#include "test_files.h"
 #include "gopcln_synth.h"
 
 #define FIX FIXTURES_DIR
@@ -295,24 +296,6 @@ static int test_lookup_bounds(void)
 	return TEST_OK;
 }
 
-/* the whole file into memory */
-static __u8 *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	__u8 *buf = NULL;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || fstat(fd, &st) || !(buf = malloc(st.st_size ? st.st_size : 1)) ||
-	    read(fd, buf, st.st_size) != st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	*len = buf ? st.st_size : 0;
-	if (fd >= 0)
-		close(fd);
-	return buf;
-}
-
 /* the pcHeader's file offset: first 1.16+ magic with a sane header */
 static size_t find_header(const __u8 *buf, size_t len)
 {
@@ -391,7 +374,7 @@ static int test_truncated(void)
 		SKIP("run make fixtures (needs go)");
 	for (size_t f = 0; f < 3; f++) {
 		size_t len, hdr;
-		__u8 *buf = slurp(files[f], &len);
+		__u8 *buf = test__slurp(files[f], &len);
 
 		CHECK(buf && (hdr = find_header(buf, len)));
 		/* cuts all over the file, and many inside the table */
@@ -426,7 +409,7 @@ static int test_bit_flips(void)
 	if (!have(FIX "gofix-noshdr"))
 		SKIP("run make fixtures (needs go)");
 	for (int f = 0; f < 2; f++) {
-		orig[f] = slurp(files[f], &len[f]);
+		orig[f] = test__slurp(files[f], &len[f]);
 		CHECK(orig[f] && (hdr[f] = find_header(orig[f], len[f])));
 	}
 	buf = malloc(len[0] > len[1] ? len[0] : len[1]);
@@ -469,7 +452,7 @@ static int test_absurd_header(void)
 		SKIP("run make fixtures (needs go)");
 	for (int f = 0; f < 2; f++) {
 		size_t len, hdr;
-		__u8 *buf = slurp(files[f], &len);
+		__u8 *buf = test__slurp(files[f], &len);
 
 		CHECK(buf && (hdr = find_header(buf, len)));
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -15,6 +15,7 @@
 #include "gopclntab.h"
 #include "perfmap.h"
 #include "test.h"
+#include "test_files.h"
 
 #define FIX FIXTURES_DIR
 #define CHURN_SECONDS 1.5
@@ -32,23 +33,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static __u8 *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	__u8 *buf = NULL;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || fstat(fd, &st) || !(buf = malloc(st.st_size)) ||
-	    read(fd, buf, st.st_size) != st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	*len = buf ? st.st_size : 0;
-	if (fd >= 0)
-		close(fd);
-	return buf;
 }
 
 static int write_all(int fd, const __u8 *buf, size_t len)
@@ -109,7 +93,7 @@ static int test_truncated_after_open(void)
 		SKIP("run make fixtures");
 	for (size_t f = 0; f < NFILES; f++) {
 		size_t len;
-		__u8 *orig = slurp(files[f], &len);
+		__u8 *orig = test__slurp(files[f], &len);
 
 		CHECK(orig);
 		for (int cut = 0; cut <= 8; cut++) {
@@ -182,7 +166,7 @@ static int test_rewritten_while_read(void)
 	for (size_t f = 0; f < NFILES; f++) {
 		struct churn c = { .path = path };
 		pthread_t th;
-		__u8 *orig = slurp(files[f], &c.len);
+		__u8 *orig = test__slurp(files[f], &c.len);
 		double end;
 		int fd;
 

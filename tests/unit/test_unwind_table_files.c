@@ -5,32 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "test_files.h"
 #include "unwind_check.h"
-
-/* address of NAME in FILE's symbol table, per nm(1); 0 when absent */
-static __u64 nm_addr(const char *file, const char *name)
-{
-	char cmd[512], line[1024], sym[512], type;
-	unsigned long long addr;
-	__u64 found = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only %s 2>/dev/null", file);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %c %511s", &addr, &type, sym) == 3 && !strcmp(sym, name))
-			found = addr;
-	pclose(p);
-	return found;
-}
 
 /* the row a few bytes into NAME (after its prologue's first instruction) */
 static const struct unwind_row *row_in(const struct unwind_table *t, const char *file,
 				       const char *name, __u64 skip)
 {
-	__u64 addr = nm_addr(file, name);
+	__u64 addr = test__nm_addr(file, name);
 
 	return addr ? unwind_table__find(t, addr + skip) : NULL;
 }
@@ -38,7 +20,7 @@ static const struct unwind_row *row_in(const struct unwind_table *t, const char 
 /* the largest rsp-based CFA offset in NAME's first 24 bytes (its prologue): the frame size */
 static int max_cfa_off(const struct unwind_table *t, const char *file, const char *name)
 {
-	__u64 addr = nm_addr(file, name);
+	__u64 addr = test__nm_addr(file, name);
 	int best = -1;
 
 	for (__u64 pc = addr; addr && pc < addr + 24; pc++) {
