@@ -413,11 +413,6 @@ int sampler__stats(struct sampler *s, __u64 out[STAT_MAX])
 				    s->n_possible_cpus, out);
 }
 
-bool sampler__unwinds_cfi(const struct sampler *s)
-{
-	return s->unwinder;
-}
-
 int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out)
 {
 	if (!s->unwinder)

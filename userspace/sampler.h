@@ -91,8 +91,7 @@ int sampler__stats(struct sampler *s, __u64 out[STAT_MAX]);
 /* Kernel-side cost, when kernel.bpf_stats_enabled is 1 (else both 0). */
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt);
 
-/* Whether user stacks are walked with CFI tables; their loader's figures if so. */
-bool sampler__unwinds_cfi(const struct sampler *s);
+/* The CFI table loader's figures; -ENOENT when user stacks use frame pointers. */
 int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out);
 
 /* Number of CPUs sampled after sampler__start. */

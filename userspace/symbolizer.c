@@ -598,6 +598,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	static const struct symbolizer_opts defaults;
 	struct rlimit nofile;
 	struct symbolizer *s;
+	struct stat root;
 	int err;
 
 	if (!opts)
@@ -621,6 +622,11 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		rlim_t max = nofile.rlim_cur / PENDING_FD_SHARE / 2;
 
 		s->pending_max = max < PENDING_FILES_MAX ? max : PENDING_FILES_MAX;
+	}
+	if (!stat("/", &root)) {	/* a pending file mapped under it needs no root descriptor */
+		s->our_root_known = true;
+		s->our_root_dev = root.st_dev;
+		s->our_root_ino = root.st_ino;
 	}
 	s->dwarf_budget = opts->dwarf_budget;
 	err = init_kernel(s, opts);

@@ -355,15 +355,15 @@ void sym_note_denied(struct symbolizer *s, int err, __u32 pid, const char *path,
 }
 
 /* ROOT ("/proc/PID/root") as a descriptor, -1 in *FD when it is our own root */
-static int open_root(const char *root, int *fd)
+static int open_root(const struct symbolizer *s, const char *root, int *fd)
 {
-	struct stat ours, theirs;
+	struct stat theirs;
 
 	*fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (*fd < 0)
 		return -errno;
-	if (!fstat(*fd, &theirs) && !stat("/", &ours) && theirs.st_dev == ours.st_dev &&
-	    theirs.st_ino == ours.st_ino) {
+	if (s->our_root_known && !fstat(*fd, &theirs) && theirs.st_dev == s->our_root_dev &&
+	    theirs.st_ino == s->our_root_ino) {
 		close(*fd);
 		*fd = -1;
 	}
@@ -394,7 +394,7 @@ static __u32 new_file(struct symbolizer *s, int *fd, __u32 pid, const struct pro
 
 	snprintf(root, sizeof(root), "%s/%u/root", s->proc_root, pid);
 	/* the mapper may be gone when the file is read: its root is held open */
-	if (s->n_pending < s->pending_max && !open_root(root, &root_fd)) {
+	if (s->n_pending < s->pending_max && !open_root(s, root, &root_fd)) {
 		path = sym_intern(s, pm->path);
 		if (!path && root_fd >= 0)
 			close(root_fd);

@@ -94,6 +94,8 @@ struct symbolizer {
 	bool debuginfod;			/* may download debug info (opted in) */
 	__u32 n_pending;			/* files pending */
 	__u32 pending_max;			/* each holds two descriptors at most */
+	bool our_root_known;			/* our_root_*: what stat("/") said at new */
+	__u64 our_root_dev, our_root_ino;
 	bool warned_maps, warned_files;		/* a denial was explained once */
 	size_t dwarf_budget;
 	struct ksyms *ksyms;
