@@ -33,12 +33,16 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-USER_SRCS := $(wildcard userspace/*.c)
+# every folder under userspace/ is a stage of the data path; objects keep their folder under build/
+USER_SRCS := $(shell find userspace -name '*.c')
+USER_HDRS := $(shell find userspace -name '*.h')
 USER_OBJS := $(patsubst userspace/%.c,$(OUTPUT)/userspace/%.o,$(USER_SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/userspace/main.o,$(USER_OBJS))
 
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+# unit tests mirror the folders (tests/unit/<stage>/test_*.c); each binary keeps its file's name
+UNIT_SRCS := $(shell find tests/unit -name 'test_*.c')
+UNIT_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(UNIT_SRCS)))
+vpath test_%.c $(sort $(dir $(UNIT_SRCS)))
 
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc binutils libc6-dev \
@@ -73,15 +77,16 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h include/*.h) $(SKELS) | $(OUTPUT)/userspace
+$(OUTPUT)/userspace/%.o: userspace/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) | $(OUTPUT)/userspace
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/ebpfprof: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: %.c $(wildcard tests/unit/*.h) $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -DFIXTURES_DIR='"$(FIXTURES_DIR)/"' $(LDFLAGS) $< $(LIB_OBJS) \
 		$(LDLIBS) -o $@

@@ -1,8 +1,7 @@
 /* main.c -- ebpfprof entry point: parses the command line and hands over to the run mode */
-#include "config.h"
-#include "log.h"
-#include "agent.h"
-#include "oneshot.h"
+#include "cli/cli.h"
+#include "lib/log.h"
+#include "agent/agent.h"
 
 int main(int argc, char **argv)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
-#include "binary.h"
+#include "symbolize/binary.h"
 
 static double now(void)
 {

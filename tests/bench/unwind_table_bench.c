@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 static double now_ms(void)
 {

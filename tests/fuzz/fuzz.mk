@@ -13,24 +13,24 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 FUZZ_CFLAGS := -g -O1 $(FUZZ_SAN) -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/fuzz
 
-# target -> the userspace modules it links
-FUZZ_MODS_kallsyms := kallsyms procfs
-FUZZ_MODS_proc_maps := proc_maps procfs
-FUZZ_MODS_cgroup := cgroup procfs
-FUZZ_MODS_cpus := cpus
-FUZZ_MODS_elf_syms := elf_syms array
-FUZZ_MODS_elf_notes := elf_syms array
-FUZZ_MODS_spool := spool fdio array
-FUZZ_MODS_push_url := push_url pbuf array
-FUZZ_MODS_prom := prom
-FUZZ_MODS_config := config config_agent log procfs
-FUZZ_MODS_pprof := pprof pprof_write folded top pbuf hashmap array
-FUZZ_MODS_hashmap := hashmap
-FUZZ_MODS_perfmap := perfmap procfs array
-FUZZ_MODS_demangle := demangle
-FUZZ_MODS_ehframe := ehframe ehframe_cfa unwind_table array
-FUZZ_MODS_gopclntab := gopclntab gopclntab_elf gopclntab_inline array
-FUZZ_MODS_http_request := http_request
+# target (named after the module it fuzzes) -> the userspace modules it links, by folder
+FUZZ_MODS_kallsyms := symbolize/kallsyms symbolize/procfs
+FUZZ_MODS_proc_maps := symbolize/proc_maps symbolize/procfs
+FUZZ_MODS_cgroup := agent/cgroup symbolize/procfs
+FUZZ_MODS_cpus := collect/cpus
+FUZZ_MODS_elf_syms := symbolize/elf_syms lib/array
+FUZZ_MODS_elf_notes := symbolize/elf_syms lib/array
+FUZZ_MODS_spool := deliver/spool lib/fdio lib/array
+FUZZ_MODS_push_url := deliver/push_url profile/pbuf lib/array
+FUZZ_MODS_prom := deliver/prom
+FUZZ_MODS_config := cli/config cli/config_agent lib/log symbolize/procfs
+FUZZ_MODS_pprof := profile/pprof profile/pprof_write profile/folded profile/top profile/pbuf lib/hashmap lib/array
+FUZZ_MODS_hashmap := lib/hashmap
+FUZZ_MODS_perfmap := symbolize/perfmap symbolize/procfs lib/array
+FUZZ_MODS_demangle := symbolize/demangle
+FUZZ_MODS_ehframe := unwind/ehframe/ehframe unwind/ehframe/ehframe_cfa unwind/unwind_table lib/array
+FUZZ_MODS_gopclntab := symbolize/go/gopclntab symbolize/go/gopclntab_elf symbolize/go/gopclntab_inline lib/array
+FUZZ_MODS_http_request := deliver/http_request
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
 	perfmap demangle ehframe gopclntab http_request
@@ -45,9 +45,10 @@ $(FUZZ_DIR)/obj:
 	$(Q)mkdir -p $@
 
 # coverage instrumentation without libFuzzer's main: only the targets link that
-$(FUZZ_DIR)/obj/%.o: userspace/%.c $(wildcard userspace/*.h include/*.h) tests/fuzz/fuzz.mk \
+$(FUZZ_DIR)/obj/%.o: userspace/%.c $(USER_HDRS) $(wildcard include/*.h) tests/fuzz/fuzz.mk \
 		| $(FUZZ_DIR)/obj
 	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 define fuzz_target
@@ -59,8 +60,8 @@ endef
 $(foreach t,$(FUZZ_ALL),$(eval $(call fuzz_target,$(t))))
 
 # writes real spool files through spool.c itself; a plain build, it only makes seeds
-$(FUZZ_DIR)/seed_spool: tests/fuzz/seed_spool.c userspace/spool.c userspace/fdio.c userspace/array.c \
-		userspace/spool.h | $(FUZZ_DIR)/obj
+$(FUZZ_DIR)/seed_spool: tests/fuzz/seed_spool.c userspace/deliver/spool.c userspace/lib/fdio.c userspace/lib/array.c \
+		userspace/deliver/spool.h | $(FUZZ_DIR)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace $(filter %.c,$^) -lz -o $@
 

@@ -1,7 +1,7 @@
 /* fuzz_cgroup.c -- libFuzzer target: /proc/PID/cgroup text through cgroup__parse */
 #include <errno.h>
 #include <string.h>
-#include "cgroup.h"
+#include "agent/cgroup.h"
 #include "fuzz.h"
 
 static int lower_hex(const char *s, size_t n)

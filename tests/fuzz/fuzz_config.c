@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <unistd.h>
-#include "config.h"
+#include "cli/config.h"
 #include "fuzz.h"
 
 /*

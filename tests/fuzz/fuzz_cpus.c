@@ -1,5 +1,5 @@
 /* fuzz_cpus.c -- libFuzzer target: kernel CPU lists ("0-3,5") through cpus__parse */
-#include "cpus.h"
+#include "collect/cpus.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,5 +1,5 @@
 /* fuzz_demangle.c -- libFuzzer target: symbol names from untrusted ELF files through demangle (libiberty) */
-#include "demangle.h"
+#include "symbolize/demangle.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include "ehframe.h"
-#include "unwind_table.h"
+#include "unwind/ehframe/ehframe.h"
+#include "unwind/unwind_table.h"
 #include "fuzz.h"
 
 /*

@@ -1,7 +1,7 @@
 /* fuzz_elf_notes.c -- libFuzzer target: raw ELF note streams through elf_parse_build_id_notes */
 #include <errno.h>
 #include <string.h>
-#include "elf_syms.h"
+#include "symbolize/elf_syms.h"
 #include "fuzz.h"
 
 /*

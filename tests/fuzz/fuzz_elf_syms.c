@@ -1,7 +1,7 @@
 /* fuzz_elf_syms.c -- libFuzzer target: an ELF image through elf_syms__read_mem and its lookups */
 #include <errno.h>
 #include <string.h>
-#include "elf_syms.h"
+#include "symbolize/elf_syms.h"
 #include "fuzz.h"
 
 static void check_hex(const char *hex)

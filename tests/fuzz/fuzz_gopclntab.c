@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "gopclntab_int.h"
+#include "symbolize/go/gopclntab_int.h"
 #include "fuzz.h"
 
 /*

@@ -1,7 +1,7 @@
 /* fuzz_hashmap.c -- libFuzzer target: hmap inserts, finds and removes checked against a plain array */
 #include <errno.h>
 #include "fuzz.h"
-#include "hashmap.h"
+#include "lib/hashmap.h"
 
 #define MAX_ENTRIES 512
 

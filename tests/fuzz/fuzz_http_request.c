@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
-#include "http_request.h"
+#include "deliver/http_request.h"
 #include "fuzz.h"
 
 /*

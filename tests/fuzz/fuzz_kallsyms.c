@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include "fuzz.h"
-#include "kallsyms.h"
+#include "symbolize/kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,7 @@
 /* fuzz_perfmap.c -- libFuzzer target: /tmp/perf-PID.map text (written by the JIT process: untrusted) through perfmap__parse */
 #include <string.h>
 #include "fuzz.h"
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 static void lookups(const struct perfmap *m, const uint8_t *data, size_t size)
 {

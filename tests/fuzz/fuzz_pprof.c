@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <zlib.h>
 #include "fuzz.h"
-#include "pprof.h"
-#include "pprof_int.h"
+#include "profile/pprof.h"
+#include "profile/pprof_int.h"
 
 #define MAX_OPS 256
 #define MAX_STRS 32

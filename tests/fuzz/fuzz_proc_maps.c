@@ -1,7 +1,7 @@
 /* fuzz_proc_maps.c -- libFuzzer target: /proc/PID/maps text through proc_maps__parse */
 #include <string.h>
 #include "fuzz.h"
-#include "proc_maps.h"
+#include "symbolize/proc_maps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

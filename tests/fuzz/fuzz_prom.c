@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "fuzz.h"
-#include "prom.h"
+#include "deliver/prom.h"
 
 /* Undoes prom__escape into out (room for strlen(s) + 1); 0 when an escape is broken. */
 static int unescape(const char *s, char *out)

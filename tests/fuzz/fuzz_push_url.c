@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <string.h>
 #include "fuzz.h"
-#include "pbuf.h"
-#include "push_url.h"
+#include "profile/pbuf.h"
+#include "deliver/push_url.h"
 
 #define MAX_LABELS 16
 

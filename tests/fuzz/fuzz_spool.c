@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "fuzz.h"
-#include "spool.h"
+#include "deliver/spool.h"
 
 /*
  * Byte 0 holds flags, the rest is the file. A fuzzer does not find CRCs by

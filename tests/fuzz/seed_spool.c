@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "spool.h"
+#include "deliver/spool.h"
 
 /* Copies spool file seq of dir to out/NAME with the flag byte in front. */
 static int copy_seed(const char *dir, __u64 seq, int flags, const char *out, const char *name)

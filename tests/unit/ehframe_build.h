@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ehframe.h"
+#include "unwind/ehframe/ehframe.h"
 
 #define VADDR 0x1000		/* where the test .eh_frame is "loaded" */
 #define FN 0x2000		/* the function the FDE covers: [FN, FN + FN_LEN) */

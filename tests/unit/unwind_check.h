@@ -6,7 +6,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <unistd.h>
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 #include "test.h"
 
 #define FIX "build/fixtures/unwind/"

@@ -1,0 +1,247 @@
+/* test_unwind_cache.c -- the CFI tables of this very process, loaded into a real BPF array, with their biases */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+#include "symbolize/proc_maps.h"
+#include "test.h"
+#include "unwind.h"
+#include "unwind/unwind_cache.h"
+#include "unwind/unwind_table.h"
+
+__attribute__((noinline)) static int probe_fn(int x)
+{
+	return x * 3 + 1;
+}
+
+static int new_array(__u32 n, __u32 value_size)
+{
+	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_unwind", sizeof(__u32), value_size, n, NULL);
+}
+
+/* The BPF search (bpf/unwind.bpf.h find_row), in C over the maps: the page, then the rows in it. */
+static int bpf_find(int rows_fd, int pages_fd, const struct unwind_slice *sl, __u64 vaddr,
+		    struct unwind_row *out)
+{
+	__u32 page = (vaddr - sl->base_pc) >> UNWIND_PAGE_SHIFT, lo, hi, idx;
+	struct unwind_row r;
+
+	if (vaddr < sl->base_pc || page >= sl->n_pages)
+		return -ENOENT;
+	idx = sl->page_start + page;
+	if (bpf_map_lookup_elem(pages_fd, &idx, &lo))
+		return -errno;
+	idx++;
+	if (bpf_map_lookup_elem(pages_fd, &idx, &hi))
+		return -errno;
+	lo = lo ? lo - 1 : 0;
+	for (idx = sl->start + lo; idx < sl->start + hi; idx++) {
+		if (bpf_map_lookup_elem(rows_fd, &idx, &r))
+			return -errno;
+		if (r.pc > vaddr)
+			break;
+		*out = r;
+	}
+	return 0;
+}
+
+static const struct proc_map *mapping_of(const struct proc_map *maps, size_t n, __u64 addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr >= maps[i].start && addr < maps[i].end)
+			return &maps[i];
+	return NULL;
+}
+
+/* The row BPF would find for addr, read back from the array, equals the table's own answer. */
+static int check_addr(struct unwind_cache *c, int fd, int pages_fd, const struct proc_map *maps,
+		      size_t n, __u64 addr, const char *file)
+{
+	const struct proc_map *m = mapping_of(maps, n, addr);
+	const struct unwind_row *want;
+	struct unwind_table *t;
+	struct unwind_slice slice;
+	struct unwind_row got = {};
+	__u64 bias;
+	int tfd;
+
+	CHECK(m && m->inode);
+	CHECK(unwind_cache__get(c, getpid(), m, &slice, &bias) == 0);
+	CHECK(slice.len > 0);
+	tfd = open(file, O_RDONLY | O_CLOEXEC);
+	CHECK(tfd >= 0);
+	t = unwind_table__build(tfd);
+	close(tfd);
+	CHECK(t);
+	want = unwind_table__find(t, addr - bias);
+	CHECK(want && want->cfa_type != UNWIND_CFA_NONE);
+	CHECK(bpf_find(fd, pages_fd, &slice, addr - bias, &got) == 0);
+	CHECK(!memcmp(&got, want, sizeof(got)));
+	unwind_table__free(t);
+	return TEST_OK;
+}
+
+static int test_self_and_libc(void)
+{
+	int fd = new_array(1 << 20, sizeof(struct unwind_row)), ret = TEST_FAIL;
+	int pages_fd = new_array(1 << 18, sizeof(__u32));
+	struct unwind_cache *c = NULL;
+	struct proc_map *maps = NULL;
+	char exe[4096];
+	ssize_t len;
+	size_t n;
+
+	if (fd < 0 || pages_fd < 0)
+		SKIP("cannot create a BPF map (not root?)");
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		goto out;
+	exe[len] = '\0';
+	c = unwind_cache__new(NULL, fd, 1 << 20, pages_fd, 1 << 18);
+	if (!c || proc_maps__read(NULL, getpid(), &maps, &n))
+		goto out;
+	/* a PIE function of ours and one of libc's (strlen's address is libc's) */
+	if (check_addr(c, fd, pages_fd, maps, n, (__u64)(unsigned long)probe_fn, exe) != TEST_OK)
+		goto out;
+	if (check_addr(c, fd, pages_fd, maps, n, (__u64)(unsigned long)&strerror,
+		       mapping_of(maps, n, (unsigned long)&strerror)->path) != TEST_OK)
+		goto out;
+	ret = probe_fn(1) == 4 ? TEST_OK : TEST_FAIL;
+out:
+	proc_maps__free(maps);
+	unwind_cache__free(c);
+	close(fd);
+	close(pages_fd);
+	return ret;
+}
+
+/* A table that does not fit says so, is not parsed again, and a reset forgets that. */
+static int test_no_room(void)
+{
+	int fd = new_array(16, sizeof(struct unwind_row)), ret = TEST_FAIL;
+	int pages_fd = new_array(1 << 16, sizeof(__u32));
+	struct unwind_cache_stats st;
+	struct unwind_cache *c = NULL;
+	struct proc_map *maps = NULL;
+	const struct proc_map *m;
+	struct unwind_slice slice;
+	__u64 bias;
+	size_t n;
+
+	if (fd < 0 || pages_fd < 0)
+		SKIP("cannot create a BPF map (not root?)");
+	c = unwind_cache__new(NULL, fd, 16, pages_fd, 1 << 16);
+	if (!c || proc_maps__read(NULL, getpid(), &maps, &n))
+		goto out;
+	m = mapping_of(maps, n, (unsigned long)&strerror);	/* libc: thousands of rows */
+	if (!m || unwind_cache__get(c, getpid(), m, &slice, &bias) != -ENOSPC || slice.len)
+		goto out;
+	unwind_cache__stats(c, &st);
+	if (st.full != 1 || unwind_cache__get(c, getpid(), m, &slice, &bias) != -ENOSPC)
+		goto out;
+	unwind_cache__stats(c, &st);
+	if (st.full != 1 || st.rows != 0)	/* remembered: not built a second time */
+		goto out;
+	/* after a reset the file is tried again (and, in 16 rows, still does not fit) */
+	if (unwind_cache__reset(c) || unwind_cache__get(c, getpid(), m, &slice, &bias) != -ENOSPC)
+		goto out;
+	unwind_cache__stats(c, &st);
+	ret = st.full == 2 ? TEST_OK : TEST_FAIL;
+out:
+	proc_maps__free(maps);
+	unwind_cache__free(c);
+	close(fd);
+	close(pages_fd);
+	return ret;
+}
+
+/* Starts path (argv[1] = seconds) and returns its pid, or -1. */
+static pid_t spawn(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(path, path, "3", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The mapping of pid's main executable text (r-xp, named like path). */
+static int exe_text(pid_t pid, const char *path, struct proc_map **maps, const struct proc_map **m)
+{
+	size_t n;
+
+	*m = NULL;
+	for (int tries = 0; tries < 100 && !*m; tries++) {
+		usleep(10000);	/* until the exec happened */
+		proc_maps__free(*maps);
+		*maps = NULL;
+		if (proc_maps__read(NULL, pid, maps, &n))
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			if ((*maps)[i].perms[2] == 'x' && strstr((*maps)[i].path, path))
+				*m = &(*maps)[i];
+	}
+	return *m ? 0 : -1;
+}
+
+/* The same binary under two inodes (as in two containers) is parsed once. */
+static int test_shared_by_build_id(void)
+{
+	const char *build = getenv("BUILD") ?: "build";
+	char orig[4096], copy[] = "/tmp/test_unwind_cache_XXXXXX", cmd[8300];
+	int fd = new_array(1 << 20, sizeof(struct unwind_row)), ret = TEST_FAIL, cfd;
+	int pages_fd = new_array(1 << 18, sizeof(__u32));
+	struct proc_map *maps1 = NULL, *maps2 = NULL;
+	const struct proc_map *m1, *m2;
+	struct unwind_slice s1, s2;
+	struct unwind_cache_stats st;
+	struct unwind_cache *c = NULL;
+	pid_t p1 = -1, p2 = -1;
+	__u64 b1, b2;
+
+	if (fd < 0 || pages_fd < 0)
+		SKIP("cannot create a BPF map (not root?)");
+	snprintf(orig, sizeof(orig), "%s/fixtures/unwind/unwind_deep", build);
+	if (access(orig, X_OK))
+		SKIP("fixture unwind_deep not built");
+	cfd = mkstemp(copy);
+	if (cfd < 0)
+		goto out;
+	close(cfd);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod +x '%s'", orig, copy, copy);
+	if (system(cmd))
+		goto out;
+	p1 = spawn(orig);
+	p2 = spawn(copy);
+	c = unwind_cache__new(NULL, fd, 1 << 20, pages_fd, 1 << 18);
+	if (!c || p1 < 0 || p2 < 0 || exe_text(p1, "unwind_deep", &maps1, &m1) ||
+	    exe_text(p2, copy, &maps2, &m2))
+		goto out;
+	if (m1->inode == m2->inode || unwind_cache__get(c, p1, m1, &s1, &b1) ||
+	    unwind_cache__get(c, p2, m2, &s2, &b2))
+		goto out;
+	unwind_cache__stats(c, &st);
+	ret = s1.len && s1.start == s2.start && s1.len == s2.len && st.shared == 1 && st.files == 1
+		      ? TEST_OK : TEST_FAIL;
+out:
+	if (p1 > 0)
+		kill(p1, SIGKILL), waitpid(p1, NULL, 0);
+	if (p2 > 0)
+		kill(p2, SIGKILL), waitpid(p2, NULL, 0);
+	unlink(copy);
+	proc_maps__free(maps1);
+	proc_maps__free(maps2);
+	unwind_cache__free(c);
+	close(fd);
+	close(pages_fd);
+	return ret;
+}
+
+TEST_MAIN("unwind_cache", TEST(test_self_and_libc), TEST(test_no_room),
+	  TEST(test_shared_by_build_id))

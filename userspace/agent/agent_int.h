@@ -1,0 +1,91 @@
+/* agent_int.h -- state shared by the agent's loop, pull requests, delivery and metrics */
+#ifndef EBPFPROF_AGENT_INT_H
+#define EBPFPROF_AGENT_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <linux/types.h>
+#include "lib/options.h"
+#include "deliver/deliver.h"
+#include "k8s.h"
+#include "collect/collect.h"
+#include "proc_table.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "window.h"
+
+#define AGENT_MAX_PULLS 4	/* concurrent /debug/pprof/profile requests */
+
+/* One /debug/pprof/profile request, owned by the HTTP thread that waits on it. */
+struct pull_req {
+	int seconds;
+	__u32 pid;
+	__s64 end_mono;		/* set when the loop starts collecting for it */
+	struct window *win;
+	bool done;
+	int err;
+	void *data;		/* gzip pprof, malloc'd; handed to the server */
+	size_t len;
+	struct pull_req *next;
+};
+
+/* Figures the loop publishes after each harvest, for /metrics (under lock). */
+struct agent_figures {
+	__u64 windows;
+	__u64 series_delivered;
+	__u64 delivery_errors;
+	__u64 records_last;		/* counts map entries in the last harvest */
+	__u64 samples_harvested;
+	double harvest_seconds_last;
+	double harvest_seconds_total;
+	struct symbolizer_stats sym;
+	__u64 processes;
+	__u64 evicted;
+};
+
+struct agent {
+	const struct config *cfg;
+	struct sampler *sampler;
+	struct offcpu *offcpu;		/* off-cpu and wall modes */
+	struct symbolizer *sym;
+	struct proc_table *procs;
+	struct k8s *k8s;
+	struct pusher *pusher;
+	struct http_server *http;
+	struct profile_dir *dir;
+	struct window *window;		/* NULL when windows go nowhere (pull only) */
+	__s64 window_start_real;
+	__s64 window_end_mono;
+	__u64 window_seq;
+	struct stack stack;		/* scratch for one record */
+	int harvest_slot;		/* the slot being read by harvest() */
+	__u64 harvest_records;		/* counted by harvest(), published in fig */
+	__u64 harvest_samples;
+	char hostname[256];
+	int cgroup_fd;
+	int wake_fd;			/* eventfd: HTTP threads wake the loop */
+
+	pthread_mutex_t lock;		/* guards pending, n_pulls, figures, done flags */
+	pthread_cond_t done_cond;
+	struct pull_req *pending;	/* handed in by HTTP threads */
+	struct pull_req *active;	/* being collected: the loop's own list */
+	int n_pulls;
+	bool closing;			/* no new pull requests: the agent is stopping */
+	struct agent_figures fig;
+};
+
+/* agent_pull.c */
+int agent_pull__profile(void *ctx, int seconds, __u32 pid, void **data, size_t *len);
+int agent_pull__activate(struct agent *a, __s64 now_mono, __s64 now_real);
+void agent_pull__finish_due(struct agent *a, __s64 now_mono, __s64 now_real, bool all);
+bool agent_pull__pending(struct agent *a);
+__s64 agent_pull__next_end(const struct agent *a);
+
+/* agent_deliver.c */
+int agent_deliver__window(struct agent *a, struct window *w, __s64 end_real);
+int agent_deliver__encode(const struct pprof *p, void **data, size_t *len);
+
+/* agent_metrics.c */
+int agent_metrics__write(void *ctx, FILE *out);
+
+#endif /* EBPFPROF_AGENT_INT_H */

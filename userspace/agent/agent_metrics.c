@@ -1,0 +1,133 @@
+/* agent_metrics.c -- the agent's /metrics: samples, losses, map fill, harvest, caches, push, memory */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include "agent_int.h"
+#include "deliver/deliver.h"
+
+static void counter(FILE *out, const char *name, const char *help, double v)
+{
+	prom__header(out, name, "counter", help);
+	prom__value(out, name, NULL, v);
+}
+
+static void gauge(FILE *out, const char *name, const char *help, double v)
+{
+	prom__header(out, name, "gauge", help);
+	prom__value(out, name, NULL, v);
+}
+
+static void write_sampler(FILE *out, struct agent *a, const struct agent_figures *f)
+{
+	static const char *const reasons[STAT_MAX] = {
+		[STAT_KSTACK_COLLISION] = "reason=\"kernel_stack_collision\"",
+		[STAT_USTACK_COLLISION] = "reason=\"user_stack_collision\"",
+		[STAT_KSTACK_ERROR] = "reason=\"kernel_stack_error\"",
+		[STAT_USTACK_ERROR] = "reason=\"user_stack_error\"",
+		[STAT_COUNTS_FULL] = "reason=\"counts_map_full\"",
+	};
+	__u64 st[STAT_MAX] = {};
+
+	sampler__stats(a->sampler, st);
+	counter(out, "ebpfprof_samples_total", "Samples taken by the BPF program", st[STAT_SAMPLES]);
+	prom__header(out, "ebpfprof_samples_lost_total", "counter",
+		     "Stacks lost (sample kept under a pseudo frame) or samples dropped, by reason");
+	for (int i = STAT_LOST_FIRST; i <= STAT_LOST_LAST; i++)
+		prom__value(out, "ebpfprof_samples_lost_total", reasons[i], st[i]);
+	counter(out, "ebpfprof_process_events_dropped_total",
+		"New-process announcements lost to a full ring buffer", st[STAT_EVENTS_DROPPED]);
+	counter(out, "ebpfprof_unwind_cfi_total", "User stacks walked with CFI tables",
+		st[STAT_UNWIND_CFI]);
+	counter(out, "ebpfprof_unwind_truncated_total",
+		"CFI walks that stopped before the outermost frame", st[STAT_UNWIND_TRUNCATED]);
+	counter(out, "ebpfprof_unwind_fp_fallback_total",
+		"User stacks taken with frame pointers before the process's tables were loaded",
+		st[STAT_UNWIND_FP_FALLBACK]);
+	gauge(out, "ebpfprof_counts_map_entries", "Entries in the counts map at the last harvest",
+	      f->records_last);
+	gauge(out, "ebpfprof_counts_map_capacity", "Capacity of one counts map",
+	      sampler__count_capacity(a->sampler));
+	counter(out, "ebpfprof_samples_harvested_total", "Samples read out of the maps",
+		f->samples_harvested);
+}
+
+static void write_pusher(FILE *out, struct agent *a)
+{
+	struct pusher_stats ps = {};
+
+	if (!a->pusher)
+		return;
+	pusher__stats(a->pusher, &ps);
+	counter(out, "ebpfprof_push_sent_total", "Windows accepted by the backend", ps.sent);
+	counter(out, "ebpfprof_push_failures_total", "Failed push attempts", ps.failures);
+	counter(out, "ebpfprof_push_timeouts_total", "Failed push attempts that timed out",
+		ps.timeouts);
+	counter(out, "ebpfprof_push_spool_errors_total",
+		"Windows the spool could not write (disk full...), kept in memory", ps.spool_errors);
+	counter(out, "ebpfprof_push_retries_total", "Push attempts after the first", ps.retries);
+	counter(out, "ebpfprof_push_rejected_total", "Windows dropped on a 4xx answer", ps.rejected);
+	counter(out, "ebpfprof_push_dropped_total", "Windows dropped because the queue was full",
+		ps.dropped);
+	gauge(out, "ebpfprof_push_queue_items", "Windows waiting to be pushed", ps.queue_items);
+	gauge(out, "ebpfprof_push_queue_bytes", "Bytes waiting to be pushed", ps.queue_bytes);
+	counter(out, "ebpfprof_push_bytes_total", "Bytes pushed", ps.bytes_sent);
+}
+
+static double rss_bytes(void)
+{
+	long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%*s %ld", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return (double)pages * sysconf(_SC_PAGESIZE);
+}
+
+int agent_metrics__write(void *ctx, FILE *out)
+{
+	struct agent *a = ctx;
+	struct agent_figures f;
+	struct rusage ru;
+
+	pthread_mutex_lock(&a->lock);
+	f = a->fig;
+	pthread_mutex_unlock(&a->lock);
+	getrusage(RUSAGE_SELF, &ru);
+
+	write_sampler(out, a, &f);
+	counter(out, "ebpfprof_windows_total", "Windows closed", f.windows);
+	counter(out, "ebpfprof_series_delivered_total", "Series windows delivered", f.series_delivered);
+	counter(out, "ebpfprof_delivery_errors_total", "Series windows that failed to deliver",
+		f.delivery_errors);
+	gauge(out, "ebpfprof_harvest_seconds", "Duration of the last harvest (read, symbolize, clear)",
+	      f.harvest_seconds_last);
+	counter(out, "ebpfprof_harvest_seconds_total", "Time spent harvesting", f.harvest_seconds_total);
+	gauge(out, "ebpfprof_processes", "Processes the agent keeps labels for", f.processes);
+	counter(out, "ebpfprof_processes_evicted_total", "Processes forgotten after exiting", f.evicted);
+	gauge(out, "ebpfprof_symbol_cache_bytes", "Memory of cached symbol tables", f.sym.bytes);
+	gauge(out, "ebpfprof_symbol_cache_files", "Files whose symbols are cached", f.sym.files_cached);
+	counter(out, "ebpfprof_symbol_files_loaded_total", "Files whose symbols were read",
+		f.sym.files_loaded);
+	/* what churn must not grow: exited processes leave both tables, idle files the cache */
+	counter(out, "ebpfprof_symbol_files_evicted_total", "Symbol tables trimmed from the cache",
+		f.sym.files_evicted);
+	gauge(out, "ebpfprof_symbol_processes", "Processes whose mappings the symbolizer holds",
+	      f.sym.pids_live);
+	prom__header(out, "ebpfprof_symbol_access_denied_total", "counter",
+		     "Reads the agent's privileges refused, so frames stayed unnamed, by what");
+	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"maps\"", f.sym.maps_denied);
+	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"files\"",
+		    f.sym.files_denied);
+	gauge(out, "ebpfprof_symbol_mappings", "Mappings the symbolizer holds, over all processes",
+	      f.sym.mappings_live);
+	write_pusher(out, a);
+	gauge(out, "ebpfprof_resident_memory_bytes", "Resident set size", rss_bytes());
+	counter(out, "ebpfprof_cpu_seconds_total", "User and system CPU time of the agent",
+		ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,187 @@
+/* proc_table.c -- what the agent knows of each sampled process: exe, container, pod, service name */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "lib/array.h"
+#include "lib/hashmap.h"
+#include "proc_table.h"
+
+struct proc_table {
+	char proc_root[64];
+	enum group_by group_by;
+	struct k8s *k8s;
+	struct proc_info **entries;	/* hmap ids are index + 1; NULL: a freed slot */
+	size_t n, cap;
+	__u32 *free_ids;		/* slots to reuse, so the table does not grow with churn */
+	size_t n_free, cap_free;
+	struct hmap *index;
+};
+
+struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by, struct k8s *k8s)
+{
+	struct proc_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	snprintf(t->proc_root, sizeof(t->proc_root), "%s", proc_root ? proc_root : "/proc");
+	t->group_by = group_by;
+	t->k8s = k8s;
+	t->index = hmap__new();
+	if (!t->index) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void proc_table__free(struct proc_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->entries[i]);
+	free(t->entries);
+	free(t->free_ids);
+	hmap__free(t->index);
+	free(t);
+}
+
+static int pid_eq(__u32 id, const void *key, const void *ctx)
+{
+	const struct proc_table *t = ctx;
+
+	return t->entries[id - 1] && t->entries[id - 1]->pid == *(const __u32 *)key;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static bool alive(const struct proc_table *t, __u32 pid)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "%s/%u", t->proc_root, pid);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * The series a process belongs to: its container's name when grouping by
+ * container (the id when no name is known), else its executable's name.
+ * Kernel threads (alive, no exe) share the series "kernel"; a process gone
+ * before we could look is named by its comm.
+ */
+static void name_service(const struct proc_table *t, struct proc_info *pi, const char *comm,
+			 bool is_alive)
+{
+	const char *name = pi->exe[0] ? base_name(pi->exe) : is_alive ? "kernel" : comm;
+
+	if (t->group_by == GROUP_NONE)
+		name = "ebpfprof";
+	else if (t->group_by == GROUP_CONTAINER && pi->k8s.container[0])
+		name = pi->k8s.container;
+	else if (t->group_by == GROUP_CONTAINER && pi->cg.container_id[0])
+		name = pi->cg.container_id;
+	snprintf(pi->service, sizeof(pi->service), "%.127s", name[0] ? name : "unknown");
+}
+
+static void read_info(const struct proc_table *t, struct proc_info *pi, const char *comm)
+{
+	char path[96];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, pi->pid);
+	n = readlink(path, pi->exe, sizeof(pi->exe) - 1);
+	pi->exe[n > 0 ? n : 0] = '\0';
+	if (cgroup__read(t->proc_root, pi->pid, &pi->cg))
+		memset(&pi->cg, 0, sizeof(pi->cg));
+	if (t->k8s && pi->cg.pod_uid[0])
+		k8s__lookup(t->k8s, pi->cg.pod_uid, pi->cg.container_id, &pi->k8s);
+	name_service(t, pi, comm, n > 0 || alive(t, pi->pid));
+}
+
+static __u32 take_slot(struct proc_table *t)
+{
+	if (t->n_free)
+		return t->free_ids[--t->n_free];
+	if (ARRAY_RESERVE(t->entries, t->cap, t->n + 1))
+		return 0;
+	t->entries[t->n++] = NULL;
+	return t->n;
+}
+
+const struct proc_info *proc_table__get(struct proc_table *t, __u32 pid, const char *comm,
+					__u64 window)
+{
+	__u64 h = hash_u64(pid, 0);
+	__u32 id = hmap__find(t->index, h, pid_eq, &pid, t);
+	struct proc_info *pi;
+
+	if (id) {
+		t->entries[id - 1]->last_window = window;
+		return t->entries[id - 1];
+	}
+	/* room to give the slot back, so a failure below cannot leak it */
+	if (ARRAY_RESERVE(t->free_ids, t->cap_free, t->n_free + 1))
+		return NULL;
+	pi = calloc(1, sizeof(*pi));
+	id = pi ? take_slot(t) : 0;
+	if (!id || hmap__insert(t->index, h, id)) {
+		if (id)
+			t->free_ids[t->n_free++] = id;
+		free(pi);
+		return NULL;
+	}
+	pi->pid = pid;
+	pi->last_window = window;
+	read_info(t, pi, comm);
+	t->entries[id - 1] = pi;
+	return pi;
+}
+
+size_t proc_table__evict(struct proc_table *t, __u64 before, void (*forget)(__u32 pid, void *ctx),
+			 void *ctx)
+{
+	size_t evicted = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct proc_info *pi = t->entries[i];
+
+		if (!pi || pi->last_window >= before || alive(t, pi->pid))
+			continue;
+		if (ARRAY_RESERVE(t->free_ids, t->cap_free, t->n_free + 1))
+			break;	/* keep the entry; try again next window */
+		hmap__remove(t->index, hash_u64(pi->pid, 0), i + 1);
+		if (forget)
+			forget(pi->pid, ctx);
+		free(pi);
+		t->entries[i] = NULL;
+		t->free_ids[t->n_free++] = i + 1;
+		evicted++;
+	}
+	return evicted;
+}
+
+void proc_table__drop(struct proc_table *t, __u32 pid)
+{
+	__u64 h = hash_u64(pid, 0);
+	__u32 id = hmap__find(t->index, h, pid_eq, &pid, t);
+
+	if (!id || ARRAY_RESERVE(t->free_ids, t->cap_free, t->n_free + 1))
+		return;
+	hmap__remove(t->index, h, id);
+	free(t->entries[id - 1]);
+	t->entries[id - 1] = NULL;
+	t->free_ids[t->n_free++] = id;
+}
+
+size_t proc_table__count(const struct proc_table *t)
+{
+	return hmap__count(t->index);
+}

@@ -1,0 +1,44 @@
+/* proc_table.h -- what the agent knows of each sampled process: exe, container, pod, service name */
+#ifndef EBPFPROF_PROC_TABLE_H
+#define EBPFPROF_PROC_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "cgroup.h"
+#include "lib/options.h"
+#include "k8s.h"
+
+struct proc_table;
+
+/* Read once, when a process is first sampled; strings live as long as the entry. */
+struct proc_info {
+	__u32 pid;
+	char exe[256];			/* path of the main executable, "" for kernel threads */
+	struct cgroup_info cg;
+	struct k8s_meta k8s;		/* names, when --kubernetes found them */
+	char service[128];		/* series name: container name, else executable name */
+	__u64 last_window;		/* the last window a sample of it was seen in */
+};
+
+/* k8s may be NULL. NULL with errno set. */
+struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by, struct k8s *k8s);
+void proc_table__free(struct proc_table *t);
+
+/*
+ * The entry of pid, read from /proc on first sight (comm names kernel threads
+ * and processes already gone). Borrowed: valid until proc_table__evict.
+ */
+const struct proc_info *proc_table__get(struct proc_table *t, __u32 pid, const char *comm,
+					__u64 window);
+
+/* Calls forget(pid) and drops entries not sampled since window `before` whose process is gone. */
+size_t proc_table__evict(struct proc_table *t, __u64 before, void (*forget)(__u32 pid, void *ctx),
+			 void *ctx);
+
+/* Forgets pid now (it exec'd: a new exe); the next get reads it afresh. */
+void proc_table__drop(struct proc_table *t, __u32 pid);
+
+size_t proc_table__count(const struct proc_table *t);
+
+#endif /* EBPFPROF_PROC_TABLE_H */

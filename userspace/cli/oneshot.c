@@ -1,0 +1,325 @@
+/* oneshot.c -- `ebpfprof [--duration SEC]`: profile for a while, write one profile, exit */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+#include "lib/clock.h"
+#include "oneshot.h"
+#include "lib/hashmap.h"
+#include "lib/log.h"
+#include "output.h"
+#include "collect/collect.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+/* How often we look for new processes, to read their maps while they live. */
+#define POLL_INTERVAL_NS 500000000LL
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = 1;
+}
+
+static void install_signals(void)
+{
+	/* no SA_RESTART: the signal must cut the sleep short */
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+struct pid_watch {
+	struct hmap *seen;	/* pids whose maps were read; the id is the pid itself */
+	struct symbolizer *sym;
+};
+
+static int same_pid(__u32 id, const void *key, const void *ctx)
+{
+	return id == *(const __u32 *)key;
+}
+
+static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
+{
+	struct pid_watch *w = ctx;
+	__u64 h = hash_u64(key->pid, 0);
+
+	if (!key->pid || hmap__find(w->seen, h, same_pid, &key->pid, NULL))
+		return 0;
+	/* a process that already exited cannot be read; its frames keep their addresses */
+	symbolizer__add_pid(w->sym, key->pid);
+	return hmap__insert(w->seen, h, key->pid);
+}
+
+/*
+ * A process's first sample or exec: read its (new) maps now, while it lives;
+ * code outside them (libraries mapped after the exec): read them again.
+ */
+static int on_task_event(const struct task_event *e, void *ctx)
+{
+	struct pid_watch *w = ctx;
+	__u64 h = hash_u64(e->pid, 0);
+
+	if (e->kind == TASK_EVENT_EXEC)
+		symbolizer__forget_pid(w->sym, e->pid);	/* the old image is gone */
+	if (e->kind == TASK_EVENT_REMAP)
+		symbolizer__refresh_pid(w->sym, e->pid);
+	else
+		symbolizer__add_pid(w->sym, e->pid);
+	if (!hmap__find(w->seen, h, same_pid, &e->pid, NULL))
+		return hmap__insert(w->seen, h, e->pid);
+	return 0;
+}
+
+/*
+ * Waits until the deadline or a signal, reading the maps of new processes as
+ * the BPF side announces them; a scan of the counts map every poll interval
+ * catches announcements lost to a full ring buffer.
+ */
+static int collect(struct sampler *s, struct pid_watch *w, __s64 deadline)
+{
+	__s64 next_scan = clock_ns(CLOCK_MONOTONIC) + POLL_INTERVAL_NS;
+	int err = 0;
+
+	while (!stop_requested && err >= 0) {
+		__s64 now = clock_ns(CLOCK_MONOTONIC), until = deadline < next_scan ? deadline : next_scan;
+
+		if (now >= deadline)
+			break;
+		if (now >= next_scan) {
+			err = sampler__for_each(s, sampler__active_slot(s), note_pid, w);
+			next_scan = now + POLL_INTERVAL_NS;
+			continue;
+		}
+		err = sampler__poll_events(s, (until - now) / 1000000 + 1, on_task_event, w);
+	}
+	return err < 0 ? err : 0;
+}
+
+static int write_profile(const struct config *cfg, const struct pprof *p, struct output *out)
+{
+	FILE *f = output__file(out);
+
+	switch (cfg->format) {
+	case FORMAT_FOLDED: return pprof__write_folded(p, f, report__default_value(cfg->mode));
+	case FORMAT_TOP:
+		return pprof__write_top(p, f, report__default_value(cfg->mode), cfg->top_n);
+	default: return pprof__write(p, f);
+	}
+}
+
+static void report_unwind(struct sampler *s, const __u64 *st)
+{
+	struct unwinder_stats us;
+
+	if (sampler__unwind_stats(s, &us)) {
+		p_info("user stacks: frame pointers (--unwind fp, or the kernel cannot walk CFI)");
+		return;
+	}
+	p_info("user stacks: %llu walked with CFI (%llu stopped short), %llu by frame pointers before the process's tables were loaded",
+	       (unsigned long long)st[STAT_UNWIND_CFI], (unsigned long long)st[STAT_UNWIND_TRUNCATED],
+	       (unsigned long long)st[STAT_UNWIND_FP_FALLBACK]);
+	p_info("unwind tables: %llu files (%llu without CFI, %llu did not fit, %llu shared by build ID), %llu rows (%.1f of %.1f MB), %.0f ms to build, %llu processes, %llu resets",
+	       (unsigned long long)us.cache.files, (unsigned long long)us.cache.files_without_cfi,
+	       (unsigned long long)us.cache.full, (unsigned long long)us.cache.shared,
+	       (unsigned long long)us.cache.rows, us.cache.rows * 8 / 1048576.0,
+	       us.cache.capacity * 8 / 1048576.0, us.cache.build_ns / 1e6,
+	       (unsigned long long)us.procs, (unsigned long long)us.resets);
+}
+
+static void report_stats(const struct config *cfg, struct sampler *s, struct symbolizer *sym,
+			 double seconds)
+{
+	__u64 st[STAT_MAX] = {}, run_ns = 0, run_cnt = 0, lost;
+	struct symbolizer_stats ss = {};
+	struct rusage ru = {};
+
+	sampler__stats(s, st);
+	lost = st[STAT_KSTACK_COLLISION] + st[STAT_USTACK_COLLISION] + st[STAT_KSTACK_ERROR] +
+	       st[STAT_USTACK_ERROR] + st[STAT_COUNTS_FULL];
+	p_info("%llu samples on %d CPUs in %.1f s, %llu lost or partial",
+	       (unsigned long long)st[STAT_SAMPLES], sampler__cpus(s), seconds,
+	       (unsigned long long)lost);
+	if (lost)
+		p_warn("lost: %llu kernel / %llu user stacks to map collisions, %llu / %llu to errors, %llu samples to a full counts map (raise --stack-storage-size / --count-storage-size)",
+		       (unsigned long long)st[STAT_KSTACK_COLLISION],
+		       (unsigned long long)st[STAT_USTACK_COLLISION],
+		       (unsigned long long)st[STAT_KSTACK_ERROR],
+		       (unsigned long long)st[STAT_USTACK_ERROR],
+		       (unsigned long long)st[STAT_COUNTS_FULL]);
+	if (!cfg->verbose)
+		return;
+	sampler__bpf_runtime(s, &run_ns, &run_cnt);
+	symbolizer__stats(sym, &ss);
+	getrusage(RUSAGE_SELF, &ru);
+	p_info("bpf: %llu runs, %llu ns total, %.0f ns per sample (needs kernel.bpf_stats_enabled=1)",
+	       (unsigned long long)run_cnt, (unsigned long long)run_ns,
+	       run_cnt ? (double)run_ns / run_cnt : 0.0);
+	p_info("symbols: %llu processes, %llu files read, %llu cache hits, %llu symbols, %.1f MB cached",
+	       (unsigned long long)ss.pids, (unsigned long long)ss.files_loaded,
+	       (unsigned long long)ss.file_cache_hits, (unsigned long long)ss.symbols,
+	       ss.bytes / 1048576.0);
+	report_unwind(s, st);
+	p_info("self: user %.3f s, system %.3f s, max rss %ld KiB",
+	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
+}
+
+/* Everything one run holds; torn down in one place. */
+struct run {
+	const struct config *cfg;
+	struct output *out;
+	struct sampler *sampler;
+	struct offcpu *offcpu;		/* off-cpu and wall modes */
+	int offcpu_slot;
+	struct pid_watch watch;
+	__s64 start_real;
+	__s64 elapsed;
+};
+
+static int load_offcpu(struct run *r)
+{
+	const struct config *cfg = r->cfg;
+	struct offcpu_opts oo = {
+		.pids = cfg->pids,
+		.n_pids = cfg->n_pids,
+		.cgroup_fd = -1,
+		.per_thread = cfg->per_thread,
+		.no_kernel = cfg->no_kernel,
+		.no_user = cfg->no_user,
+		.min_us = cfg->off_cpu_min_us,
+	};
+
+	r->offcpu = offcpu__new(&oo);
+	if (!r->offcpu) {
+		preflight__explain("load the off-CPU tracer (needs kernel 5.12+)", -errno);
+		return -errno;
+	}
+	return 0;
+}
+
+/* Fails before any profiling on a bad path, a missing privilege or kernel feature. */
+static int setup(struct run *r)
+{
+	struct symbolizer_opts syo = { .no_kernel = r->cfg->no_kernel,
+				       .debuginfod = r->cfg->debuginfod,
+				       .dwarf_budget = (size_t)r->cfg->dwarf_mb << 20,
+				       .lazy_files = true };
+
+	r->out = output__open(r->cfg->output);
+	if (!r->out) {
+		p_err("cannot write %s: %s", r->cfg->output, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (preflight__check())
+		return EXIT_USAGE;
+	/* load BPF first: libbpf frees the kernel BTF it parsed, and kallsyms reuses that memory */
+	r->sampler = sampler_config__load(r->cfg, false, -1);
+	if (!r->sampler)
+		return EXIT_USAGE;
+	if (r->cfg->mode != MODE_CPU && load_offcpu(r))
+		return EXIT_USAGE;
+	r->watch.seen = hmap__new();
+	r->watch.sym = symbolizer__new(&syo);
+	if (!r->watch.seen || !r->watch.sym) {
+		p_err("cannot set up symbolization: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (!r->cfg->no_kernel && symbolizer__kernel_status(r->watch.sym) == -EPERM)
+		p_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames stay unnamed");
+	return EXIT_OK;
+}
+
+static int profile(struct run *r)
+{
+	__s64 start_mono;
+	int err;
+
+	install_signals();
+	err = sampler__start(r->sampler);
+	if (!err && r->offcpu)
+		err = offcpu__start(r->offcpu);
+	if (err) {
+		preflight__explain("attach to perf events and the scheduler", err);
+		return EXIT_USAGE;
+	}
+	r->start_real = clock_ns(CLOCK_REALTIME);
+	start_mono = clock_ns(CLOCK_MONOTONIC);
+	p_info("profiling %s at %d Hz for %.1f s (Ctrl-C to stop early)",
+	       r->cfg->n_pids ? "the given processes" : "the whole system", r->cfg->frequency,
+	       r->cfg->duration);
+	err = collect(r->sampler, &r->watch, start_mono + (__s64)(r->cfg->duration * 1e9));
+	sampler__stop(r->sampler);
+	if (r->offcpu) {
+		offcpu__stop(r->offcpu);
+		/* threads still blocked are credited up to the moment tracing stopped */
+		r->offcpu_slot = offcpu__harvest(r->offcpu, 0);
+		if (r->offcpu_slot < 0 && !err)
+			err = r->offcpu_slot;
+	}
+	r->elapsed = clock_ns(CLOCK_MONOTONIC) - start_mono;
+	if (!err)
+		err = sampler__for_each(r->sampler, sampler__active_slot(r->sampler), note_pid,
+					&r->watch);	/* the last new pids */
+	if (err) {
+		p_err("failed to read the sampler's maps: %s", strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+static int write_output(struct run *r)
+{
+	struct report_opts ro = {
+		.frequency = r->cfg->frequency,
+		.time_nanos = r->start_real,
+		.duration_nanos = r->elapsed,
+		.per_thread = r->cfg->per_thread,
+		.demangle = r->cfg->demangle,
+		.mode = r->cfg->mode,
+	};
+	/* off-cpu mode keeps the sampler for its process announcements, not its samples */
+	struct pprof *prof = report__build(r->cfg->mode == MODE_OFFCPU ? NULL : r->sampler,
+					   sampler__active_slot(r->sampler), r->offcpu,
+					   r->offcpu_slot, r->watch.sym, &ro);
+	int err;
+
+	if (!prof) {
+		p_err("failed to build the profile: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	err = write_profile(r->cfg, prof, r->out);
+	if (!err) {
+		err = output__commit(r->out);
+		r->out = NULL;	/* committed, or freed by commit on failure */
+	}
+	pprof__free(prof);
+	if (err) {
+		p_err("failed to write %s: %s", r->cfg->output, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+int oneshot__run(const struct config *cfg)
+{
+	struct run r = { .cfg = cfg };
+	int ret;
+
+	ret = setup(&r);
+	if (ret == EXIT_OK)
+		ret = profile(&r);
+	if (ret == EXIT_OK)
+		ret = write_output(&r);
+	if (ret == EXIT_OK)
+		report_stats(cfg, r.sampler, r.watch.sym, r.elapsed / 1e9);
+	output__abort(r.out);
+	offcpu__free(r.offcpu);
+	sampler__free(r.sampler);
+	symbolizer__free(r.watch.sym);
+	hmap__free(r.watch.seen);
+	return ret;
+}

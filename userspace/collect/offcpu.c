@@ -1,0 +1,385 @@
+/* offcpu.c -- loads the off-CPU tracer (sched_switch), cuts its counts into windows, reads them */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "lib/bpf_util.h"
+#include "offcpu.h"
+#include "offcpu.skel.h"
+
+#define DEFAULT_START_ENTRIES 65536
+#define DEFAULT_COUNT_ENTRIES 10240
+#define DEFAULT_STACK_ENTRIES 16384
+
+struct offcpu {
+	struct offcpu_bpf *skel;
+	struct bpf_program *prog;	/* the sched_switch program that was loaded */
+	struct bpf_link *link;		/* attached to sched_switch; NULL when stopped */
+	struct bpf_link *iter_link;	/* the harvest iterator over the start map */
+	__u64 stop_ns;			/* when offcpu__stop detached */
+	int n_possible_cpus;
+	__u32 stack_entries;
+	__u32 stack_resets;
+	bool double_buffer;
+};
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* bpf_ktime_get_ns()'s clock */
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static struct bpf_map *counts_map(struct offcpu *o, int slot)
+{
+	return slot ? o->skel->maps.counts1 : o->skel->maps.counts0;
+}
+
+/* What vmlinux BTF says of sched_switch: absent (no tp_btf), or how many arguments it passes. */
+static int sched_switch_args(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t = NULL;
+	int id, n = 0;
+
+	if (!btf)
+		return 0;
+	/* typedef void (*btf_trace_sched_switch)(void *, bool, prev, next[, prev_state]) */
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	if (id > 0)
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_func_proto(t))
+		n = btf_vlen(t) - 1;
+	btf__free(btf);
+	return n;
+}
+
+static int configure(struct offcpu *o, const struct offcpu_opts *opts)
+{
+	struct offcpu_bpf *skel = o->skel;
+	__u32 counts = opts->count_entries ? opts->count_entries : DEFAULT_COUNT_ENTRIES;
+	__u32 starts = opts->start_entries ? opts->start_entries : DEFAULT_START_ENTRIES;
+	int args = sched_switch_args();
+	bool btf = !opts->force_raw_tp && args > 0;
+	int err;
+
+	o->stack_entries = opts->stack_entries ? opts->stack_entries : DEFAULT_STACK_ENTRIES;
+	o->double_buffer = opts->double_buffer;
+	skel->rodata->filter_pid = opts->n_pids > 0;
+	skel->rodata->filter_cgroup = opts->cgroup_fd > 0;
+	skel->rodata->per_thread = opts->per_thread;
+	skel->rodata->include_kthreads = opts->include_kernel_threads;
+	skel->rodata->min_ns = opts->min_us * 1000;
+	skel->rodata->collect_kernel = !opts->no_kernel;
+	skel->rodata->collect_user = !opts->no_user;
+	skel->rodata->has_prev_state_arg = args >= 4;
+
+	/* exactly one of the two sched_switch programs is loaded */
+	o->prog = btf ? skel->progs.offcpu_switch : skel->progs.offcpu_switch_raw;
+	err = bpf_program__set_autoload(btf ? skel->progs.offcpu_switch_raw
+					    : skel->progs.offcpu_switch, false);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stacks, o->stack_entries);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.counts0, counts);
+	/* slot 1 is never written without double buffering: keep it tiny */
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.counts1, o->double_buffer ? counts : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.start, starts);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.pids, opts->n_pids > 0 ? opts->n_pids : 1);
+	return err;
+}
+
+static int set_filters(struct offcpu *o, const struct offcpu_opts *opts)
+{
+	int fd = bpf_map__fd(o->skel->maps.pids);
+	__u32 zero = 0;
+	__u8 one = 1;
+
+	for (int i = 0; i < opts->n_pids; i++)
+		if (bpf_map_update_elem(fd, &opts->pids[i], &one, BPF_ANY))
+			return -errno;
+	if (opts->cgroup_fd > 0 &&
+	    bpf_map_update_elem(bpf_map__fd(o->skel->maps.cgroup_filter), &zero, &opts->cgroup_fd,
+				BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* The harvest iterator runs over the start map; the link is made once, iterated per harvest. */
+static int attach_iter(struct offcpu *o)
+{
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo = {};
+
+	linfo.map.map_fd = bpf_map__fd(o->skel->maps.start);
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	o->iter_link = bpf_program__attach_iter(o->skel->progs.offcpu_harvest, &opts);
+	return o->iter_link ? 0 : -errno;
+}
+
+struct offcpu *offcpu__new(const struct offcpu_opts *opts)
+{
+	struct offcpu *o = calloc(1, sizeof(*o));
+	int err;
+
+	if (!o)
+		return NULL;
+	o->n_possible_cpus = libbpf_num_possible_cpus();
+	if (o->n_possible_cpus <= 0) {
+		err = o->n_possible_cpus ? o->n_possible_cpus : -EINVAL;
+		goto err_free;
+	}
+	/* open */
+	o->skel = offcpu_bpf__open();
+	if (!o->skel) {
+		err = -errno;
+		goto err_free;
+	}
+	/* set rodata, size maps, pick the sched_switch program */
+	err = configure(o, opts);
+	if (err)
+		goto err_free;
+	/* load */
+	err = offcpu_bpf__load(o->skel);
+	if (err)
+		goto err_free;
+	/* fill the filters; make the harvest iterator */
+	err = set_filters(o, opts);
+	if (!err)
+		err = attach_iter(o);
+	if (err)
+		goto err_free;
+	return o;
+
+err_free:
+	offcpu__free(o);
+	errno = -err;
+	return NULL;
+}
+
+int offcpu__start(struct offcpu *o)
+{
+	int err;
+
+	if (o->link)
+		return -EALREADY;
+	/* blocks seen before a stop may have ended unseen: they would be credited forever */
+	err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.start), sizeof(__u32));
+	if (err)
+		return err;
+	o->link = bpf_program__attach(o->prog);
+	if (!o->link)
+		return -errno;
+	o->stop_ns = 0;
+	return 0;
+}
+
+void offcpu__stop(struct offcpu *o)
+{
+	if (!o->link)
+		return;
+	bpf_link__destroy(o->link);
+	o->link = NULL;
+	o->stop_ns = mono_ns();
+}
+
+/* Returns after an RCU grace period: every sched_switch run that began before has ended. */
+static int sync_programs(struct offcpu *o)
+{
+	return bpf_util__grace_period(bpf_map__fd(o->skel->maps.sync_outer),
+				      bpf_map__fd(o->skel->maps.sync_inner));
+}
+
+/* Runs the harvest program over every start entry; it writes no output. */
+static int run_iter(struct offcpu *o)
+{
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = bpf_iter_create(bpf_link__fd(o->iter_link));
+	if (fd < 0)
+		return -errno;
+	/* EAGAIN: a million entries visited without output; the next read goes on */
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+	}
+	close(fd);
+	return err;
+}
+
+int offcpu__harvest(struct offcpu *o, __u64 boundary_ns)
+{
+	struct offcpu_bpf__bss *bss = o->skel->bss;
+	__u64 gen = __atomic_load_n(&bss->gen, __ATOMIC_RELAXED), now = mono_ns();
+	int old = gen & 1, next, harvest, err;
+
+	if (!boundary_ns)
+		boundary_ns = !o->link && o->stop_ns ? o->stop_ns : now;
+	/* a future boundary would credit time a block may never spend off CPU */
+	if (boundary_ns > now || boundary_ns < gen >> 1 || boundary_ns >> 63)
+		return -EINVAL;
+	if (o->double_buffer) {
+		harvest = old;
+		next = !old;
+	} else {
+		if (o->link)
+			return -EBUSY;
+		harvest = next = 0;
+	}
+	/* 1: publish the boundary and the new active slot in one store */
+	bss->harvest_slot = harvest;
+	__atomic_store_n(&bss->gen, boundary_ns << 1 | next, __ATOMIC_SEQ_CST);
+	/* 2: every run that may have read the old gen has finished */
+	err = sync_programs(o);
+	if (err)
+		return err;
+	/* 3: credit blocks still off CPU up to the boundary, into the harvested slot */
+	err = run_iter(o);
+	if (err)
+		return err;
+	__atomic_store_n(&bss->iter_done, boundary_ns, __ATOMIC_SEQ_CST);
+	/* 4: wakes that began before iter_done was set have finished writing the old slot */
+	err = sync_programs(o);
+	return err ? err : harvest;
+}
+
+int offcpu__for_each(struct offcpu *o, int slot, offcpu_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(counts_map(o, slot));
+	__u32 epoch = o->skel->bss->stack_epoch;
+	struct offcpu_key key, next, out;
+	struct offcpu_val val;
+	void *prev = NULL;
+	int ret;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue;	/* deleted since get_next_key */
+		out = key;
+		/* captured before the stack map was emptied: the id may name another stack now */
+		if (out.stack_epoch != epoch) {
+			if (out.kern_stack_id >= 0)
+				out.kern_stack_id = OFFCPU_STACK_LOST;
+			if (out.user_stack_id >= 0)
+				out.user_stack_id = OFFCPU_STACK_LOST;
+		}
+		ret = fn(&out, &val, ctx);
+		if (ret)
+			return ret;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int offcpu__stack(struct offcpu *o, __s32 id, __u64 *ips, int max)
+{
+	__u64 buf[MAX_STACK_DEPTH] = {};
+	int n = 0;
+
+	if (id == OFFCPU_STACK_LOST)
+		return -ENOENT;
+	if (id < 0)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.stacks), &id, buf))
+		return -errno;
+	/* the stack map zero-fills unused slots */
+	while (n < MAX_STACK_DEPTH && n < max && buf[n]) {
+		ips[n] = buf[n];
+		n++;
+	}
+	return n;
+}
+
+/* True when the stack map holds more than 3/4 of its capacity; stops counting there. */
+static bool stacks_filling(struct offcpu *o)
+{
+	int fd = bpf_map__fd(o->skel->maps.stacks);
+	__u32 limit = o->stack_entries / 4 * 3, n = 0, key, next;
+	void *prev = NULL;
+
+	while (n <= limit && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n > limit;
+}
+
+/*
+ * Empties the stack map, then bumps the epoch. A switch-out reads the epoch
+ * before it captures: one that sees the new epoch captured after the map was
+ * emptied, so its ids stay valid; one that saw the old epoch is reported lost
+ * even if its stack survived. Never a wrong stack.
+ */
+static int reset_stacks(struct offcpu *o)
+{
+	int err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.stacks), sizeof(__u32));
+
+	if (err)
+		return err;
+	__atomic_add_fetch(&o->skel->bss->stack_epoch, 1, __ATOMIC_SEQ_CST);
+	o->stack_resets++;
+	return 0;
+}
+
+int offcpu__clear(struct offcpu *o, int slot)
+{
+	int err = bpf_util__clear_map(bpf_map__fd(counts_map(o, slot)), sizeof(struct offcpu_key));
+
+	if (!err && stacks_filling(o))
+		err = reset_stacks(o);
+	return err;
+}
+
+__u32 offcpu__stack_resets(const struct offcpu *o)
+{
+	return o->stack_resets;
+}
+
+int offcpu__stats(struct offcpu *o, __u64 out[OFFCPU_STAT_MAX])
+{
+	return bpf_util__sum_percpu(bpf_map__fd(o->skel->maps.stats), OFFCPU_STAT_MAX,
+				    o->n_possible_cpus, out);
+}
+
+int offcpu__bpf_runtime(struct offcpu *o, __u64 *run_ns, __u64 *run_cnt)
+{
+	return bpf_util__prog_runtime(bpf_program__fd(o->prog), run_ns, run_cnt);
+}
+
+const char *offcpu__state_name(__u32 state)
+{
+	static const char *const names[OFFCPU_STATE_MAX] = {
+		[OFFCPU_STATE_OTHER] = "other",
+		[OFFCPU_STATE_SLEEPING] = "sleeping",
+		[OFFCPU_STATE_DISK] = "disk",
+	};
+
+	return state < OFFCPU_STATE_MAX ? names[state] : "unknown";
+}
+
+void offcpu__free(struct offcpu *o)
+{
+	if (!o)
+		return;
+	offcpu__stop(o);
+	bpf_link__destroy(o->iter_link);
+	offcpu_bpf__destroy(o->skel);
+	free(o);
+}

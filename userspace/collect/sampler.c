@@ -1,0 +1,440 @@
+/* sampler.c -- loads the BPF sampler, attaches it to a perf event on every online CPU, reads its maps */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "lib/bpf_util.h"
+#include "sampler.h"
+#include "cpus.h"
+#include "unwind.h"
+#include "profile.skel.h"
+
+#define DEFAULT_STACK_ENTRIES 16384
+#define DEFAULT_COUNT_ENTRIES 40960
+#define DEFAULT_UNWIND_ROWS (2u << 20)	/* 16 MiB of rows */
+#define PENDING_MAX 1024
+
+struct sampler {
+	struct profile_bpf *skel;
+	struct ring_buffer *events;
+	sampler_event_fn event_fn;	/* set for the duration of one poll */
+	void *event_ctx;
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
+	__u32 pending[PENDING_MAX];	/* processes whose tables are to be loaded */
+	int n_pending;
+	struct user_stack ustack;	/* read buffer: 2 KiB, reused for every stack */
+	struct bpf_link *exec_link;
+	struct bpf_link **links;
+	int *cpus;
+	int n_cpus;
+	int n_links;
+	int n_attached;		/* CPUs sampled, kept after sampler__stop for reports */
+	int frequency;
+	int n_possible_cpus;
+	__u32 count_entries;
+	__u32 unwind_rows;
+	bool double_buffer;
+};
+
+static struct bpf_map *counts_map(struct sampler *s, int slot)
+{
+	return slot ? s->skel->maps.counts1 : s->skel->maps.counts0;
+}
+
+static struct bpf_map *stacks_map(struct sampler *s, int slot)
+{
+	return slot ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
+}
+
+static struct bpf_map *ustacks_map(struct sampler *s, int slot)
+{
+	return slot ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
+}
+
+/*
+ * Page index entries for a row array: code has at least a row per 256 bytes
+ * on average (libc 1 per 49, libLLVM 1 per 110), so a quarter of the rows,
+ * one entry per 4 KiB page, is plenty; 2 MiB with the default 16 MiB rows.
+ */
+static __u32 unwind_pages(__u32 rows)
+{
+	return rows / 4 + 16;
+}
+
+/* CFI unwinding needs bpf_loop (5.17) and bpf_task_pt_regs (5.15). */
+static bool kernel_can_unwind(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) > 0 &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) > 0;
+}
+
+/* Whether to walk user stacks with CFI; -EOPNOTSUPP when asked for and impossible. */
+static int want_cfi(const struct sampler_opts *o, bool *cfi)
+{
+	*cfi = false;
+	if (o->no_user || o->unwind == SAMPLER_UNWIND_FP)
+		return 0;
+	*cfi = kernel_can_unwind();
+	return !*cfi && o->unwind == SAMPLER_UNWIND_CFI ? -EOPNOTSUPP : 0;
+}
+
+static int set_pid_filter(struct sampler *s, const __u32 *pids, int n)
+{
+	int fd = bpf_map__fd(s->skel->maps.pids);
+	__u8 one = 1;
+
+	for (int i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, &pids[i], &one, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+static int configure(struct sampler *s, const struct sampler_opts *o)
+{
+	struct profile_bpf *skel = s->skel;
+	__u32 stacks = o->stack_entries ? o->stack_entries : DEFAULT_STACK_ENTRIES;
+	/* slot 1 is never written without double buffering: keep it tiny */
+	__u32 spare = o->double_buffer ? 0 : 1;
+	__u32 rows = o->unwind_rows ? o->unwind_rows : DEFAULT_UNWIND_ROWS;
+	bool cfi;
+	int err = want_cfi(o, &cfi);
+
+	if (err)
+		return err;
+
+	s->count_entries = o->count_entries ? o->count_entries : DEFAULT_COUNT_ENTRIES;
+	s->double_buffer = o->double_buffer;
+	skel->rodata->filter_pid = o->n_pids > 0;
+	skel->rodata->include_idle = o->include_idle;
+	skel->rodata->collect_kernel = !o->no_kernel;
+	skel->rodata->collect_user = !o->no_user;
+	skel->rodata->per_thread = o->per_thread;
+	skel->rodata->filter_cgroup = o->cgroup_fd > 0;
+	skel->rodata->unwind_mode = cfi ? UNWIND_MODE_CFI : UNWIND_MODE_FP;
+	s->unwind_rows = cfi ? rows : 1;
+
+	err = bpf_map__set_max_entries(skel->maps.stacks0, stacks);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stacks1, spare ?: stacks);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.counts0, s->count_entries);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.counts1, spare ?: s->count_entries);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ustacks0, stacks);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ustacks1, spare ?: stacks);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.unwind_rows, s->unwind_rows);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.unwind_pages, unwind_pages(s->unwind_rows));
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.pids, o->n_pids > 0 ? o->n_pids : 1);
+	return err;
+}
+
+/*
+ * A new process, an exec or unknown code: its maps are read for names now,
+ * its unwind tables once the whole burst of events has been read, so a
+ * burst of short-lived processes is named before any table is built.
+ */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	const struct task_event *e = data;
+	int ret = 0;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (s->event_fn)
+		ret = s->event_fn(e, s->event_ctx);
+	if (s->unwinder && s->n_pending < PENDING_MAX)
+		s->pending[s->n_pending++] = e->pid;	/* past that: frame pointers, counted in BPF */
+	return ret;
+}
+
+/*
+ * Loads the tables of the processes the last events named. Events that came
+ * meanwhile are read between two processes, so a table build delays the
+ * naming of a new process by one process's tables at most.
+ */
+static void load_pending(struct sampler *s)
+{
+	for (int i = 0; i < s->n_pending; i++) {
+		unwinder__add_pid(s->unwinder, s->pending[i]);	/* failure: frame pointers */
+		ring_buffer__consume(s->events);		/* may append to pending */
+	}
+	s->n_pending = 0;
+}
+
+static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids)
+{
+	struct unwinder_opts uo = {
+		.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows),
+		.rows = s->unwind_rows,
+		.pages_fd = bpf_map__fd(s->skel->maps.unwind_pages),
+		.pages = unwind_pages(s->unwind_rows),
+		.procs_fd = bpf_map__fd(s->skel->maps.unwind_procs),
+		.sync_outer_fd = bpf_map__fd(s->skel->maps.sync_outer),
+		.sync_inner_fd = bpf_map__fd(s->skel->maps.sync_inner),
+	};
+
+	if (s->skel->rodata->unwind_mode != UNWIND_MODE_CFI)
+		return 0;
+	s->unwinder = unwinder__new(&uo);
+	if (!s->unwinder)
+		return -errno;
+	/* processes named up front get their tables before the first sample */
+	for (int i = 0; i < n_pids; i++)
+		unwinder__add_pid(s->unwinder, pids[i]);
+	return 0;
+}
+
+struct sampler *sampler__new(const struct sampler_opts *opts)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return NULL;
+	s->frequency = opts->frequency;
+	s->n_possible_cpus = libbpf_num_possible_cpus();
+	if (s->n_possible_cpus <= 0) {
+		err = s->n_possible_cpus ? s->n_possible_cpus : -EINVAL;
+		goto err_free;
+	}
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		goto err_free;
+	}
+	err = configure(s, opts);
+	if (err)
+		goto err_free;
+	err = profile_bpf__load(s->skel);
+	if (err)
+		goto err_free;
+	err = set_pid_filter(s, opts->pids, opts->n_pids);
+	if (!err && opts->cgroup_fd > 0 &&
+	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &(__u32){ 0 },
+				&opts->cgroup_fd, BPF_ANY))
+		err = -errno;
+	if (!err)
+		err = new_unwinder(s, opts->pids, opts->n_pids);
+	if (err)
+		goto err_free;
+	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->events) {
+		err = -errno;
+		goto err_free;
+	}
+	return s;
+
+err_free:
+	sampler__free(s);
+	errno = -err;
+	return NULL;
+}
+
+static int open_cpu_clock(int cpu, int frequency)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = frequency,
+		.freq = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int sampler__start(struct sampler *s)
+{
+	int err;
+
+	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
+	if (!s->exec_link)
+		return -errno;
+	err = cpus__online(&s->cpus, &s->n_cpus);
+	if (err)
+		return err;
+	s->links = calloc(s->n_cpus, sizeof(*s->links));
+	if (!s->links)
+		return -ENOMEM;
+	for (int i = 0; i < s->n_cpus; i++) {
+		int fd = open_cpu_clock(s->cpus[i], s->frequency);
+
+		if (fd == -ENODEV)	/* went offline since we read the list */
+			continue;
+		if (fd < 0)
+			return fd;
+		s->links[s->n_links] = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+		if (!s->links[s->n_links]) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		s->n_links++;
+	}
+	s->n_attached = s->n_links;
+	return s->n_links ? 0 : -ENODEV;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	/* destroying a perf_event link also closes its perf event fd */
+	for (int i = 0; i < s->n_links; i++)
+		bpf_link__destroy(s->links[i]);
+	s->n_links = 0;
+	bpf_link__destroy(s->exec_link);
+	s->exec_link = NULL;
+}
+
+int sampler__events_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->events);
+}
+
+int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx)
+{
+	int n;
+
+	s->event_fn = fn;
+	s->event_ctx = ctx;
+	n = timeout_ms ? ring_buffer__poll(s->events, timeout_ms) : ring_buffer__consume(s->events);
+	load_pending(s);
+	s->event_fn = NULL;
+	return n == -EINTR ? 0 : n;
+}
+
+int sampler__cpus(const struct sampler *s)
+{
+	return s->n_attached;
+}
+
+int sampler__active_slot(const struct sampler *s)
+{
+	return s->skel->bss->active_slot & 1;
+}
+
+int sampler__swap(struct sampler *s)
+{
+	int old = sampler__active_slot(s), inner, err;
+
+	if (!s->double_buffer)
+		return 0;
+	/* the program reads active_slot once per sample, from the mmap'd .bss */
+	__atomic_store_n(&s->skel->bss->active_slot, !old, __ATOMIC_SEQ_CST);
+	/* returns after an RCU grace period: every run that saw the old slot has ended */
+	inner = bpf_map__fd(s->skel->maps.sync_inner);
+	err = bpf_util__grace_period(bpf_map__fd(s->skel->maps.sync_outer), inner);
+	if (s->unwinder)
+		unwinder__sweep(s->unwinder);	/* once a window: tables of dead processes go */
+	return err ? err : old;
+}
+
+int sampler__for_each(struct sampler *s, int slot, sampler_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(counts_map(s, slot));
+	struct sample_key key, next;
+	void *prev = NULL;
+	__u64 count;
+	int ret;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &count))
+			continue;	/* deleted since get_next_key */
+		ret = fn(&key, count, ctx);
+		if (ret)
+			return ret;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max)
+{
+	__u64 buf[MAX_STACK_DEPTH] = {};
+	int n = 0;
+
+	if (id < 0)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(stacks_map(s, slot)), &id, buf))
+		return -errno;
+	/* the stack map zero-fills unused slots */
+	while (n < MAX_STACK_DEPTH && n < max && buf[n]) {
+		ips[n] = buf[n];
+		n++;
+	}
+	return n;
+}
+
+int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max,
+			bool *truncated)
+{
+	struct user_stack *us = &s->ustack;
+	int n = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(ustacks_map(s, slot)), &hash, us))
+		return -errno;
+	*truncated = us->flags & USTACK_TRUNCATED;
+	for (; n < (int)us->n && n < UNWIND_MAX_DEPTH && n < max; n++)
+		ips[n] = us->ips[n];
+	return n;
+}
+
+int sampler__clear(struct sampler *s, int slot)
+{
+	int err = bpf_util__clear_map(bpf_map__fd(counts_map(s, slot)), sizeof(struct sample_key));
+
+	if (!err)
+		err = bpf_util__clear_map(bpf_map__fd(stacks_map(s, slot)), sizeof(__u32));
+	if (!err)
+		err = bpf_util__clear_map(bpf_map__fd(ustacks_map(s, slot)), sizeof(__u64));
+	return err;
+}
+
+__u32 sampler__count_capacity(const struct sampler *s)
+{
+	return s->count_entries;
+}
+
+int sampler__stats(struct sampler *s, __u64 out[STAT_MAX])
+{
+	return bpf_util__sum_percpu(bpf_map__fd(s->skel->maps.stats), STAT_MAX,
+				    s->n_possible_cpus, out);
+}
+
+int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out)
+{
+	if (!s->unwinder)
+		return -ENOENT;
+	unwinder__stats(s->unwinder, out);
+	return 0;
+}
+
+int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt)
+{
+	return bpf_util__prog_runtime(bpf_program__fd(s->skel->progs.do_sample), run_ns, run_cnt);
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__stop(s);
+	ring_buffer__free(s->events);
+	unwinder__free(s->unwinder);
+	free(s->links);
+	free(s->cpus);
+	profile_bpf__destroy(s->skel);
+	free(s);
+}

@@ -1,0 +1,100 @@
+/* sampler.h -- loads the BPF sampler, attaches it to a perf event on every online CPU, reads its maps */
+#ifndef EBPFPROF_SAMPLER_H
+#define EBPFPROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "profile.h"
+#include "unwind/unwinder.h"
+
+struct sampler;
+
+/* --unwind: how user stacks are walked */
+enum sampler_unwind {
+	SAMPLER_UNWIND_AUTO = 0,	/* CFI where the kernel can (5.17+), else frame pointers */
+	SAMPLER_UNWIND_FP,		/* frame pointers only (bpf_get_stackid) */
+	SAMPLER_UNWIND_CFI,		/* CFI tables, frame pointers where a file has none */
+};
+
+struct sampler_opts {
+	int frequency;		/* samples per second per CPU */
+	const __u32 *pids;	/* filter: only these processes; NULL: all */
+	int n_pids;
+	bool include_idle;
+	bool no_kernel;
+	bool no_user;
+	bool per_thread;
+	__u32 stack_entries;	/* stack map size; 0: default */
+	__u32 count_entries;	/* counts map size; 0: default */
+	bool double_buffer;	/* two slots of maps, for sampler__swap (agent mode) */
+	int cgroup_fd;		/* > 0: only tasks in this cgroup v2 directory's subtree */
+	enum sampler_unwind unwind;
+	__u32 unwind_rows;	/* CFI rows BPF can hold (8 bytes each); 0: default */
+};
+
+/* Opens, configures and loads the BPF object. NULL with errno set on failure. */
+struct sampler *sampler__new(const struct sampler_opts *opts);
+void sampler__free(struct sampler *s);
+
+/* Opens a perf event per online CPU and attaches the program: sampling starts. */
+int sampler__start(struct sampler *s);
+
+/* Closes the perf events: sampling stops, the maps stay readable. */
+void sampler__stop(struct sampler *s);
+
+/*
+ * Samples go to one of two slots of maps. sampler__swap() makes the other
+ * slot active, waits until no BPF program still writes the old one, and
+ * returns the old slot's index: it can then be read and cleared while
+ * sampling goes on. Without double_buffer there is one slot, 0.
+ */
+int sampler__swap(struct sampler *s);
+int sampler__active_slot(const struct sampler *s);
+
+typedef int (*sampler_fn)(const struct sample_key *key, __u64 count, void *ctx);
+
+/* Calls fn for every aggregated entry of slot; stops early and returns fn's non-zero value. */
+int sampler__for_each(struct sampler *s, int slot, sampler_fn fn, void *ctx);
+
+/* Copies the frames of stack id of slot (leaf first) into ips; returns how many, or a negative errno. */
+int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max);
+
+/*
+ * Copies the CFI-walked user stack hash of slot (leaf first) into ips;
+ * returns how many, or a negative errno. *truncated tells whether the walk
+ * stopped before the outermost frame.
+ */
+int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max,
+			bool *truncated);
+
+/* Empties slot's counts and stacks (call only on a slot that is not active). */
+int sampler__clear(struct sampler *s, int slot);
+
+/* Capacity of one slot's counts map. */
+__u32 sampler__count_capacity(const struct sampler *s);
+
+typedef int (*sampler_event_fn)(const struct task_event *e, void *ctx);
+
+/* A descriptor that polls readable when task events wait (for poll/ppoll). */
+int sampler__events_fd(const struct sampler *s);
+
+/*
+ * Hands waiting task events (a process's first sample, an exec) to fn,
+ * waiting up to timeout_ms for the first (0: don't wait). Returns how many
+ * were handled, or a negative errno.
+ */
+int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx);
+
+/* Sums the per-CPU counters. */
+int sampler__stats(struct sampler *s, __u64 out[STAT_MAX]);
+
+/* Kernel-side cost, when kernel.bpf_stats_enabled is 1 (else both 0). */
+int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt);
+
+/* The CFI table loader's figures; -ENOENT when user stacks use frame pointers. */
+int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out);
+
+/* Number of CPUs sampled after sampler__start. */
+int sampler__cpus(const struct sampler *s);
+
+#endif /* EBPFPROF_SAMPLER_H */

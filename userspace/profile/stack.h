@@ -1,0 +1,49 @@
+/* stack.h -- one aggregated record's kernel and user stacks, read from the sampler and named */
+#ifndef EBPFPROF_STACK_H
+#define EBPFPROF_STACK_H
+
+#include <linux/types.h>
+#include "../../include/profile.h"	/* the BPF-shared one, not profile/profile.h */
+#include "unwind.h"
+#include "collect/collect.h"
+#include "symbolize/symbolize.h"
+
+/* a kernel stack, a CFI-walked user stack and a truncation mark */
+#define STACK_MAX_FRAMES (MAX_STACK_DEPTH + UNWIND_MAX_DEPTH + 1)
+
+/* Source lines kept for one stack; past this, frames keep their function name only. */
+#define STACK_MAX_LINES (4 * STACK_MAX_FRAMES)
+
+/* One frame; strings and mappings are borrowed from the symbolizer. */
+struct frame {
+	const struct sym_mapping *mapping;	/* NULL: in no known mapping, or a lost-stack frame */
+	const char *name;			/* NULL: not named */
+	__u64 addr;				/* the sampled address (a reason code for lost stacks) */
+	const struct src_line *lines;		/* n_lines source frames, callee first, or NULL */
+	int n_lines;
+};
+
+/* Leaf first: the kernel part of a stack sits above its user part. */
+struct stack {
+	struct frame frames[STACK_MAX_FRAMES];
+	int n;
+	struct src_line lines[STACK_MAX_LINES];	/* what frames[].lines point into */
+	int n_lines;
+};
+
+/* Reads the frames of stack id of slot (leaf first); how many, or a negative errno: lost. */
+typedef int (*stack_read_fn)(void *src, int slot, __s32 id, __u64 *ips, int max);
+
+/*
+ * Reads the kernel and user stacks kern_id and user_id of process pid through
+ * read and names every frame. A stack the kernel could not record becomes one
+ * pseudo frame naming why, so the sample still counts. Returns 0.
+ */
+int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
+		       struct symbolizer *sym, __u32 pid, __s32 kern_id, __s32 user_id);
+
+/* stack__resolve_ids for a CPU sample of the sampler. */
+int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
+		   const struct sample_key *key);
+
+#endif /* EBPFPROF_STACK_H */

@@ -1,0 +1,72 @@
+/* gopclntab.h -- Go function, file and line (inlined calls expanded) from a binary's own pclntab */
+#ifndef EBPFPROF_GOPCLNTAB_H
+#define EBPFPROF_GOPCLNTAB_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "symbolize/symbolize.h"
+
+/* Larger tables are refused (EFBIG); the biggest real ones are well under 100 MiB. */
+#define GOPCLNTAB_MAX (256u << 20)
+/* The inline trees kept of one file take at most this many bytes; past it, trees are dropped. */
+#define GOPCLNTAB_INL_MAX (64u << 20)
+
+struct gopclntab;
+
+/*
+ * Reads the Go line table of the ELF file open at FD (not closed, read with
+ * pread(2), never mmap'ed: a file truncated underneath cannot fault us; nothing
+ * of it stays open). The table is the section .gopclntab or
+ * .data.rel.ro.gopclntab; when there is none (no section headers, or a system
+ * linker merged it into .data.rel.ro) the non-executable PT_LOAD segments are
+ * scanned for a pcHeader whose offsets and function table check out. A file
+ * whose section headers name none of Go's sections (.go.buildinfo,
+ * .note.go.buildid, .gosymtab) is taken for non-Go without a scan.
+ *
+ * Every format since Go 1.2 is read. Inlined calls are expanded when the
+ * inline trees can be located: through the pointers in the table up to Go
+ * 1.17, through runtime.firstmoduledata's gofunc (found by its pointers back
+ * to the table) from Go 1.18 on. When they cannot, each address gets one frame
+ * named after the physical function, with the file and line of the innermost
+ * inlined code (what Go's runtime.FuncForPC reports).
+ *
+ * Keeps a copy of the table (about 1 MiB per MiB of pclntab) plus the inline
+ * trees. Returns NULL with errno set: ENOENT the file is not Go (or not ELF),
+ * EINVAL the table is malformed, EFBIG it is over GOPCLNTAB_MAX, ENOMEM, or
+ * the read error.
+ */
+struct gopclntab *gopclntab__open(int fd);
+
+/*
+ * The table alone, from SIZE bytes of memory at DATA that a file loads at
+ * VADDR (copied: DATA may go away). The same checks as gopclntab__open(), but
+ * without the file there are no inline trees and no relocations (a Go 1.18+
+ * table whose textStart is 0 is refused). For tests and fuzzing. NULL with
+ * errno set: EINVAL malformed, EFBIG over GOPCLNTAB_MAX, ENOMEM.
+ */
+struct gopclntab *gopclntab__from_table(const void *data, size_t size, __u64 vaddr);
+
+void gopclntab__free(struct gopclntab *t);
+
+/*
+ * Frames for the ELF virtual address VADDR (as in the file: the caller has
+ * removed the load bias; a return address should have 1 subtracted), callee
+ * first: the innermost inlined call with its file:line at VADDR, then each
+ * caller with the line of its call site, the physical function last. At most
+ * MAX frames: past that the innermost MAX - 1 and the physical function are
+ * kept. Returns how many; 0 when no Go function covers VADDR. Strings are
+ * borrowed until gopclntab__free(). Safe to call from several threads.
+ */
+int gopclntab__lookup(const struct gopclntab *t, __u64 vaddr, struct src_line *out, int max);
+
+/* Bytes of memory the object holds, for accounting. */
+size_t gopclntab__mem_size(const struct gopclntab *t);
+
+/* First Go release of the table's format, for logs: "1.20+", "1.18", "1.16" or "1.2". */
+const char *gopclntab__go_version(const struct gopclntab *t);
+
+/* Number of functions in the table; whether inline trees were located (1) or not (0). */
+size_t gopclntab__func_count(const struct gopclntab *t);
+int gopclntab__has_inline(const struct gopclntab *t);
+
+#endif /* EBPFPROF_GOPCLNTAB_H */

@@ -1,0 +1,692 @@
+/* symbolizer.c -- names kernel and user addresses: per-pid maps snapshots over a per-file symbol cache */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include "lib/clock.h"
+#include "binary.h"
+#include "lib/log.h"
+#include "elf_syms.h"
+#include "lib/hashmap.h"
+#include "kallsyms.h"
+#include "perfmap.h"
+#include "proc_maps.h"
+#include "procfs.h"
+#include "symbolizer_int.h"
+#include "lib/array.h"
+
+/*
+ * Not thread-safe: one thread owns a symbolizer.
+ *
+ * Lifetimes: a struct mapping belongs to one pid, in its current snapshot or,
+ * once a re-read of the maps replaced it, in the pid's stale list, so a
+ * re-read never frees a sym_mapping a caller holds. symbolizer__forget_pid()
+ * frees both; symbolizer__trim() frees the stale lists. The kernel mapping
+ * lives until symbolizer__free().
+ *
+ * References: a mapping holds one on its interned path, one on its file
+ * (symbol table) and one on the file identity it was found under. A file no
+ * mapping uses stays cached, on an LRU list, until symbolizer__trim() evicts
+ * it. An identity no mapping uses is dropped at once unless it is its file's
+ * last, kept so the next process of the file finds it without a build-ID read.
+ * So paths and identities are bounded by the live mappings plus the cached
+ * files, and cached files by trim's budget.
+ *
+ * Ids: a freed mapping's id is retired, not reused, until the next trim (at
+ * which callers hold no id-indexed arrays); then it is free. A free id is
+ * taken before a new one is made, so the largest id stays bounded by the most
+ * mappings alive or retired at one time.
+ */
+
+#define KERNEL_NOTES_PATH "/sys/kernel/notes"
+#define KERNEL_NOTES_CAP (64 * 1024)
+#define REREAD_INTERVAL_NS 1000000000ULL	/* at most one maps re-read a second per pid */
+#define VDSO_SIZE_MAX (1 << 20)
+
+
+/* --- mapping ids: retired when freed, free again after the next trim --- */
+
+/* a free id, else a new one; 0 on ENOMEM */
+static __u32 get_id(struct symbolizer *s)
+{
+	__u32 id = s->free_ids;
+
+	if (id) {
+		s->free_ids = s->id_next[id - 1];
+		return id;
+	}
+	if (ARRAY_RESERVE(s->id_next, s->cap_ids, s->n_ids + 1))
+		return 0;
+	return ++s->n_ids;
+}
+
+static void retire_id(struct symbolizer *s, __u32 id)
+{
+	s->id_next[id - 1] = s->retired_ids;
+	s->retired_ids = id;
+}
+
+/* at a trim callers hold no ids, so a retired id names nothing anywhere */
+static void recycle_ids(struct symbolizer *s)
+{
+	while (s->retired_ids) {
+		__u32 id = s->retired_ids;
+
+		s->retired_ids = s->id_next[id - 1];
+		s->id_next[id - 1] = s->free_ids;
+		s->free_ids = id;
+	}
+}
+
+/* --- the vDSO: not a file, so read from the process and keyed by its bytes --- */
+
+static const struct binary *vdso_syms(struct symbolizer *s, __u32 pid, const struct proc_map *pm)
+{
+	size_t size = pm->end - pm->start;
+	struct vdso_image *v;
+	struct iovec local, remote;
+	void *bytes;
+
+	/* pids under a fake proc root are not live processes */
+	if (!s->real_proc || size > VDSO_SIZE_MAX)
+		return NULL;
+	bytes = malloc(size);
+	if (!bytes)
+		return NULL;
+	local.iov_base = bytes;
+	local.iov_len = size;
+	remote.iov_base = (void *)(unsigned long)pm->start;
+	remote.iov_len = size;
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)size)
+		goto out_free;
+	for (size_t i = 0; i < s->n_vdsos; i++) {
+		v = &s->vdsos[i];
+		if (v->size == size && !memcmp(v->bytes, bytes, size)) {
+			s->stats.file_cache_hits++;
+			free(bytes);
+			return v->bin;
+		}
+	}
+	/* the images are never evicted: VDSO_IMAGES_MAX bounds them */
+	if (s->n_vdsos == VDSO_IMAGES_MAX)
+		goto out_free;
+	v = &s->vdsos[s->n_vdsos++];
+	v->bytes = bytes;
+	v->size = size;
+	v->bin = binary__from_syms(elf_syms__read_mem(bytes, size));
+	s->stats.bytes += size;
+	if (v->bin) {
+		s->stats.symbols += binary__symbol_count(v->bin);
+		s->stats.bytes += binary__mem_size(v->bin);
+	}
+	return v->bin;
+
+out_free:
+	free(bytes);
+	return NULL;
+}
+
+/* --- mappings and per-pid snapshots --- */
+
+static struct mapping *new_mapping(struct symbolizer *s)
+{
+	struct mapping *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->pub.id = get_id(s);
+	if (!m->pub.id) {
+		free(m);
+		return NULL;
+	}
+	m->pub.build_id = "";
+	m->pub.serial = ++s->next_serial;
+	s->stats.mappings_live++;
+	return m;
+}
+
+/* drops M's references and retires its id; nobody may point at M any more */
+static void free_mapping(struct symbolizer *s, struct mapping *m)
+{
+	if (m->ident)
+		sym_ident_put(s, m->ident);
+	if (m->file)
+		sym_file_put(s, m->file);
+	if (m->path)
+		sym_str_put(s, m->path);
+	retire_id(s, m->pub.id);
+	s->stats.mappings_live--;
+	free(m);
+}
+
+/*
+ * The name a mapping is shown under: the maps path, except anonymous
+ * executable memory (JIT code, usually) which is "[anon]".
+ */
+static const char *display_path(const struct proc_map *pm)
+{
+	return pm->path[0] ? pm->path : "[anon]";
+}
+
+/* the mapping of OLD (sorted by start) equal to PM, to reuse across re-reads */
+static struct mapping *find_equal(struct mapping **old, size_t n, const struct proc_map *pm,
+				  const char *path)
+{
+	size_t lo = 0, hi = n;
+
+	/* find the first start >= pm->start: starts below lo are smaller, from hi on not */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (old[mid]->pub.start < pm->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n)
+		return NULL;
+	if (old[lo]->pub.start != pm->start || old[lo]->pub.limit != pm->end ||
+	    old[lo]->pub.file_offset != pm->pgoff || old[lo]->pub.path != path ||
+	    old[lo]->inode != pm->inode || old[lo]->dev_major != pm->dev_major ||
+	    old[lo]->dev_minor != pm->dev_minor)
+		return NULL;
+	return old[lo];
+}
+
+static struct mapping *make_mapping(struct symbolizer *s, struct pid_state *ps,
+				    const struct proc_map *pm)
+{
+	__u32 path = sym_intern(s, display_path(pm));
+	struct mapping *m;
+
+	if (!path)
+		return NULL;
+	m = find_equal(ps->maps, ps->n, pm, sym_str_of(s, path));
+	/* not twice: a duplicated line (a fake maps file) gets its own object */
+	if (m && !m->carried) {
+		m->carried = true;
+		sym_str_put(s, path);
+		return m;
+	}
+	m = new_mapping(s);
+	if (!m) {
+		sym_str_put(s, path);
+		return NULL;
+	}
+	m->path = path;
+	m->pub.start = pm->start;
+	m->pub.limit = pm->end;
+	m->pub.file_offset = pm->pgoff;
+	m->pub.path = sym_str_of(s, path);
+	m->inode = pm->inode;
+	m->dev_major = pm->dev_major;
+	m->dev_minor = pm->dev_minor;
+	if (!strcmp(pm->path, "[vdso]"))
+		m->bin = vdso_syms(s, ps->pid, pm);
+	else if (pm->path[0] && pm->path[0] != '[')
+		/* [vsyscall], [anon:name], [stack]: no file behind them */
+		sym_attach_file(s, ps->pid, pm, m);
+	if (m->bin)
+		sym_set_mapping_flags(m);
+	return m;
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct mapping *x = *(struct mapping *const *)a, *y = *(struct mapping *const *)b;
+
+	if (x->pub.start != y->pub.start)
+		return x->pub.start < y->pub.start ? -1 : 1;
+	return 0;
+}
+
+/* a new snapshot replaces PS's: mappings not taken over go to the stale list (reserved) */
+static void retire_snapshot(struct pid_state *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		if (ps->maps[i]->carried)
+			ps->maps[i]->carried = false;
+		else
+			ps->stale[ps->n_stale++] = ps->maps[i];
+	}
+	free(ps->maps);
+}
+
+/* a snapshot failed: the K mappings it took over stay as they were, new ones go */
+static void undo_snapshot(struct symbolizer *s, struct mapping **maps, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		if (maps[i]->carried)
+			maps[i]->carried = false;
+		else
+			free_mapping(s, maps[i]);
+	}
+}
+
+/* reads PID's maps and replaces its snapshot; the old one stays if this fails */
+static int snapshot(struct symbolizer *s, struct pid_state *ps)
+{
+	struct mapping **maps = NULL;
+	struct proc_map *pm;
+	size_t n, k = 0;
+	int err;
+
+	err = proc_maps__read(s->proc_root, ps->pid, &pm, &n);
+	if (err) {
+		sym_note_denied(s, err, ps->pid, NULL, false);
+		return err;
+	}
+	for (size_t i = 0; i < n; i++)
+		k += pm[i].perms[2] == 'x';
+	maps = malloc((k ? k : 1) * sizeof(*maps));
+	/* room to retire every current mapping, so that cannot fail later */
+	if (!maps || ARRAY_RESERVE(ps->stale, ps->cap_stale, ps->n_stale + ps->n)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (pm[i].perms[2] != 'x')
+			continue;
+		maps[k] = make_mapping(s, ps, &pm[i]);
+		if (!maps[k]) {
+			err = -ENOMEM;
+			undo_snapshot(s, maps, k);
+			goto out;
+		}
+		k++;
+	}
+	/* the kernel lists mappings in order; a fake proc tree may not */
+	qsort(maps, k, sizeof(*maps), cmp_mapping);
+	retire_snapshot(ps);
+	ps->maps = maps;
+	ps->n = k;
+	maps = NULL;
+	if (!ps->snapshotted)
+		s->stats.pids++;
+	ps->snapshotted = true;
+out:
+	free(maps);
+	proc_maps__free(pm);
+	return err;
+}
+
+/* frees the mappings re-reads of PS replaced: the caller holds none of them */
+static void free_stale(struct symbolizer *s, struct pid_state *ps)
+{
+	for (size_t i = 0; i < ps->n_stale; i++)
+		free_mapping(s, ps->stale[i]);
+	ps->n_stale = 0;
+}
+
+static int pid_eq(__u32 id, const void *key, const void *ctx)
+{
+	const struct symbolizer *s = ctx;
+
+	return s->pids[id - 1].pid == *(const __u32 *)key;
+}
+
+static __u32 find_pid_id(const struct symbolizer *s, __u32 pid)
+{
+	return hmap__find(s->pid_index, hash_u64(pid, 0), pid_eq, &pid, s);
+}
+
+static struct pid_state *find_pid(const struct symbolizer *s, __u32 pid)
+{
+	__u32 id = find_pid_id(s, pid);
+
+	return id ? &s->pids[id - 1] : NULL;
+}
+
+int symbolizer__add_pid(struct symbolizer *s, __u32 pid)
+{
+	struct pid_state *ps = find_pid(s, pid);
+	bool reuse = s->free_pids != 0;
+	__u32 id = reuse ? s->free_pids : s->n_pids + 1;
+	int err;
+
+	if (ps)
+		return ps->snapshotted ? 0 : ps->err;
+	if (!reuse && ARRAY_RESERVE(s->pids, s->cap_pids, s->n_pids + 1))
+		return -ENOMEM;
+	err = hmap__insert(s->pid_index, hash_u64(pid, 0), id);
+	if (err)
+		return err;
+	ps = &s->pids[id - 1];
+	if (reuse)
+		s->free_pids = ps->next_free;
+	else
+		s->n_pids++;
+	memset(ps, 0, sizeof(*ps));
+	ps->pid = pid;
+	s->stats.pids_live++;
+	err = snapshot(s, ps);
+	ps->err = err;
+	ps->gone = err == -ESRCH;
+	return err;
+}
+
+void symbolizer__forget_pid(struct symbolizer *s, __u32 pid)
+{
+	__u32 id = find_pid_id(s, pid);
+	struct pid_state *ps;
+
+	if (!id)
+		return;
+	ps = &s->pids[id - 1];
+	for (size_t i = 0; i < ps->n; i++)
+		free_mapping(s, ps->maps[i]);
+	free_stale(s, ps);
+	free(ps->maps);
+	free(ps->stale);
+	perfmap__free(ps->perfmap);
+	hmap__remove(s->pid_index, hash_u64(pid, 0), id);
+	*ps = (struct pid_state){ .next_free = s->free_pids };
+	s->free_pids = id;
+	s->stats.pids_live--;
+}
+
+/* the mapping of PS holding ADDR, or NULL */
+static struct mapping *find_mapping(const struct pid_state *ps, __u64 addr)
+{
+	size_t lo = 0, hi = ps->n;
+
+	/*
+	 * find the largest start <= addr: maps is sorted by start, starts below
+	 * lo are <= addr and from hi on > addr, so the candidate is lo - 1;
+	 * mappings do not overlap, so no earlier one can hold addr instead.
+	 */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ps->maps[mid]->pub.start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= ps->maps[lo - 1]->pub.limit)
+		return NULL;
+	return ps->maps[lo - 1];
+}
+
+/* one re-read of a live process's maps, at most once a second */
+static int reread(struct symbolizer *s, struct pid_state *ps, __u64 now)
+{
+	int err;
+
+	ps->last_reread_ns = now;
+	err = snapshot(s, ps);
+	if (err == -ESRCH)
+		ps->gone = true;
+	return err;
+}
+
+static struct mapping *reread_and_find(struct symbolizer *s, struct pid_state *ps, __u64 addr)
+{
+	__u64 now = clock_ns(CLOCK_MONOTONIC);
+
+	if (ps->gone || (ps->last_reread_ns && now - ps->last_reread_ns < REREAD_INTERVAL_NS))
+		return NULL;
+	return reread(s, ps, now) ? NULL : find_mapping(ps, addr);
+}
+
+int symbolizer__refresh_pid(struct symbolizer *s, __u32 pid)
+{
+	struct pid_state *ps = find_pid(s, pid);
+
+	if (!ps)
+		return symbolizer__add_pid(s, pid);
+	return ps->gone ? -ESRCH : reread(s, ps, clock_ns(CLOCK_MONOTONIC));
+}
+
+/*
+ * JIT code lives in anonymous memory: its runtime may name it in a perf map.
+ * The map grows as code is compiled, so a miss re-reads it (once a second).
+ */
+static const char *jit_name(struct symbolizer *s, struct pid_state *ps, __u64 addr,
+			    __u64 *offset)
+{
+	const char *name = NULL;
+	__u64 now;
+
+	if (ps->no_perfmap || !s->real_proc)
+		return NULL;
+	if (!ps->perfmap) {
+		ps->perfmap = perfmap__open(s->proc_root, ps->pid);
+		if (!ps->perfmap) {
+			ps->no_perfmap = errno != ENOMEM;
+			return NULL;
+		}
+	} else {
+		name = perfmap__lookup(ps->perfmap, addr, offset);
+	}
+	now = clock_ns(CLOCK_MONOTONIC);
+	if (!name && now - ps->perfmap_read_ns >= REREAD_INTERVAL_NS) {
+		ps->perfmap_read_ns = now;
+		if (!perfmap__refresh(ps->perfmap))
+			name = perfmap__lookup(ps->perfmap, addr, offset);
+	}
+	return name;
+}
+
+int symbolizer__user(struct symbolizer *s, __u32 pid, __u64 addr, struct sym_frame *out)
+{
+	struct pid_state *ps;
+	struct mapping *m;
+
+	out->mapping = NULL;
+	out->name = out->module = NULL;
+	out->offset = 0;
+	out->n_lines = 0;
+	ps = find_pid(s, pid);
+	if (!ps) {
+		symbolizer__add_pid(s, pid);
+		ps = find_pid(s, pid);
+		if (!ps)
+			return -ENOENT;
+	}
+	m = find_mapping(ps, addr);
+	if (!m)
+		m = reread_and_find(s, ps, addr);
+	if (!m || !sym_mapping_bin(s, m))
+		out->name = jit_name(s, ps, addr, &out->offset);
+	if (!m)
+		return out->name ? 0 : -ENOENT;
+	out->mapping = &m->pub;
+	if (m->bin)
+		out->n_lines = binary__lookup(m->bin, addr - m->pub.start + m->pub.file_offset,
+					      &out->name, &out->offset, out->lines, SRC_LINES_MAX);
+	return 0;
+}
+
+/* --- the kernel --- */
+
+static const char *kernel_build_id(struct symbolizer *s)
+{
+	char hex[ELF_BUILD_ID_HEX_SIZE];
+	const char *id = "";
+	size_t len;
+	char *buf;
+
+	if (procfs__read_file(AT_FDCWD, KERNEL_NOTES_PATH, KERNEL_NOTES_CAP, &buf, &len, NULL))
+		return "";
+	/* the reference is never dropped: the kernel mapping lives as long as we do */
+	if (!elf_parse_build_id_notes(buf, len, 4, hex, sizeof(hex))) {
+		__u32 str = sym_intern(s, hex);
+
+		if (str)
+			id = sym_str_of(s, str);
+	}
+	free(buf);
+	return id;
+}
+
+/* kallsyms.h keeps no account: 16 bytes a symbol plus its name, as documented there */
+static size_t ksyms_bytes(const struct ksyms *ks)
+{
+	size_t n = ksyms__count(ks), bytes = n * sizeof(struct ksym);
+
+	for (size_t i = 0; i < n; i++)
+		bytes += strlen(ksyms__at(ks, i)->name) + 1;
+	return bytes;
+}
+
+static int init_kernel(struct symbolizer *s, const struct symbolizer_opts *opts)
+{
+	struct mapping *m;
+
+	if (opts->no_kernel) {
+		s->kernel_err = -ENODEV;
+	} else {
+		s->ksyms = ksyms__load(opts->kallsyms_path);
+		s->kernel_err = s->ksyms ? 0 : -errno;
+		if (!s->ksyms && errno == ENOMEM)
+			return -ENOMEM;
+	}
+	m = new_mapping(s);
+	if (!m)
+		return -ENOMEM;
+	m->pub.path = "[kernel.kallsyms]";
+	m->pub.is_kernel = true;
+	m->pub.limit = ~0ULL;
+	m->pub.build_id = kernel_build_id(s);
+	if (s->ksyms) {
+		m->pub.start = ksyms__at(s->ksyms, 0)->addr;
+		m->pub.has_symbols = true;
+		s->stats.symbols += ksyms__count(s->ksyms);
+		s->stats.bytes += ksyms_bytes(s->ksyms);
+	}
+	s->kernel = m;
+	return 0;
+}
+
+int symbolizer__kernel(struct symbolizer *s, __u64 addr, struct sym_frame *out)
+{
+	const struct ksym *sym;
+
+	/* not memset: lines[] is large and never filled for the kernel */
+	out->mapping = NULL;
+	out->name = out->module = NULL;
+	out->offset = 0;
+	out->n_lines = 0;
+	out->mapping = &s->kernel->pub;
+	if (!s->ksyms)
+		return 0;
+	sym = ksyms__map_addr(s->ksyms, addr, &out->offset);
+	if (sym) {
+		out->name = sym->name;
+		out->module = ksyms__module(s->ksyms, sym);
+	}
+	return 0;
+}
+
+int symbolizer__kernel_status(const struct symbolizer *s)
+{
+	return s->kernel_err;
+}
+
+/* --- life cycle --- */
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	static const struct symbolizer_opts defaults;
+	struct rlimit nofile;
+	struct symbolizer *s;
+	struct stat root;
+	int err;
+
+	if (!opts)
+		opts = &defaults;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
+	s->pid_index = hmap__new();
+	s->ident_index = hmap__new();
+	s->build_id_index = hmap__new();
+	s->str_index = hmap__new();
+	if (!s->proc_root || !s->pid_index || !s->ident_index || !s->build_id_index ||
+	    !s->str_index) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	s->real_proc = !strcmp(s->proc_root, "/proc");
+	s->debuginfod = opts->debuginfod;
+	if (opts->lazy_files && !getrlimit(RLIMIT_NOFILE, &nofile)) {
+		rlim_t max = nofile.rlim_cur / PENDING_FD_SHARE / 2;
+
+		s->pending_max = max < PENDING_FILES_MAX ? max : PENDING_FILES_MAX;
+	}
+	if (!stat("/", &root)) {	/* a pending file mapped under it needs no root descriptor */
+		s->our_root_known = true;
+		s->our_root_dev = root.st_dev;
+		s->our_root_ino = root.st_ino;
+	}
+	s->dwarf_budget = opts->dwarf_budget;
+	err = init_kernel(s, opts);
+	if (err)
+		goto out_free;
+	return s;
+
+out_free:
+	symbolizer__free(s);
+	errno = -err;
+	return NULL;
+}
+
+void symbolizer__trim(struct symbolizer *s, size_t max_bytes)
+{
+	for (size_t i = 0; i < s->n_pids; i++)
+		free_stale(s, &s->pids[i]);
+	recycle_ids(s);
+	while (s->lru_head && s->stats.bytes > max_bytes)
+		sym_evict_file(s, s->lru_head);
+}
+
+static void free_pid_state(struct pid_state *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->maps[i]);
+	for (size_t i = 0; i < ps->n_stale; i++)
+		free(ps->stale[i]);
+	free(ps->maps);
+	free(ps->stale);
+	perfmap__free(ps->perfmap);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	/* everything goes at once: no reference counting needed */
+	for (size_t i = 0; i < s->n_pids; i++)
+		free_pid_state(&s->pids[i]);
+	free(s->pids);
+	free(s->kernel);
+	free(s->id_next);
+	sym_files_free(s);
+	for (size_t i = 0; i < s->n_vdsos; i++) {
+		free(s->vdsos[i].bytes);
+		binary__free(s->vdsos[i].bin);
+	}
+	hmap__free(s->pid_index);
+	hmap__free(s->ident_index);
+	hmap__free(s->build_id_index);
+	hmap__free(s->str_index);
+	ksyms__free(s->ksyms);
+	free(s->proc_root);
+	free(s);
+}
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
+{
+	*out = s->stats;
+	out->mapping_ids = s->n_ids;
+	out->files_pending = s->n_pending;
+}

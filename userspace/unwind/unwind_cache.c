@@ -1,0 +1,341 @@
+/* unwind_cache.c -- CFI tables of mapped files, built once per file and copied into the BPF row array */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include "lib/clock.h"
+#include "lib/array.h"
+#include "symbolize/symbolize.h"
+#include "lib/hashmap.h"
+#include "unwind.h"
+#include "unwind_cache.h"
+#include "unwind_table.h"
+
+#define MAX_LOADS 8		/* PT_LOAD segments remembered per file */
+#define BATCH_ROWS 8192		/* rows per bpf(BPF_MAP_UPDATE_BATCH) */
+
+/* A file, by the device and inode the maps line names. */
+struct cached_file {
+	__u64 dev;
+	__u64 ino;
+	struct unwind_slice slice;
+	bool no_room;		/* did not fit: -ENOSPC until the next reset, without parsing again */
+	char build_id[ELF_BUILD_ID_HEX_SIZE];	/* "" when the file has none */
+	int n_loads;
+	struct unwind_load loads[MAX_LOADS];
+};
+
+struct unwind_cache {
+	const char *proc_root;
+	int rows_fd;
+	__u32 capacity;
+	__u32 used;
+	int pages_fd;
+	__u32 page_capacity;
+	__u32 pages_used;
+	struct cached_file *files;
+	size_t n_files, cap_files;
+	struct hmap *index;	/* hash of (dev, ino) -> files[] index + 1 */
+	struct hmap *by_build_id;	/* the same file seen again under another inode (containers) */
+	__u32 *keys;		/* BATCH_ROWS array indexes for batch updates */
+	struct unwind_cache_stats stats;
+};
+
+struct file_id {
+	__u64 dev;
+	__u64 ino;
+};
+
+struct unwind_cache *unwind_cache__new(const char *proc_root, int rows_fd, __u32 capacity,
+				       int pages_fd, __u32 page_capacity)
+{
+	struct unwind_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->proc_root = proc_root ? proc_root : "/proc";
+	c->rows_fd = rows_fd;
+	c->capacity = capacity;
+	c->pages_fd = pages_fd;
+	c->page_capacity = page_capacity;
+	c->index = hmap__new();
+	c->by_build_id = hmap__new();
+	c->keys = malloc(BATCH_ROWS * sizeof(*c->keys));
+	if (!c->index || !c->by_build_id || !c->keys) {
+		unwind_cache__free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+void unwind_cache__free(struct unwind_cache *c)
+{
+	if (!c)
+		return;
+	hmap__free(c->index);
+	hmap__free(c->by_build_id);
+	free(c->files);
+	free(c->keys);
+	free(c);
+}
+
+static __u64 id_hash(const struct file_id *id)
+{
+	return hash_u64(id->ino, id->dev);
+}
+
+static int same_build_id(__u32 id, const void *key, const void *ctx)
+{
+	const struct unwind_cache *c = ctx;
+
+	return !strcmp(c->files[id - 1].build_id, key);
+}
+
+static int same_file(__u32 id, const void *key, const void *ctx)
+{
+	const struct unwind_cache *c = ctx;
+	const struct file_id *k = key;
+
+	return c->files[id - 1].dev == k->dev && c->files[id - 1].ino == k->ino;
+}
+
+/*
+ * The file's table, and its PT_LOAD segments kept so any mapping of the
+ * file can be turned into a bias. NULL with errno when it has no table.
+ */
+static struct unwind_table *read_file(int fd, struct cached_file *f)
+{
+	struct unwind_table *t = unwind_table__build(fd);
+	const struct unwind_load *loads;
+	size_t n;
+
+	if (!t)
+		return NULL;
+	loads = unwind_table__loads(t, &n);
+	f->n_loads = n < MAX_LOADS ? n : MAX_LOADS;
+	memcpy(f->loads, loads, f->n_loads * sizeof(*loads));
+	return t;
+}
+
+/* Copies n values of elem bytes into the BPF array fd from index at, in batches. */
+static int load_batch(struct unwind_cache *c, int fd, __u32 at, const void *values, __u32 n,
+		      size_t elem)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	for (__u32 done = 0; done < n;) {
+		__u32 count = n - done < BATCH_ROWS ? n - done : BATCH_ROWS;
+
+		for (__u32 i = 0; i < count; i++)
+			c->keys[i] = at + done + i;
+		if (bpf_map_update_batch(fd, c->keys, (const char *)values + done * elem, &count,
+					 &opts))
+			return -errno;
+		done += count;
+	}
+	return 0;
+}
+
+/* The page index of sorted rows (see struct unwind_mapping); *n_pages + 1 entries. */
+static __u32 *page_index(const struct unwind_row *rows, __u32 n, __u32 *base, __u32 *n_pages)
+{
+	__u32 *pages, r = 0;
+
+	*base = rows[0].pc & ~(UNWIND_PAGE_SIZE - 1);
+	*n_pages = ((rows[n - 1].pc - *base) >> UNWIND_PAGE_SHIFT) + 1;
+	pages = malloc((*n_pages + 1) * sizeof(*pages));
+	if (!pages)
+		return NULL;
+	for (__u32 i = 0; i <= *n_pages; i++) {
+		__u64 page_pc = *base + ((__u64)i << UNWIND_PAGE_SHIFT);
+
+		while (r < n && rows[r].pc < page_pc)
+			r++;
+		pages[i] = r;
+	}
+	return pages;
+}
+
+/* Loads rows and their page index into the arrays; -ENOSPC when either is full. */
+static int load(struct unwind_cache *c, const struct unwind_row *rows, __u32 n,
+		struct unwind_slice *slice)
+{
+	__u32 base, n_pages, *pages = page_index(rows, n, &base, &n_pages);
+	int err = 0;
+
+	if (!pages)
+		return -ENOMEM;
+	if (n > c->capacity - c->used || n_pages + 1 > c->page_capacity - c->pages_used)
+		err = -ENOSPC;
+	if (!err)
+		err = load_batch(c, c->rows_fd, c->used, rows, n, sizeof(*rows));
+	if (!err)
+		err = load_batch(c, c->pages_fd, c->pages_used, pages, n_pages + 1, sizeof(*pages));
+	if (!err) {
+		*slice = (struct unwind_slice){
+			.start = c->used, .len = n,
+			.page_start = c->pages_used, .n_pages = n_pages, .base_pc = base,
+		};
+		c->used += n;
+		c->pages_used += n_pages + 1;
+	}
+	free(pages);
+	return err;
+}
+
+/* Parses the file's CFI and loads it; an empty slice when it has none usable. */
+static int build(struct unwind_cache *c, int fd, struct cached_file *f)
+{
+	struct unwind_table *t = read_file(fd, f);
+	const struct unwind_row *rows;
+	size_t n;
+	int err = 0;
+
+	if (!t) {
+		c->stats.files_without_cfi++;
+		return 0;
+	}
+	rows = unwind_table__rows(t, &n);
+	if (!n) {
+		c->stats.files_without_cfi++;
+	} else {
+		err = load(c, rows, n, &f->slice);
+		if (!err)
+			c->stats.files++;
+		else if (err == -ENOSPC)
+			c->stats.full++;
+	}
+	unwind_table__free(t);
+	return err;
+}
+
+/* Remembers f under its identity and build ID; -ENOSPC when it is a table that did not fit. */
+static int remember(struct unwind_cache *c, const struct cached_file *f, struct cached_file **out)
+{
+	__u64 h = id_hash(&(struct file_id){ f->dev, f->ino });
+	int err;
+
+	if (ARRAY_RESERVE(c->files, c->cap_files, c->n_files + 1))
+		return -ENOMEM;
+	c->files[c->n_files++] = *f;
+	err = hmap__insert(c->index, h, c->n_files);
+	if (!err && f->build_id[0])
+		err = hmap__insert(c->by_build_id, hash_bytes(f->build_id, strlen(f->build_id), 0),
+				   c->n_files);
+	if (err) {
+		hmap__remove(c->index, h, c->n_files);
+		c->n_files--;
+		return err;
+	}
+	*out = &c->files[c->n_files - 1];
+	return f->no_room ? -ENOSPC : 0;
+}
+
+/*
+ * Opens and builds the file of m, unless a file with its build ID was built
+ * already: the same binary in another container shares that table.
+ */
+static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
+		    const struct file_id *id, struct cached_file **out)
+{
+	struct cached_file f = { .dev = id->dev, .ino = id->ino };
+	__u64 t0 = clock_ns(CLOCK_MONOTONIC);
+	struct stat st;
+	__u32 same;
+	int fd, err;
+
+	err = procfs__open_mapped(c->proc_root, pid, m, &fd, &st);
+	if (err)
+		return err;	/* not remembered: another process may be able to show it */
+	if (elf_read_build_id(fd, f.build_id, sizeof(f.build_id)))
+		f.build_id[0] = '\0';
+	same = f.build_id[0] ? hmap__find(c->by_build_id,
+					  hash_bytes(f.build_id, strlen(f.build_id), 0),
+					  same_build_id, f.build_id, c) : 0;
+	if (same) {
+		f = c->files[same - 1];
+		f.dev = id->dev;
+		f.ino = id->ino;
+		c->stats.shared++;
+	} else {
+		err = build(c, fd, &f);
+		f.no_room = err == -ENOSPC;
+	}
+	close(fd);
+	c->stats.build_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+	if (err && !f.no_room)
+		return err;
+	return remember(c, &f, out);
+}
+
+/* bias such that pc - bias is the file's virtual address for pc */
+static int bias_of(const struct cached_file *f, const struct proc_map *m, __u64 *bias)
+{
+	__s64 delta;
+	int err = unwind_loads__vaddr_delta(f->loads, f->n_loads, m->pgoff, &delta);
+
+	if (!err)
+		*bias = m->start - m->pgoff - delta;
+	return err;
+}
+
+int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
+		      struct unwind_slice *slice, __u64 *bias)
+{
+	struct file_id id = { makedev(m->dev_major, m->dev_minor), m->inode };
+	struct cached_file *f = NULL;
+	__u32 idx;
+	int err;
+
+	*slice = (struct unwind_slice){};
+	*bias = 0;
+	if (!m->inode)
+		return -ENOENT;
+	idx = hmap__find(c->index, id_hash(&id), same_file, &id, c);
+	if (idx)
+		f = &c->files[idx - 1];
+	else if ((err = add_file(c, pid, m, &id, &f)))
+		return err;
+	if (f->no_room)
+		return -ENOSPC;
+	if (!f->slice.len)
+		return 0;
+	err = bias_of(f, m, bias);
+	if (!err)
+		*slice = f->slice;
+	return err;
+}
+
+int unwind_cache__reset(struct unwind_cache *c)
+{
+	struct hmap *index = hmap__new(), *by_build_id = hmap__new();
+
+	if (!index || !by_build_id) {
+		hmap__free(index);
+		hmap__free(by_build_id);
+		return -ENOMEM;
+	}
+	hmap__free(c->index);
+	hmap__free(c->by_build_id);
+	c->index = index;
+	c->by_build_id = by_build_id;
+	c->n_files = 0;
+	c->used = 0;
+	c->pages_used = 0;
+	c->stats.files = 0;
+	c->stats.files_without_cfi = 0;
+	return 0;
+}
+
+void unwind_cache__stats(const struct unwind_cache *c, struct unwind_cache_stats *out)
+{
+	*out = c->stats;
+	out->rows = c->used;
+	out->capacity = c->capacity;
+	out->pages = c->pages_used;
+	out->page_capacity = c->page_capacity;
+}

@@ -1,0 +1,49 @@
+/* unwind_table_int.h -- the table and its builder: unwind_table.c and unwind_table_elf.c */
+#ifndef EBPFPROF_UNWIND_TABLE_INT_H
+#define EBPFPROF_UNWIND_TABLE_INT_H
+
+#include <stdbool.h>
+#include "symbolize/symbolize.h"
+#include "unwind_table.h"
+
+#define UNWIND_LOADS_MAX 64
+
+struct unwind_table {
+	struct unwind_row *rows;
+	size_t n;
+	struct unwind_load loads[UNWIND_LOADS_MAX];
+	size_t n_loads;
+	char build_id[ELF_BUILD_ID_HEX_SIZE];
+	struct unwind_table_stats stats;
+};
+
+/* one FDE's rows in the builder's row array */
+struct fde_rec {
+	__u32 start;
+	__u32 end;
+	__u32 first;
+	__u32 n;
+	__u32 seq;		/* order of arrival: ties sort the same on every run */
+	__u32 prio;		/* 0 .eh_frame, 1 .debug_frame: lower wins */
+};
+
+/* rows of every FDE as parsed, before sorting and overlap resolution */
+struct builder {
+	struct unwind_row *rows;
+	size_t n, cap;
+	struct fde_rec *fdes;
+	size_t nf, capf;
+	__u32 prio;
+	bool skip;		/* the current FDE is dropped */
+	struct unwind_table_stats *stats;
+};
+
+/* Parses one section into B at priority PRIO. 0 or a negative errno (-ENOMEM, -E2BIG). */
+int builder__add(struct builder *b, const struct ehframe_section *sec, __u32 prio);
+
+/* Sorts and resolves B's FDEs into T's rows and frees B's arrays. 0 or -ENOMEM. */
+int builder__finish(struct builder *b, struct unwind_table *t, size_t extra_bytes);
+
+void builder__release(struct builder *b);
+
+#endif /* EBPFPROF_UNWIND_TABLE_INT_H */
