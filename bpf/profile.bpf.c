@@ -83,7 +83,13 @@ struct {
 
 #define REMAP_INTERVAL_NS 1000000000ULL
 
-/* processes already announced; LRU so it never fills */
+/*
+ * Processes already announced; LRU so it never fills. SEEN_EXEC: announced
+ * at exec but not sampled since, so userspace may still skip it; its first
+ * sample is announced (TASK_EVENT_NEW) and the value becomes SEEN_SAMPLED.
+ */
+enum { SEEN_SAMPLED = 1, SEEN_EXEC = 2 };
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
@@ -202,11 +208,11 @@ SEC("raw_tp/sched_process_exec")
 int on_exec(void *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u8 one = 1;
+	__u8 exec = SEEN_EXEC;
 
 	if (!task_wanted(pid))
 		return 0;
-	bpf_map_update_elem(&seen, &pid, &one, BPF_ANY);
+	bpf_map_update_elem(&seen, &pid, &exec, BPF_ANY);
 	bpf_map_delete_elem(&remapped, &pid);	/* the new image's libraries come next */
 	announce(pid, TASK_EVENT_EXEC);
 	return 0;
@@ -220,6 +226,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct sample_key key = {};
 	struct task_struct *task, *leader;
 	__u32 slot = active_slot & 1;
+	__u8 *seen_state;
 	bool kthread;
 
 	/* tid 0 is a CPU's idle task (swapper/N) */
@@ -228,10 +235,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (!task_wanted(pid))
 		return 0;
 	stat_inc(STAT_SAMPLES);
-	if (!bpf_map_lookup_elem(&seen, &pid)) {
-		__u8 one = 1;
+	seen_state = bpf_map_lookup_elem(&seen, &pid);
+	if (!seen_state || *seen_state != SEEN_SAMPLED) {
+		__u8 sampled = SEEN_SAMPLED;
 
-		bpf_map_update_elem(&seen, &pid, &one, BPF_ANY);
+		bpf_map_update_elem(&seen, &pid, &sampled, BPF_ANY);
 		announce(pid, TASK_EVENT_NEW);
 	}
 

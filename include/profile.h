@@ -58,7 +58,7 @@ enum sampler_stat {
  * while it lives: its first sample, and every exec (a new image).
  */
 enum task_event_kind {
-	TASK_EVENT_NEW = 1,
+	TASK_EVENT_NEW = 1,	/* first sample of a process (or first since its exec) */
 	TASK_EVENT_EXEC = 2,
 	TASK_EVENT_REMAP = 3,	/* the unwinder met code outside the mappings it knows (dlopen, JIT) */
 };

@@ -41,7 +41,8 @@ metric() {	# metrics file, name: its value, or - when absent
 }
 names="ebpfprof_processes ebpfprof_processes_evicted_total ebpfprof_symbol_processes
 ebpfprof_symbol_mappings ebpfprof_symbol_cache_files ebpfprof_symbol_cache_bytes
-ebpfprof_push_sent_total ebpfprof_process_events_dropped_total"
+ebpfprof_push_sent_total ebpfprof_process_events_dropped_total
+ebpfprof_process_execs_unsampled_total"
 scrape() {	# second
 	curl -sf "http://127.0.0.1:$port/metrics" >"$out/m.txt" || return
 	local row=$1

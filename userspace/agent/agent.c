@@ -326,6 +326,7 @@ static int harvest(struct agent *a)
 	a->fig.harvest_seconds_total += a->fig.harvest_seconds_last;
 	symbolizer__stats(a->sym, &a->fig.sym);
 	a->fig.processes = proc_table__count(a->procs);
+	a->fig.execs_unsampled = sampler__execs_unsampled(a->sampler);
 	pthread_mutex_unlock(&a->lock);
 	if (err)
 		p_warn("harvest failed: %s", strerror(-err));
@@ -368,15 +369,22 @@ static void wait_until(struct agent *a, __s64 deadline_mono, const sigset_t *unb
 	__u64 v;
 
 	while (!stop_requested) {
-		__s64 left = deadline_mono - clock_ns(CLOCK_MONOTONIC);
+		__s64 now = clock_ns(CLOCK_MONOTONIC), left = deadline_mono - now;
+		__s64 due = sampler__next_event_ns(a->sampler) - now;
 		struct timespec ts;
+		int n;
 
 		if (left <= 0)
 			return;
+		if (due < left)	/* a deferred exec falls due first */
+			left = due > 0 ? due : 0;
 		ts = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
-		if (ppoll(pfd, 2, &ts, unblocked) <= 0)
-			return;	/* deadline, or a signal */
-		if (pfd[1].revents)
+		n = ppoll(pfd, 2, &ts, unblocked);
+		if (n < 0)
+			return;	/* a signal */
+		if (n == 0 && due >= deadline_mono - now)
+			return;	/* the deadline */
+		if (n == 0 || pfd[1].revents)
 			sampler__poll_events(a->sampler, 0, on_task_event, a);
 		if (pfd[0].revents) {
 			if (read(a->wake_fd, &v, sizeof(v)) < 0)

@@ -41,6 +41,7 @@ struct agent_figures {
 	struct symbolizer_stats sym;
 	__u64 processes;
 	__u64 evicted;
+	__u64 execs_unsampled;		/* exited unsampled soon after exec: never read */
 };
 
 struct agent {

@@ -37,6 +37,9 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 		prom__value(out, "ebpfprof_samples_lost_total", reasons[i], st[i]);
 	counter(out, "ebpfprof_process_events_dropped_total",
 		"New-process announcements lost to a full ring buffer", st[STAT_EVENTS_DROPPED]);
+	counter(out, "ebpfprof_process_execs_unsampled_total",
+		"Processes that exited unsampled within 20 ms of their exec, so were never read",
+		f->execs_unsampled);
 	counter(out, "ebpfprof_unwind_cfi_total", "User stacks walked with CFI tables",
 		st[STAT_UNWIND_CFI]);
 	counter(out, "ebpfprof_unwind_truncated_total",

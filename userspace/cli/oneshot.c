@@ -162,6 +162,8 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct sym
 	       (unsigned long long)ss.pids, (unsigned long long)ss.files_loaded,
 	       (unsigned long long)ss.file_cache_hits, (unsigned long long)ss.symbols,
 	       ss.bytes / 1048576.0);
+	p_info("processes: %llu exited unsampled within 20 ms of their exec and were never read",
+	       (unsigned long long)sampler__execs_unsampled(s));
 	report_unwind(s, st);
 	p_info("self: user %.3f s, system %.3f s, max rss %ld KiB",
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

@@ -175,7 +175,7 @@ int offcpu__start(struct offcpu *o)
 	if (o->link)
 		return -EALREADY;
 	/* blocks seen before a stop may have ended unseen: they would be credited forever */
-	err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.start), sizeof(__u32));
+	err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.start));
 	if (err)
 		return err;
 	o->link = bpf_program__attach(o->prog);
@@ -258,33 +258,33 @@ int offcpu__harvest(struct offcpu *o, __u64 boundary_ns)
 	return err ? err : harvest;
 }
 
+struct each_ctx {
+	offcpu_fn fn;
+	void *ctx;
+	__u32 epoch;
+};
+
+static int each_record(const void *k, const void *v, void *ctx)
+{
+	struct each_ctx *e = ctx;
+	struct offcpu_key key = *(const struct offcpu_key *)k;
+	struct offcpu_val val = *(const struct offcpu_val *)v;
+
+	/* captured before the stack map was emptied: the id may name another stack now */
+	if (key.stack_epoch != e->epoch) {
+		if (key.kern_stack_id >= 0)
+			key.kern_stack_id = OFFCPU_STACK_LOST;
+		if (key.user_stack_id >= 0)
+			key.user_stack_id = OFFCPU_STACK_LOST;
+	}
+	return e->fn(&key, &val, e->ctx);
+}
+
 int offcpu__for_each(struct offcpu *o, int slot, offcpu_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(counts_map(o, slot));
-	__u32 epoch = o->skel->bss->stack_epoch;
-	struct offcpu_key key, next, out;
-	struct offcpu_val val;
-	void *prev = NULL;
-	int ret;
+	struct each_ctx e = { fn, ctx, o->skel->bss->stack_epoch };
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val))
-			continue;	/* deleted since get_next_key */
-		out = key;
-		/* captured before the stack map was emptied: the id may name another stack now */
-		if (out.stack_epoch != epoch) {
-			if (out.kern_stack_id >= 0)
-				out.kern_stack_id = OFFCPU_STACK_LOST;
-			if (out.user_stack_id >= 0)
-				out.user_stack_id = OFFCPU_STACK_LOST;
-		}
-		ret = fn(&out, &val, ctx);
-		if (ret)
-			return ret;
-	}
-	return errno == ENOENT ? 0 : -errno;
+	return bpf_util__for_each(bpf_map__fd(counts_map(o, slot)), each_record, &e);
 }
 
 int offcpu__stack(struct offcpu *o, __s32 id, __u64 *ips, int max)
@@ -329,7 +329,7 @@ static bool stacks_filling(struct offcpu *o)
  */
 static int reset_stacks(struct offcpu *o)
 {
-	int err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.stacks), sizeof(__u32));
+	int err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.stacks));
 
 	if (err)
 		return err;
@@ -340,7 +340,7 @@ static int reset_stacks(struct offcpu *o)
 
 int offcpu__clear(struct offcpu *o, int slot)
 {
-	int err = bpf_util__clear_map(bpf_map__fd(counts_map(o, slot)), sizeof(struct offcpu_key));
+	int err = bpf_util__clear_map(bpf_map__fd(counts_map(o, slot)));
 
 	if (!err && stacks_filling(o))
 		err = reset_stacks(o);

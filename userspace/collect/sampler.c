@@ -1,6 +1,8 @@
 /* sampler.c -- loads the BPF sampler, attaches it to a perf event on every online CPU, reads its maps */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,8 +11,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/bpf_util.h"
+#include "lib/clock.h"
 #include "sampler.h"
 #include "cpus.h"
+#include "exec_defer.h"
 #include "unwind.h"
 #include "profile.skel.h"
 
@@ -18,6 +22,7 @@
 #define DEFAULT_COUNT_ENTRIES 40960
 #define DEFAULT_UNWIND_ROWS (2u << 20)	/* 16 MiB of rows */
 #define PENDING_MAX 1024
+#define EXEC_DEFER_MAX 16384	/* execs held at once; past that the oldest goes on early */
 
 struct sampler {
 	struct profile_bpf *skel;
@@ -27,6 +32,8 @@ struct sampler {
 	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	__u32 pending[PENDING_MAX];	/* processes whose tables are to be loaded */
 	int n_pending;
+	struct exec_defer *execs;	/* execs not yet handed on */
+	__u64 execs_skipped;	/* exited unsampled within EXEC_DEFER_NS: never read */
 	struct user_stack ustack;	/* read buffer: 2 KiB, reused for every stack */
 	struct bpf_link *exec_link;
 	struct bpf_link **links;
@@ -139,22 +146,55 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 }
 
 /*
- * A new process, an exec or unknown code: its maps are read for names now,
- * its unwind tables once the whole burst of events has been read, so a
- * burst of short-lived processes is named before any table is built.
+ * Hands one event to the caller: its maps are read for names now, its unwind
+ * tables once the whole burst of events has been read, so a burst of
+ * short-lived processes is named before any table is built.
  */
+static int hand_on(struct sampler *s, __u32 pid, __u32 kind)
+{
+	struct task_event e = { .pid = pid, .kind = kind };
+	int ret = s->event_fn ? s->event_fn(&e, s->event_ctx) : 0;
+
+	if (s->unwinder && s->n_pending < PENDING_MAX)
+		s->pending[s->n_pending++] = pid;	/* past that: frame pointers, counted in BPF */
+	return ret;
+}
+
+/* A new process, an exec or unknown code; execs wait (exec_defer.h). */
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 	const struct task_event *e = data;
+	__u32 oldest;
+
+	if (size < sizeof(*e) || !e->pid)
+		return 0;
+	if (e->kind == TASK_EVENT_EXEC) {
+		exec_defer__take(s->execs, e->pid);	/* exec'd again: the newer image counts */
+		if (exec_defer__add(s->execs, e->pid, clock_ns(CLOCK_MONOTONIC), &oldest))
+			return hand_on(s, oldest, TASK_EVENT_EXEC);
+		return 0;
+	}
+	/* sampled since its exec: the exec's work is due now */
+	if (e->kind == TASK_EVENT_NEW && exec_defer__take(s->execs, e->pid))
+		return hand_on(s, e->pid, TASK_EVENT_EXEC);
+	return hand_on(s, e->pid, e->kind);
+}
+
+/* Execs whose wait is over: handed on if the process still lives, else only counted. */
+static int hand_on_due(struct sampler *s)
+{
+	__s64 now = clock_ns(CLOCK_MONOTONIC);
+	__u32 pid;
 	int ret = 0;
 
-	if (size < sizeof(*e))
-		return 0;
-	if (s->event_fn)
-		ret = s->event_fn(e, s->event_ctx);
-	if (s->unwinder && s->n_pending < PENDING_MAX)
-		s->pending[s->n_pending++] = e->pid;	/* past that: frame pointers, counted in BPF */
+	while (!ret && exec_defer__pop_due(s->execs, now, &pid)) {
+		if (kill(pid, 0) && errno == ESRCH) {
+			s->execs_skipped++;
+			continue;
+		}
+		ret = hand_on(s, pid, TASK_EVENT_EXEC);
+	}
 	return ret;
 }
 
@@ -229,7 +269,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	if (err)
 		goto err_free;
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
-	if (!s->events) {
+	if (s->events)
+		s->execs = exec_defer__new(EXEC_DEFER_MAX);
+	if (!s->execs) {
 		err = -errno;
 		goto err_free;
 	}
@@ -306,12 +348,29 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
 {
 	int n;
 
+	__s64 due = exec_defer__next_due(s->execs) - clock_ns(CLOCK_MONOTONIC);
+
+	/* wake for the next deferred exec too */
+	if (timeout_ms && due < (__s64)timeout_ms * 1000000)
+		timeout_ms = due > 0 ? due / 1000000 + 1 : 0;
 	s->event_fn = fn;
 	s->event_ctx = ctx;
 	n = timeout_ms ? ring_buffer__poll(s->events, timeout_ms) : ring_buffer__consume(s->events);
+	if (n >= 0 && hand_on_due(s) < 0)
+		n = -ECANCELED;
 	load_pending(s);
 	s->event_fn = NULL;
 	return n == -EINTR ? 0 : n;
+}
+
+__s64 sampler__next_event_ns(const struct sampler *s)
+{
+	return exec_defer__next_due(s->execs);
+}
+
+__u64 sampler__execs_unsampled(const struct sampler *s)
+{
+	return s->execs_skipped;
 }
 
 int sampler__cpus(const struct sampler *s)
@@ -340,24 +399,23 @@ int sampler__swap(struct sampler *s)
 	return err ? err : old;
 }
 
+struct each_ctx {
+	sampler_fn fn;
+	void *ctx;
+};
+
+static int each_count(const void *key, const void *value, void *ctx)
+{
+	struct each_ctx *e = ctx;
+
+	return e->fn(key, *(const __u64 *)value, e->ctx);
+}
+
 int sampler__for_each(struct sampler *s, int slot, sampler_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(counts_map(s, slot));
-	struct sample_key key, next;
-	void *prev = NULL;
-	__u64 count;
-	int ret;
+	struct each_ctx e = { fn, ctx };
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &count))
-			continue;	/* deleted since get_next_key */
-		ret = fn(&key, count, ctx);
-		if (ret)
-			return ret;
-	}
-	return errno == ENOENT ? 0 : -errno;
+	return bpf_util__for_each(bpf_map__fd(counts_map(s, slot)), each_count, &e);
 }
 
 int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max)
@@ -393,12 +451,12 @@ int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int
 
 int sampler__clear(struct sampler *s, int slot)
 {
-	int err = bpf_util__clear_map(bpf_map__fd(counts_map(s, slot)), sizeof(struct sample_key));
+	int err = bpf_util__clear_map(bpf_map__fd(counts_map(s, slot)));
 
 	if (!err)
-		err = bpf_util__clear_map(bpf_map__fd(stacks_map(s, slot)), sizeof(__u32));
+		err = bpf_util__clear_map(bpf_map__fd(stacks_map(s, slot)));
 	if (!err)
-		err = bpf_util__clear_map(bpf_map__fd(ustacks_map(s, slot)), sizeof(__u64));
+		err = bpf_util__clear_map(bpf_map__fd(ustacks_map(s, slot)));
 	return err;
 }
 
@@ -432,6 +490,7 @@ void sampler__free(struct sampler *s)
 		return;
 	sampler__stop(s);
 	ring_buffer__free(s->events);
+	exec_defer__free(s->execs);
 	unwinder__free(s->unwinder);
 	free(s->links);
 	free(s->cpus);

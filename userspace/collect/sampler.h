@@ -80,10 +80,22 @@ int sampler__events_fd(const struct sampler *s);
 
 /*
  * Hands waiting task events (a process's first sample, an exec) to fn,
- * waiting up to timeout_ms for the first (0: don't wait). Returns how many
- * were handled, or a negative errno.
+ * waiting up to timeout_ms for the first (0: don't wait). An exec is handed
+ * on EXEC_DEFER_NS after it, or at the process's first sample if sooner, and
+ * not at all if the process exited unsampled meanwhile (collect/exec_defer.h).
+ * Returns how many events were read, or a negative errno.
  */
 int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx);
+
+/*
+ * When sampler__poll_events next has work without an event (a deferred exec
+ * falling due), CLOCK_MONOTONIC ns; INT64_MAX when none. Callers that wait on
+ * sampler__events_fd themselves wake by then.
+ */
+__s64 sampler__next_event_ns(const struct sampler *s);
+
+/* Processes that exited within EXEC_DEFER_NS of their exec, unsampled, and were never read. */
+__u64 sampler__execs_unsampled(const struct sampler *s);
 
 /* Sums the per-CPU counters. */
 int sampler__stats(struct sampler *s, __u64 out[STAT_MAX]);

@@ -1,29 +1,126 @@
 /* bpf_util.c -- map and program chores the CPU sampler and the off-CPU tracer share */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include "bpf_util.h"
 
-int bpf_util__clear_map(int fd, size_t key_size)
+#define BATCH_BYTES (64u << 10)	/* keys and values read per batch syscall */
+
+/* Key and value sizes and type of the map open at FD. */
+static int map_info(int fd, struct bpf_map_info *info)
 {
-	char key[64], next[64];
-	int err = 0;
+	__u32 len = sizeof(*info);
 
-	if (key_size > sizeof(key))
-		return -EINVAL;
-	if (bpf_map_get_next_key(fd, NULL, key))
-		return errno == ENOENT ? 0 : -errno;
-	for (;;) {
-		int more = !bpf_map_get_next_key(fd, key, next);
+	memset(info, 0, len);
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
 
-		if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
-			err = -errno;
-		if (!more)
-			break;
-		memcpy(key, next, key_size);
+/* Batch operations exist for hash maps only (5.6+); stack trace maps and old kernels walk keys. */
+static bool batch_ok(const struct bpf_map_info *info)
+{
+	return info->type == BPF_MAP_TYPE_HASH || info->type == BPF_MAP_TYPE_LRU_HASH;
+}
+
+static __u32 batch_len(const struct bpf_map_info *info)
+{
+	__u32 n = BATCH_BYTES / (info->key_size + info->value_size);
+
+	return n < 8 ? 8 : n;
+}
+
+/*
+ * One batch syscall after another; *handled counts the entries passed to
+ * fn. Returns 0 at the end, -ENOTSUP when the kernel has no batches here
+ * (nothing handled yet: the caller walks keys instead), or a negative errno.
+ */
+static int batches(int fd, const struct bpf_map_info *info, bool delete, bpf_util_fn fn,
+		   void *ctx, size_t *handled)
+{
+	__u32 n = batch_len(info), in = 0, out = 0, count;
+	char *keys = malloc((size_t)n * info->key_size), *vals = malloc((size_t)n * info->value_size);
+	bool first = true, last = false;
+	int err = keys && vals ? 0 : -ENOMEM;
+
+	while (!err && !last) {
+		count = n;
+		err = delete ? bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, keys,
+							       vals, &count, NULL)
+			     : bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count,
+						    NULL);
+		err = err ? -errno : 0;
+		if (err == -ENOENT) {	/* the last batch, maybe with entries */
+			last = true;
+			err = 0;
+		}
+		if (err && first && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP))
+			err = -ENOTSUP;
+		for (__u32 i = 0; !err && fn && i < count; i++, (*handled)++)
+			err = fn(keys + (size_t)i * info->key_size,
+				 vals + (size_t)i * info->value_size, ctx);
+		in = out;
+		first = false;
 	}
+	free(keys);
+	free(vals);
 	return err;
+}
+
+/* Keys read one ahead, so deleting the current one cannot end the walk. */
+static int walk_keys(int fd, const struct bpf_map_info *info, bool delete, bpf_util_fn fn,
+		     void *ctx)
+{
+	char *key = malloc(info->key_size), *next = malloc(info->key_size);
+	char *val = malloc(info->value_size);
+	int err = key && next && val ? 0 : -ENOMEM, more, end;
+
+	if (!err && bpf_map_get_next_key(fd, NULL, key))
+		err = errno == ENOENT ? 1 : -errno;
+	while (!err) {
+		more = !bpf_map_get_next_key(fd, key, next);
+		end = more ? 0 : errno;
+		if (fn && !bpf_map_lookup_elem(fd, key, val))	/* else deleted meanwhile */
+			err = fn(key, val, ctx);
+		if (!err && delete && bpf_map_delete_elem(fd, key) && errno != ENOENT)
+			err = -errno;
+		if (!err && !more)
+			err = end == ENOENT ? 1 : -end;
+		memcpy(key, next, info->key_size);
+	}
+	free(key);
+	free(next);
+	free(val);
+	return err > 0 ? 0 : err;
+}
+
+static int each(int fd, bool delete, bpf_util_fn fn, void *ctx)
+{
+	struct bpf_map_info info;
+	size_t handled = 0;
+	int err = map_info(fd, &info);
+
+	if (err)
+		return err;
+	if (fn && (info.type == BPF_MAP_TYPE_PERCPU_HASH || info.type == BPF_MAP_TYPE_LRU_PERCPU_HASH ||
+		   info.type == BPF_MAP_TYPE_PERCPU_ARRAY))
+		return -EINVAL;	/* a value per CPU: not what fn is given */
+	if (batch_ok(&info)) {
+		err = batches(fd, &info, delete, fn, ctx, &handled);
+		if (err != -ENOTSUP || handled)
+			return err;
+	}
+	return walk_keys(fd, &info, delete, fn, ctx);
+}
+
+int bpf_util__clear_map(int fd)
+{
+	return each(fd, true, NULL, NULL);
+}
+
+int bpf_util__for_each(int fd, bpf_util_fn fn, void *ctx)
+{
+	return each(fd, false, fn, ctx);
 }
 
 int bpf_util__grace_period(int outer_fd, int inner_fd)

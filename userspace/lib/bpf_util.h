@@ -5,8 +5,19 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-/* Deletes every key of the map; keys are read one ahead so deletion cannot end the walk. */
-int bpf_util__clear_map(int fd, size_t key_size);
+/*
+ * Deletes every entry of the map. Hash maps go a batch syscall per 64 KiB of
+ * entries (BPF_MAP_LOOKUP_AND_DELETE_BATCH, 5.6+); other maps, or kernels
+ * without batches, one key at a time, read one ahead so deletion cannot end
+ * the walk.
+ */
+int bpf_util__clear_map(int fd);
+
+/* Called with each entry; a non-zero return stops the walk and is returned. */
+typedef int (*bpf_util_fn)(const void *key, const void *value, void *ctx);
+
+/* Calls fn for every entry, in batches where the map and kernel allow (as above). */
+int bpf_util__for_each(int fd, bpf_util_fn fn, void *ctx);
 
 /*
  * Returns after an RCU grace period: updating an element of a map-in-map
