@@ -1,5 +1,6 @@
 /* agent.c -- `ebpfprof agent`: continuous profiling, one pprof per series per window, delivered */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -194,6 +195,7 @@ static int setup(struct agent *a)
 	if (preflight__check() || scope__open(a->cfg, &a->cgroup_fd))
 		return -EINVAL;
 	err = open_sampler(a);	/* before kallsyms: it reuses the memory libbpf frees */
+	malloc_trim(0);		/* what libbpf's parse of the kernel BTF left */
 	if (!err)
 		err = open_symbols(a);
 	if (!err)
@@ -351,6 +353,8 @@ static void close_window(struct agent *a, __s64 end_real)
 	evicted = proc_table__evict(a->procs, a->window_seq ? a->window_seq - 1 : 0, forget_pid,
 				    a->sym);
 	symbolizer__trim(a->sym, SYMBOL_CACHE_BYTES);
+	/* give back what the window's model and evicted processes held: glibc keeps freed pages */
+	malloc_trim(0);
 	a->window_seq++;
 	pthread_mutex_lock(&a->lock);
 	a->fig.evicted += evicted;
@@ -416,7 +420,9 @@ static void loop(struct agent *a, const sigset_t *unblocked)
 		pull_due = now >= agent_pull__next_end(a);
 		pull_new = agent_pull__pending(a);
 		if (!window_due && !pull_due && !pull_new) {
-			sampler__for_each(a->sampler, sampler__active_slot(a->sampler), note_pid, a);
+			if (sampler__announcements_lost(a->sampler))
+				sampler__for_each(a->sampler, sampler__active_slot(a->sampler),
+						  note_pid, a);
 			continue;
 		}
 		harvest(a);
@@ -502,6 +508,8 @@ int agent__run(const struct config *cfg)
 
 	if (!a)
 		return EXIT_RUNTIME;
+	/* the HTTP and push threads would each get a 64 MB malloc arena of their own */
+	mallopt(M_ARENA_MAX, 2);
 	a->cfg = cfg;
 	block_signals(&unblocked);
 	sigdelset(&unblocked, SIGINT);

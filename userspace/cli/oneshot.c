@@ -76,8 +76,9 @@ static int on_task_event(const struct task_event *e, void *ctx)
 
 /*
  * Waits until the deadline or a signal, reading the maps of new processes as
- * the BPF side announces them; a scan of the counts map every poll interval
- * catches announcements lost to a full ring buffer.
+ * the BPF side announces them; if announcements were lost to a full ring
+ * buffer, a scan of the counts map every poll interval finds the processes
+ * they named.
  */
 static int collect(struct sampler *s, struct pid_watch *w, __s64 deadline)
 {
@@ -90,7 +91,8 @@ static int collect(struct sampler *s, struct pid_watch *w, __s64 deadline)
 		if (now >= deadline)
 			break;
 		if (now >= next_scan) {
-			err = sampler__for_each(s, sampler__active_slot(s), note_pid, w);
+			if (sampler__announcements_lost(s))
+				err = sampler__for_each(s, sampler__active_slot(s), note_pid, w);
 			next_scan = now + POLL_INTERVAL_NS;
 			continue;
 		}

@@ -34,6 +34,7 @@ struct sampler {
 	int n_pending;
 	struct exec_defer *execs;	/* execs not yet handed on */
 	__u64 execs_skipped;	/* exited unsampled within EXEC_DEFER_NS: never read */
+	__u64 events_dropped;	/* STAT_EVENTS_DROPPED at the last sampler__announcements_lost */
 	struct user_stack ustack;	/* read buffer: 2 KiB, reused for every stack */
 	struct bpf_link *exec_link;
 	struct bpf_link **links;
@@ -348,7 +349,7 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
 {
 	int n;
 
-	__s64 due = exec_defer__next_due(s->execs) - clock_ns(CLOCK_MONOTONIC);
+	__s64 due = sampler__next_event_ns(s) - clock_ns(CLOCK_MONOTONIC);
 
 	/* wake for the next deferred exec too */
 	if (timeout_ms && due < (__s64)timeout_ms * 1000000)
@@ -469,6 +470,18 @@ int sampler__stats(struct sampler *s, __u64 out[STAT_MAX])
 {
 	return bpf_util__sum_percpu(bpf_map__fd(s->skel->maps.stats), STAT_MAX,
 				    s->n_possible_cpus, out);
+}
+
+bool sampler__announcements_lost(struct sampler *s)
+{
+	__u64 st[STAT_MAX] = {};
+	bool lost;
+
+	if (sampler__stats(s, st))
+		return true;	/* cannot tell: scan */
+	lost = st[STAT_EVENTS_DROPPED] != s->events_dropped;
+	s->events_dropped = st[STAT_EVENTS_DROPPED];
+	return lost;
 }
 
 int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out)

@@ -97,6 +97,13 @@ __s64 sampler__next_event_ns(const struct sampler *s);
 /* Processes that exited within EXEC_DEFER_NS of their exec, unsampled, and were never read. */
 __u64 sampler__execs_unsampled(const struct sampler *s);
 
+/*
+ * Whether process announcements were lost to a full ring buffer since the
+ * last call: only then need callers scan the counts map for processes
+ * they were not told of.
+ */
+bool sampler__announcements_lost(struct sampler *s);
+
 /* Sums the per-CPU counters. */
 int sampler__stats(struct sampler *s, __u64 out[STAT_MAX]);
 
