@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# agent.sh -- the agent's own CPU and RSS over a long run on a busy machine, and bytes pushed per window
+# agent.sh -- the agent's own CPU, peak and steady RSS and BPF cost per sample on a busy machine with process churn
 set -u
 cd "$(dirname "$0")/../.."
 EBPFPROF=${EBPFPROF:-build/ebpfprof}
-SECONDS_RUN=${BENCH_AGENT_SECONDS:-300}
+SECONDS_RUN=${BENCH_AGENT_SECONDS:-60}
 FREQS=${BENCH_AGENT_FREQUENCIES:-19 99}
 INTERVAL=${BENCH_AGENT_INTERVAL:-15}
 out=$(mktemp -d)
-cleanup() { kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"; }
+. tests/bench/lib.sh
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+cleanup() { kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled="$old_stats"; rm -rf "$out"; }
 trap cleanup EXIT
 
 # a busy machine for one run: CPU-bound and syscall-bound processes, 100 idle ones, and churn of
@@ -24,8 +26,9 @@ busy() {
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-echo "ebpfprof agent bench: ${SECONDS_RUN} s per run, ${INTERVAL} s windows, $(nproc) CPUs"
-printf '%-8s %-14s %-12s %-12s %-16s %s\n' "Hz" "CPU % of core" "peak RSS MB" "windows" "bytes/window" "lost"
+sysctl -qw kernel.bpf_stats_enabled=1	# BPF ns per sample; costs the programs a few ns a run
+echo "ebpfprof agent bench: ${SECONDS_RUN} s per run, ${INTERVAL} s windows, $(nproc) CPUs, ~100 new processes/s"
+printf '%-6s %-14s %-12s %-14s %-14s %-10s %-14s %s\n' "Hz" "CPU % of core" "peak RSS MB" "steady RSS MB" "BPF ns/sample" "windows" "bytes/window" "lost"
 for f in $FREQS; do
 	busy
 	log=$out/collector-$f.log
@@ -39,8 +42,15 @@ for f in $FREQS; do
 	sleep 1
 	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/agent-$f.err")
 	t0=$(ticks $apid)
-	sleep "$SECONDS_RUN"
+	read -r bns0 bcnt0 <<<"$(bpf_prog_stats $apid)"
+	: >"$out/rss-$f"
+	for _ in $(seq "$SECONDS_RUN"); do	# steady: the largest RSS after the first window
+		sleep 1
+		awk '/^VmRSS/ { print $2 }' "/proc/$apid/status" >>"$out/rss-$f"
+	done
 	t1=$(ticks $apid)
+	read -r bns1 bcnt1 <<<"$(bpf_prog_stats $apid)"
+	steady=$(tail -n +$((INTERVAL + 2)) "$out/rss-$f" | sort -n | tail -1)
 	curl -sf "http://127.0.0.1:$port/metrics" >"$out/metrics-$f.txt"
 	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$apid/status")
 	kill -TERM $apid; wait $apid
@@ -49,8 +59,10 @@ for f in $FREQS; do
 	windows=$(awk '/^ebpfprof_windows_total/ { print $2 }' "$out/metrics-$f.txt")
 	bytes=$(awk '/^ebpfprof_push_bytes_total/ { print $2 }' "$out/metrics-$f.txt")
 	lost=$(awk '/^ebpfprof_samples_lost_total/ { s += $2 } END { print s + 0 }' "$out/metrics-$f.txt")
-	printf '%-8s %-14s %-12s %-12s %-16s %s\n' "$f" \
+	printf '%-6s %-14s %-12s %-14s %-14s %-10s %-14s %s\n' "$f" \
 		"$(awk -v t="$((t1 - t0))" -v s="$SECONDS_RUN" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz / s * 100 }')" \
-		"$(awk -v k="$hwm" 'BEGIN { printf "%.1f", k / 1024 }')" "$windows" \
+		"$(awk -v k="$hwm" 'BEGIN { printf "%.1f", k / 1024 }')" \
+		"$(awk -v k="${steady:-0}" 'BEGIN { printf "%.1f", k / 1024 }')" \
+		"$(awk -v t=$((bns1 - bns0)) -v c=$((bcnt1 - bcnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }')" "$windows" \
 		"$(awk -v b="$bytes" -v w="$windows" 'BEGIN { if (w) printf "%d", b / w; else print "-" }')" "$lost"
 done

@@ -74,7 +74,9 @@ test_cxx_demangle() {
 	profile cxx "" "$SYM/cxx_tmpl" 5
 	profile cxxfull "--demangle full" "$SYM/cxx_tmpl" 5
 	profile cxxnone "--demangle none" "$SYM/cxx_tmpl" 5
-	if grep -q 'ebpfprof_test::Worker::spin ' "$tmp/cxx.raw" &&
+	# short keeps template arguments: the <long> and <double> instantiations stay apart
+	if grep -q 'ebpfprof_test::Worker<long>::spin ' "$tmp/cxx.raw" &&
+		grep -q 'ebpfprof_test::Worker<double>::spin ' "$tmp/cxx.raw" &&
 		grep -q 'ebpfprof_test::Worker<long>::spin(int)' "$tmp/cxxfull.raw" &&
 		grep -q '_ZN13ebpfprof_test6WorkerIlE4spinEi' "$tmp/cxxnone.raw"; then
 		pass cxx_demangle

@@ -54,8 +54,10 @@ static size_t operator_len(const char *s)
 /*
  * Shortens, in place, a C++ name that libiberty printed without DMGL_PARAMS
  * (so without the function's own parameters, return type and qualifiers):
- * drops template arguments and the parameters of enclosing functions of local
- * names ("f(int)::{lambda()#1}::operator()" -> "f::{lambda()#1}::operator()").
+ * drops the parameters of enclosing functions of local names
+ * ("f(int)::{lambda()#1}::operator()" -> "f::{lambda()#1}::operator()").
+ * Template arguments stay, verbatim: Ledger<double>::settle and
+ * Ledger<float>::settle are different code and must not merge.
  * Returns false when the brackets do not balance.
  */
 static bool shorten_cxx(char *s)
@@ -74,6 +76,8 @@ static bool shorten_cxx(char *s)
 			end = skip_group(s, i, '<', '>');
 			if (!end)
 				return false;
+			memmove(s + o, s + i, end - i);
+			o += end - i;
 			i = end;
 		} else if (!strncmp(s + i, "(anonymous namespace)", 21)) {
 			memmove(s + o, s + i, 21);
