@@ -13,7 +13,7 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 # What each fixture prints at exit, and the names its functions have in the profile.
 declare -A FUNCS=(
 	[acc_c]="acc_c_fifty acc_c_thirty acc_c_twenty"
-	[acc_cxx]="acc::Split::fifty acc::Split::thirty acc::Split::twenty"
+	[acc_cxx]="acc::Split<long>::fifty acc::Split<long>::thirty acc::Split<long>::twenty"
 	[acc_go]="main.accGoFifty main.accGoThirty main.accGoTwenty"
 )
 

@@ -1,6 +1,8 @@
 /* stack.c -- one aggregated record's kernel and user stacks, read from the sampler and named */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include "stack.h"
 #include "unwind.h"
 
@@ -67,11 +69,43 @@ static void push_ips(struct stack *st, struct symbolizer *sym, __u32 pid, bool k
 	}
 }
 
+/* Where a thread's user stack begins: a walk that reached one of these is whole. */
+static bool is_thread_entry(const char *name)
+{
+	static const char *const entries[] = {
+		"_start", "_dl_start_user",			/* the main thread, ld.so */
+		"__clone", "__clone3", "clone", "clone3",	/* new threads: glibc, raw */
+		"start_thread", "thread_start", "__thread_start",
+		"runtime.goexit", "runtime.goexit.abi0",	/* a goroutine */
+		"runtime.mstart", "runtime.mstart0", "runtime.mstart.abi0",	/* an M's g0 */
+		"runtime.rt0_go", "runtime.rt0_go.abi0",
+	};
+
+	if (!name)
+		return false;
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+		if (!strcmp(name, entries[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Truth about the root: a user stack whose outermost frame is no thread entry
+ * point stopped early, whatever walked it (frame pointers through code that
+ * does not keep them, JIT code, a lost page), and says so in a pseudo frame
+ * instead of passing off its last frame as the root.
+ */
+static void mark_truncated(struct stack *st, int first_user)
+{
+	if (st->n > first_user && !is_thread_entry(st->frames[st->n - 1].name))
+		push(st, NULL, "[truncated user stack]", USER_TRUNCATED);
+}
+
 static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slot,
 			struct symbolizer *sym, __s32 id, __u32 pid, bool kernel)
 {
 	__u64 ips[MAX_STACK_DEPTH];
-	int n;
+	int n, first;
 
 	if (id == STACK_ID_SKIPPED || id == -EFAULT)
 		return;	/* nothing to collect: a kernel thread, or a sample in user mode */
@@ -84,7 +118,10 @@ static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slo
 		push_lost(st, kernel, false);
 		return;
 	}
+	first = st->n;
 	push_ips(st, sym, pid, kernel, ips, n);
+	if (!kernel)
+		mark_truncated(st, first);
 }
 
 /*
@@ -96,15 +133,18 @@ static void resolve_unwound(struct stack *st, struct sampler *s, int slot,
 {
 	__u64 ips[UNWIND_MAX_DEPTH];
 	bool truncated = false;
-	int n = sampler__user_stack(s, slot, hash, ips, UNWIND_MAX_DEPTH, &truncated);
+	int n = sampler__user_stack(s, slot, hash, ips, UNWIND_MAX_DEPTH, &truncated), first;
 
 	if (n < 0) {
 		push_lost(st, false, false);
 		return;
 	}
+	first = st->n;
 	push_ips(st, sym, pid, false, ips, n);
 	if (truncated)
 		push(st, NULL, "[truncated user stack]", USER_TRUNCATED);
+	else
+		mark_truncated(st, first);
 }
 
 int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
