@@ -99,6 +99,25 @@ else
 	fail cgo_mixed "ebpfprof failed: $(tail -1 "$tmp/cgo.err")"
 fi
 
+# 6b. stripped Go through crypto/sha256's assembly (rbp a plain register there): unwound from
+# .gopclntab's pcsp tables, every sample reaches runtime.goexit with its Go caller shown
+if [ ! -x "$F/unwind_gosha" ]; then
+	skip go_pcsp "no Go toolchain: the Go fixture was not built"
+elif profile gosha cfi "$F/unwind_gosha"; then
+	read -r total cut < <(awk '{ t += $NF } /\[truncated user stack\]|\[unknown\]/ { c += $NF }
+		END { print t + 0, c + 0 }' "$tmp/gosha.folded")
+	echo "  stripped Go + sha256: $cut of $total samples truncated or unknown"
+	if [ "$total" -ge 100 ] && [ $((cut * 100)) -le "$total" ]; then
+		pass go_pcsp_whole
+	else
+		fail go_pcsp_whole "$cut of $total samples truncated or unknown (> 1%)"
+	fi
+	expect_chain go_pcsp_caller "$tmp/gosha.folded" crypto/sha256.block \
+		"runtime.goexit;runtime.main;main.main;main.uwGoCaller;main.uwGoHash" 99
+else
+	fail go_pcsp_whole "ebpfprof failed: $(tail -1 "$tmp/gosha.err")"
+fi
+
 # 7. a process's first samples, before userspace loaded its tables, use frame pointers and are counted
 ( for i in $(seq 20); do "$BUILD/fixtures/short_lived"; done ) &
 "$EBPFPROF" --unwind cfi --duration 3 --format folded -v -o "$tmp/short.folded" 2>"$tmp/short.err"

@@ -30,6 +30,7 @@ struct unwind_table_stats {
 	size_t fdes_overlapped;		/* FDEs cut or dropped because another covered them */
 	size_t eh_frame_bytes;
 	size_t debug_frame_bytes;
+	size_t go_funcs;		/* Go functions whose rows came from .gopclntab's pcsp */
 	size_t peak_bytes;		/* transient: sections + working arrays at their peak */
 };
 

@@ -148,7 +148,7 @@ static int add_eh_frame_by_hdr(Elf *elf, struct builder *b, size_t *bytes)
 	return -ENOENT;
 }
 
-static int build(Elf *elf, struct unwind_table *t)
+static int build(Elf *elf, int fd, struct unwind_table *t)
 {
 	struct unwind_table_stats *st = &t->stats;
 	struct sections s = {};
@@ -160,13 +160,19 @@ static int build(Elf *elf, struct unwind_table *t)
 		return err;
 	find_sections(elf, &s);
 	/*
-	 * A Go binary's table comes from .eh_frame alone (its cgo C code). Go's
-	 * own .debug_frame says nothing of rbp and is wrong across the stack
-	 * switches of cgo calls and systemstack, while Go always keeps frame
-	 * pointers on x86-64: its code unwinds better with them.
+	 * A Go binary's table comes from .eh_frame (its cgo C code) and from
+	 * .gopclntab's pcsp tables (its Go code: what Go's runtime unwinds
+	 * with, in stripped binaries too, right through assembly that uses rbp
+	 * as a plain register). Go's .debug_frame says nothing of rbp and is
+	 * wrong across the stack switches of cgo calls and systemstack.
 	 */
-	if (s.go)
+	if (s.go) {
 		s.debug_frame = NULL;
+		err = builder__add_go(&b, fd, 2, &st->go_funcs);
+		found += !err;
+		if (err == -ENOMEM || err == -E2BIG)
+			goto out;	/* else an unreadable table: frame pointers for Go code */
+	}
 	if (s.eh_frame)
 		err = add_section(&b, s.eh_frame, EHFRAME_EH_FRAME, &st->eh_frame_bytes);
 	else
@@ -200,7 +206,7 @@ struct unwind_table *unwind_table__build(int fd)
 		err = -ENOMEM;
 		goto out_end;
 	}
-	err = build(elf, t);
+	err = build(elf, fd, t);
 	if (err)
 		goto out_end;
 	if (elf_read_build_id(fd, t->build_id, sizeof(t->build_id)))

@@ -41,6 +41,13 @@ struct builder {
 /* Parses one section into B at priority PRIO. 0 or a negative errno (-ENOMEM, -E2BIG). */
 int builder__add(struct builder *b, const struct ehframe_section *sec, __u32 prio);
 
+/*
+ * Adds the rows of the Go code of the ELF file at FD from its .gopclntab
+ * (unwind_table_go.c), at priority PRIO; *funcs: the functions it has.
+ * 0, -ENOENT (no Go table), or a negative errno.
+ */
+int builder__add_go(struct builder *b, int fd, __u32 prio, size_t *funcs);
+
 /* Sorts and resolves B's FDEs into T's rows and frees B's arrays. 0 or -ENOMEM. */
 int builder__finish(struct builder *b, struct unwind_table *t, size_t extra_bytes);
 

@@ -61,6 +61,7 @@ int pcln_func(const struct gopclntab *t, __u32 idx, struct func_info *fi)
 	if ((t->ver >= PCLN_118 ? t->text_start + rec_entry : rec_entry) != fi->entry)
 		return -EINVAL;
 	pcln_u32(t, fi->rec + first, &fi->nameoff);
+	pcln_u32(t, fi->rec + first + 12, &fi->pcsp);
 	pcln_u32(t, fi->rec + first + 16, &fi->pcfile);
 	pcln_u32(t, fi->rec + first + 20, &fi->pcln);
 	pcln_u32(t, fi->rec + first + 24, &fi->npcdata);
@@ -163,6 +164,45 @@ bool pcln_pcvalue_max(const struct gopclntab *t, __u32 off, __u64 entry, __s32 *
 		any = true;
 	}
 	return any;
+}
+
+/* One function's SP-delta runs, clipped to its code; 0 or fn's non-zero return. */
+static int func_sp_runs(const struct gopclntab *t, const struct func_info *fi, const char *name,
+			gopclntab_sp_fn fn, void *ctx)
+{
+	__u64 cur = fi->entry, prev;
+	__u32 val = ~0u;
+	size_t p, end;
+	int ret = 0;
+
+	if (!pcvalue_start(t, fi->pcsp, &p, &end))
+		return 0;	/* no table: no rows, frame pointers there */
+	for (bool first = true; !ret && cur < fi->end; first = false) {
+		prev = cur;
+		if (!pcvalue_step(t, &p, end, &cur, &val, first))
+			break;
+		if (cur > fi->end)
+			cur = fi->end;
+		/* a negative or absurd delta is a corrupt table: stop this function there */
+		if ((__s32)val < 0 || (__s32)val > GOPCLNTAB_SP_DELTA_MAX)
+			break;
+		if (cur > prev)
+			ret = fn(ctx, prev, cur, (__s32)val, name);
+	}
+	return ret;
+}
+
+int gopclntab__for_each_sp(const struct gopclntab *t, gopclntab_sp_fn fn, void *ctx)
+{
+	struct func_info fi;
+	int ret = 0;
+
+	for (__u32 i = 0; t && !ret && i < t->nfunc; i++) {
+		if (pcln_func(t, i, &fi) || fi.end <= fi.entry)
+			continue;
+		ret = func_sp_runs(t, &fi, pcln_name(t, fi.nameoff), fn, ctx);
+	}
+	return ret;
 }
 
 /* a NUL-terminated string starting at OFF inside [base, end), or NULL */

@@ -69,4 +69,20 @@ const char *gopclntab__go_version(const struct gopclntab *t);
 size_t gopclntab__func_count(const struct gopclntab *t);
 int gopclntab__has_inline(const struct gopclntab *t);
 
+/* Larger SP deltas than this (bytes) are taken for corruption. */
+#define GOPCLNTAB_SP_DELTA_MAX (1 << 20)
+
+/*
+ * Called for each run [start, end) of a function's code over which the stack
+ * pointer sits sp_delta bytes below its value at the function's entry (the
+ * return address not counted), from the function's pcsp table: what Go's own
+ * runtime unwinds with. FUNC is the function's name (NULL if unreadable),
+ * borrowed from the table. A non-zero return stops the walk.
+ */
+typedef int (*gopclntab_sp_fn)(void *ctx, __u64 start, __u64 end, __s32 sp_delta,
+			       const char *func);
+
+/* Calls fn for every function's SP-delta runs, in table order; 0 or fn's non-zero return. */
+int gopclntab__for_each_sp(const struct gopclntab *t, gopclntab_sp_fn fn, void *ctx);
+
 #endif /* EBPFPROF_GOPCLNTAB_H */

@@ -106,7 +106,7 @@ struct func_info {
 	__u32 idx;
 	size_t rec;		/* offset of the record in data */
 	__u64 entry, end;	/* [entry, end): the function's code */
-	__u32 nameoff, pcfile, pcln, npcdata, cu_off;
+	__u32 nameoff, pcsp, pcfile, pcln, npcdata, cu_off;
 	__u8 nfuncdata;
 	size_t pcdata_arr;	/* offset of the pcdata offsets array */
 	size_t funcdata_arr;	/* offset of the funcdata: u32 offsets (1.18+) or pointers */

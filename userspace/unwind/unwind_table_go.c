@@ -1,0 +1,106 @@
+/* unwind_table_go.c -- unwind rows for Go code from .gopclntab's pcsp tables, the ones Go's runtime unwinds with */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include "lib/array.h"
+#include "symbolize/go/gopclntab.h"
+#include "unwind_table_int.h"
+
+/* where a thread's Go stack begins: the walk is complete there */
+static bool is_outermost(const char *f)
+{
+	return !strcmp(f, "runtime.goexit") || !strcmp(f, "runtime.mstart") ||
+	       !strcmp(f, "runtime.rt0_go");
+}
+
+/*
+ * Assembly that moves SP to another stack (g0 for cgo calls and systemstack,
+ * back for callbacks) while keeping rbp: its pcsp delta is relative to the
+ * old stack, so it is left to frame pointers, which hop back as the
+ * runtime's own unwinder does.
+ */
+static bool switches_stack(const char *f)
+{
+	static const char *const fns[] = {
+		"runtime.asmcgocall", "runtime.asmcgocall_no_g", "runtime.systemstack",
+		"runtime.systemstack_switch", "runtime.mcall", "runtime.morestack",
+		"runtime.morestack_noctxt", "runtime.cgocallback", "runtime.gogo",
+		"runtime.asminit", "crosscall2",
+	};
+
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (!strncmp(f, fns[i], strlen(fns[i])) &&
+		    (!f[strlen(fns[i])] || !strcmp(f + strlen(fns[i]), ".abi0")))
+			return true;
+	return false;
+}
+
+/* One function's rule at an SP delta: CFA = rsp + delta + 8, its caller's rbp saved below the return address once it has a frame. */
+static struct unwind_row go_row(__s32 delta, const char *func)
+{
+	struct unwind_row r = { .cfa_type = UNWIND_CFA_NONE };
+
+	if (!func || switches_stack(func))
+		return r;
+	if (is_outermost(func))
+		return (struct unwind_row){ .cfa_type = UNWIND_CFA_END };
+	if (delta + 8 > INT16_MAX)
+		return r;	/* a frame too big for a row: frame pointers there */
+	r.cfa_type = UNWIND_CFA_RSP;
+	r.cfa_off = delta + 8;
+	/* Go saves rbp right under the return address as its frame's first act */
+	r.rbp_off = delta > 0 ? -2 : 0;
+	return r;
+}
+
+struct go_ctx {
+	struct builder *b;
+	const char *func;	/* the function whose FDE is open */
+	__u64 end;
+};
+
+static int on_run(void *ctx, __u64 start, __u64 end, __s32 delta, const char *func)
+{
+	struct go_ctx *g = ctx;
+	struct builder *b = g->b;
+	struct unwind_row row = go_row(delta, func);
+
+	if (end > UINT32_MAX) {
+		b->stats->fdes_above_4g++;
+		return 0;
+	}
+	if (b->n >= UNWIND_TABLE_ROWS_MAX)
+		return -E2BIG;
+	if (!func || func != g->func || start != g->end) {	/* a new function */
+		if (ARRAY_RESERVE(b->fdes, b->capf, b->nf + 1))
+			return -ENOMEM;
+		b->fdes[b->nf] = (struct fde_rec){
+			.start = start, .first = b->n, .seq = b->nf, .prio = b->prio,
+		};
+		b->nf++;
+		g->func = func;
+	}
+	if (ARRAY_RESERVE(b->rows, b->cap, b->n + 1))
+		return -ENOMEM;
+	row.pc = start;
+	b->rows[b->n++] = row;
+	b->fdes[b->nf - 1].n++;
+	b->fdes[b->nf - 1].end = end;
+	g->end = end;
+	return 0;
+}
+
+int builder__add_go(struct builder *b, int fd, __u32 prio, size_t *funcs)
+{
+	struct gopclntab *t = gopclntab__open(fd);
+	struct go_ctx g = { .b = b };
+	int err;
+
+	if (!t)
+		return -errno;
+	b->prio = prio;
+	err = gopclntab__for_each_sp(t, on_run, &g);
+	*funcs = gopclntab__func_count(t);
+	gopclntab__free(t);
+	return err;
+}
