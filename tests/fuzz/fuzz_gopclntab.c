@@ -31,6 +31,17 @@ static void check_frames(const struct gopclntab *t, __u64 vaddr, int max)
 	}
 }
 
+/* every SP-delta run is inside its function, in order, with a sane delta */
+static int check_sp_run(void *ctx, __u64 start, __u64 end, __s32 delta, const char *func)
+{
+	__u64 *last = ctx;
+
+	FUZZ_CHECK(start < end && delta >= 0 && delta <= GOPCLNTAB_SP_DELTA_MAX);
+	*last = end;
+	sink += func ? strlen(func) : 0;
+	return 0;
+}
+
 /* entries, ends and a point inside functions the probe bytes pick, and the table's edges */
 static void probe(const struct gopclntab *t, __u64 pick)
 {
@@ -50,6 +61,7 @@ static void probe(const struct gopclntab *t, __u64 pick)
 		check_frames(t, fi.end - 1, SRC_LINES_MAX);
 		check_frames(t, fi.entry + (pick >> (3 * i)) % (fi.end - fi.entry), 1 + i % 4);
 	}
+	FUZZ_CHECK(gopclntab__for_each_sp(t, check_sp_run, &(__u64){ 0 }) == 0);
 	check_frames(t, 0, SRC_LINES_MAX);
 	check_frames(t, ~0ULL, SRC_LINES_MAX);
 	check_frames(t, pick, SRC_LINES_MAX);
