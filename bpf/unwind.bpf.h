@@ -7,6 +7,10 @@
 #define USER_ADDR_END 0x800000000000ULL	/* x86-64 user space ends below this */
 #define MAPPING_SEARCH_STEPS 9		/* 2^9 > UNWIND_MAX_MAPPINGS */
 #define ROW_SEARCH_STEPS 25		/* tables up to 2^25 rows */
+/* the interrupted registers in the ucontext at a signal trampoline's rsp (uc_mcontext at 40) */
+#define UC_RBP_OFF (40 + 10 * 8)
+#define UC_RSP_OFF (40 + 15 * 8)
+#define UC_RIP_OFF (40 + 16 * 8)
 
 /*
  * Every table's rows, back to back; userspace owns the layout and sizes the
@@ -43,7 +47,7 @@ struct unwind_scratch {
 	__u64 bp;
 	__u64 hash;
 	__u32 unknown_pc;	/* a PC outside every known mapping: the maps changed */
-	__u32 pad;
+	__u32 exact_pc;		/* pc is where a signal struck, not a return address */
 	struct user_stack stack;
 };
 
@@ -180,8 +184,20 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		sc->unknown_pc = 1;
 	else if (m->table_len)
 		/* a return address points after the call: look up the call itself */
-		row = find_row(m, sc->pc - m->bias - (n ? 1 : 0));
+		row = find_row(m, sc->pc - m->bias - (n && !sc->exact_pc ? 1 : 0));
+	sc->exact_pc = 0;
 
+	if (row && row->cfa_type == UNWIND_CFA_SIGNAL) {
+		/* a signal handler returns here: go on from the code the signal struck */
+		if (read_word(&ra, sc->sp + UC_RIP_OFF) || read_word(&cfa, sc->sp + UC_RSP_OFF) ||
+		    read_word(&bp, sc->sp + UC_RBP_OFF) || ra >= USER_ADDR_END)
+			goto truncated;
+		sc->pc = ra;
+		sc->sp = cfa;
+		sc->bp = bp;
+		sc->exact_pc = 1;
+		return 0;
+	}
 	if (row && row->cfa_type != UNWIND_CFA_NONE) {
 		if (row->cfa_type == UNWIND_CFA_END)
 			return 1;	/* the outermost frame: complete */
@@ -242,6 +258,7 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.sc->bp = BPF_CORE_READ(regs, bp);
 	c.sc->hash = 0xcbf29ce484222325ULL;
 	c.sc->unknown_pc = 0;
+	c.sc->exact_pc = 0;
 	c.sc->stack.n = 0;
 	c.sc->stack.flags = 0;
 	bpf_loop(UNWIND_MAX_DEPTH + 1, unwind_step, &c, 0);

@@ -25,6 +25,12 @@ enum unwind_cfa {
 	UNWIND_CFA_RBP_DEREF = 4,
 	UNWIND_CFA_END = 5,	/* return address undefined: the outermost frame (_start, thread start) */
 	UNWIND_CFA_UNKNOWN = 6,	/* CFI we cannot follow: the stack is truncated here */
+	/*
+	 * A signal trampoline (__restore_rt: its CIE says "S"): rsp points at
+	 * the kernel's rt_sigframe ucontext, whose uc_mcontext holds the
+	 * interrupted code's registers. x86-64 Linux layout.
+	 */
+	UNWIND_CFA_SIGNAL = 7,
 };
 
 /*

@@ -89,6 +89,16 @@ else
 	fail pie_shared_lib "ebpfprof failed: $(tail -1 "$tmp/pie_lib.err")"
 fi
 
+# 5b. a signal handler's samples: the walk crosses libc's __restore_rt (its CIE says "S") into
+# the registers the kernel saved, so the interrupted code and its callers show below the handler
+if profile signal cfi "$F/unwind_signal"; then
+	expect_chain signal_handler "$tmp/signal.folded" uw_sig_work "uw_sig_handler;uw_sig_work" 99
+	expect_chain signal_interrupted "$tmp/signal.folded" uw_sig_work \
+		"_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;main;uw_sig_outer;uw_sig_interrupted" 99
+else
+	fail signal_handler "ebpfprof failed: $(tail -1 "$tmp/signal.err")"
+fi
+
 # 6. Go calling C through cgo: CFI for the C part, frame pointers for Go's
 if [ ! -x "$F/unwind_cgo" ]; then
 	skip cgo_mixed "no Go toolchain: the cgo fixture was not built"

@@ -156,10 +156,10 @@ static int test_ra_rules(void)
 	CHECK(ONE(UNWIND_CFA_UNKNOWN, 0, 0, 0x09, 16, 1));		/* rip in rdx */
 	CHECK(ONE(UNWIND_CFA_UNKNOWN, 0, 0, 0x10, 16, 2, 0x77, 0));	/* rip by expression */
 	CHECK(ONE(UNWIND_CFA_RSP, 8, 0, 0x90, 2, 0xd0));		/* back to the CIE's */
-	/* a signal frame CIE: never unwound through */
+	/* a signal frame CIE: its registers come from the kernel's signal frame */
 	eh_fde(&s, eh_cie(&s, &o), FN, FN_LEN, ROW(0), 1);
 	CHECK(parse(&s, EHFRAME_EH_FRAME, &g, &st) == 0);
-	CHECK(g.n == 1 && g.r[0].cfa_type == UNWIND_CFA_UNKNOWN);
+	CHECK(g.n == 1 && g.r[0].cfa_type == UNWIND_CFA_SIGNAL);
 	return TEST_OK;
 }
 

@@ -266,7 +266,7 @@ static unsigned expect(const struct rrow *x, long *cfa_off, long *rbp_off)
 
 	*cfa_off = *rbp_off = 0;
 	if (x->signal)
-		return T(UNWIND_CFA_UNKNOWN);
+		return T(UNWIND_CFA_SIGNAL);
 	if (!strcmp(x->ra, "u"))
 		return T(UNWIND_CFA_END);
 	if (!cfa_rel(x->ra, &ra) || ra != -8)

@@ -164,7 +164,11 @@ static void to_row(const struct cie *cie, const struct state *s, struct unwind_r
 {
 	memset(r, 0, sizeof(*r));
 	r->cfa_type = UNWIND_CFA_UNKNOWN;
-	if (cie->signal || cie->ra_reg != DWREG_RA)
+	if (cie->signal) {	/* its registers come from the signal frame, not from rules */
+		r->cfa_type = UNWIND_CFA_SIGNAL;
+		return;
+	}
+	if (cie->ra_reg != DWREG_RA)
 		return;
 	if (s->ra.kind == RULE_UNDEF) {
 		r->cfa_type = UNWIND_CFA_END;

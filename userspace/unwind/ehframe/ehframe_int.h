@@ -95,7 +95,7 @@ struct cie {
 	__u8 fde_enc;		/* pointer encoding of the FDE's PC range */
 	__u8 addr_size;		/* .debug_frame absolute addresses: 4 or 8 */
 	bool aug_z;		/* FDEs carry augmentation data to skip */
-	bool signal;		/* "S": a signal trampoline, never unwound through */
+	bool signal;		/* "S": a signal trampoline, unwound from the signal frame */
 	const __u8 *insns;	/* initial instructions */
 	size_t insns_len;
 	__u64 insns_vaddr;
