@@ -118,6 +118,7 @@ bench: deps all fixtures
 	@bash tests/bench/offcpu.sh
 	@bash tests/bench/agent.sh
 	@bash tests/bench/unwind.sh
+	@bash tests/bench/completeness.sh
 	@bash tests/bench/churn.sh
 	@bash tests/bench/compare.sh
 
