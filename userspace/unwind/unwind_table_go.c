@@ -6,11 +6,19 @@
 #include "symbolize/go/gopclntab.h"
 #include "unwind_table_int.h"
 
+/* F is BASE, or BASE.abi0 (the name of an assembly function's ABI0 body since Go 1.17) */
+static bool is_func(const char *f, const char *base)
+{
+	size_t n = strlen(base);
+
+	return !strncmp(f, base, n) && (!f[n] || !strcmp(f + n, ".abi0"));
+}
+
 /* where a thread's Go stack begins: the walk is complete there */
 static bool is_outermost(const char *f)
 {
-	return !strcmp(f, "runtime.goexit") || !strcmp(f, "runtime.mstart") ||
-	       !strcmp(f, "runtime.rt0_go");
+	return is_func(f, "runtime.goexit") || is_func(f, "runtime.mstart") ||
+	       is_func(f, "runtime.rt0_go");
 }
 
 /*
@@ -29,8 +37,7 @@ static bool switches_stack(const char *f)
 	};
 
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
-		if (!strncmp(f, fns[i], strlen(fns[i])) &&
-		    (!f[strlen(fns[i])] || !strcmp(f + strlen(fns[i]), ".abi0")))
+		if (is_func(f, fns[i]))
 			return true;
 	return false;
 }
