@@ -21,10 +21,12 @@ FUZZ_MODS_cpus := collect/cpus
 FUZZ_MODS_elf_syms := symbolize/elf_syms lib/array
 FUZZ_MODS_elf_notes := symbolize/elf_syms lib/array
 FUZZ_MODS_spool := deliver/spool lib/fdio lib/array
-FUZZ_MODS_push_url := deliver/push_url profile/pbuf lib/array
+FUZZ_MODS_push_url := deliver/push_url profile/pbuf lib/array lib/utf8
 FUZZ_MODS_prom := deliver/prom
 FUZZ_MODS_config := cli/config cli/config_agent lib/log symbolize/procfs
-FUZZ_MODS_pprof := profile/pprof profile/pprof_write profile/folded profile/top profile/pbuf lib/hashmap lib/array
+FUZZ_MODS_pprof := profile/pprof profile/pprof_write profile/folded profile/top profile/pbuf lib/hashmap lib/array \
+	lib/utf8
+FUZZ_MODS_utf8 := lib/utf8
 FUZZ_MODS_hashmap := lib/hashmap
 FUZZ_MODS_perfmap := symbolize/perfmap symbolize/procfs lib/array
 FUZZ_MODS_demangle := symbolize/demangle
@@ -33,7 +35,7 @@ FUZZ_MODS_gopclntab := symbolize/go/gopclntab symbolize/go/gopclntab_elf symboli
 FUZZ_MODS_http_request := deliver/http_request
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle ehframe gopclntab http_request
+	perfmap demangle ehframe gopclntab http_request utf8
 # which ones make fuzz / fuzz-smoke run, e.g. make fuzz FUZZ_TARGETS="cgroup kallsyms"
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_ALL))

@@ -208,7 +208,26 @@ test_special_output() {	# a device or FIFO is written in place, never replaced b
 	fi
 }
 
+test_invalid_utf8() {	# a process named with bytes that are not UTF-8: kept, as U+FFFD, in a profile pprof reads
+	python3 -c '
+import ctypes, time
+ctypes.CDLL(None).prctl(15, b"bad\xff\xe2\x82name", 0, 0, 0)	# PR_SET_NAME
+end = time.time() + 4
+while time.time() < end: pass' &
+	local pid=$!
+	sleep 0.5
+	"$EBPFPROF" --pid $pid --duration 2 --output "$tmp/utf8.pb.gz" 2>/dev/null
+	wait $pid
+	if go tool pprof -raw -symbolize=none "$tmp/utf8.pb.gz" 2>/dev/null |
+		grep -q $'comm:\[bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdname\]'; then
+		pass invalid_utf8
+	else
+		fail invalid_utf8 "no comm label bad<U+FFFD x3>name: $(go tool pprof -raw -symbolize=none "$tmp/utf8.pb.gz" 2>&1 | grep -m1 comm)"
+	fi
+}
+
 test_missing_pid
+test_invalid_utf8
 test_bad_input
 test_special_output
 test_short_lived

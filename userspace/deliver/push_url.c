@@ -8,6 +8,7 @@
 #include "lib/array.h"
 #include "profile/profile.h"
 #include "push_url.h"
+#include "lib/utf8.h"
 
 #define NS_PER_SEC 1000000000LL
 
@@ -84,7 +85,7 @@ static void put_value(FILE *f, const char *s, size_t len)
 
 char *push_url__series_key(const char *name, const struct push_label *labels, int n_labels)
 {
-	bool first = true;
+	bool first = true, oom = false;
 	char *out = NULL;
 	size_t size;
 	FILE *f;
@@ -100,22 +101,29 @@ char *push_url__series_key(const char *name, const struct push_label *labels, in
 	fputc('{', f);
 	for (int i = 0; i < n_labels; i++) {
 		const char *key = labels[i].key, *val;
+		char *clean;	/* bytes that are not UTF-8 as U+FFFD: the server refuses them */
 		size_t len;
 
 		if (!key || !*key || is_reserved_key(key) || !labels[i].value)
 			continue;
-		len = value_span(labels[i].value, &val);
-		if (!len)
-			continue;
-		if (!first)
-			fputc(',', f);
-		first = false;
-		put_key(f, key);
-		fputc('=', f);
-		put_value(f, val, len);
+		clean = utf8__dup(labels[i].value);
+		if (!clean) {
+			oom = true;
+			break;
+		}
+		len = value_span(clean, &val);
+		if (len) {
+			if (!first)
+				fputc(',', f);
+			first = false;
+			put_key(f, key);
+			fputc('=', f);
+			put_value(f, val, len);
+		}
+		free(clean);
 	}
 	fputc('}', f);
-	if (fclose(f)) {
+	if (fclose(f) || oom) {
 		free(out);
 		errno = ENOMEM;
 		return NULL;

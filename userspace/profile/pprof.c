@@ -8,6 +8,7 @@
 #include "lib/hashmap.h"
 #include "pprof.h"
 #include "pprof_int.h"
+#include "lib/utf8.h"
 #include "lib/array.h"
 
 /* ids are __u32 and 0 means "none", so no table may reach this size */
@@ -56,8 +57,30 @@ bool pprof__find_string(const struct pprof *p, const char *s, __u32 *idx)
 	return true;
 }
 
-/* Stores the string table index of s (NULL: "") in *idx, adding s when new. */
+static int intern_valid(struct pprof *p, const char *s, __u32 *idx);
+
+/*
+ * Stores the string table index of s (NULL: "") in *idx, adding s when new.
+ * profile.proto's strings are UTF-8 and backends refuse a profile that has
+ * one that is not (a process name cut inside a character): such bytes
+ * become U+FFFD, so the string is kept, recognisably.
+ */
 static int intern(struct pprof *p, const char *s, __u32 *idx)
+{
+	char *clean;
+	int err;
+
+	if (!s || utf8__valid(s, strlen(s)))
+		return intern_valid(p, s, idx);
+	clean = utf8__dup(s);
+	if (!clean)
+		return -ENOMEM;
+	err = intern_valid(p, clean, idx);
+	free(clean);
+	return err;
+}
+
+static int intern_valid(struct pprof *p, const char *s, __u32 *idx)
 {
 	struct str_key k = { s ? s : "", s ? strlen(s) : 0 };
 	__u64 hash = hash_bytes(k.s, k.len, 0);

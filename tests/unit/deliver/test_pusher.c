@@ -435,6 +435,12 @@ static int test_series_key(void)
 	CHECK(key);
 	CHECK(!strcmp(key, "my_app/__{env=prod,bad_key_=a_b_,_9x=v w,k_dot=_x=y_}"));
 	free(key);
+	/* a name cut inside a character, and a stray continuation byte: U+FFFD each, never dropped */
+	labels[0].value = "caf\xc3 \x80x";
+	key = push_url__series_key("s", labels, 1);
+	CHECK(key && !strcmp(key, "s{env=caf\xef\xbf\xbd \xef\xbf\xbdx}"));
+	free(key);
+	labels[0].value = "prod";
 	key = push_url__series_key("svc", NULL, 0);
 	CHECK(key && !strcmp(key, "svc{}"));
 	url = push_url__ingest("http://h:1/base//", key, T0_NS, T0_NS + WINDOW_NS, 99);
