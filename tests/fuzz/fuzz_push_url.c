@@ -130,7 +130,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* a key read back from a spool file is not necessarily one we made */
 	pbuf__init(&b);
-	err = push_url__push_request(strs[0], "body", 4, &b);
+	/* and a profile type from the input: only a Prometheus name is taken */
+	err = push_url__push_request(strs[0], strs[1], "body", 4, &b);
 	FUZZ_CHECK(err == 0 || err == -EINVAL);
 	pbuf__release(&b);
 
@@ -142,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(key);
 	check_key(key);
 	pbuf__init(&b);
-	FUZZ_CHECK(push_url__push_request(key, "body", 4, &b) == 0 && b.len > 0);
+	FUZZ_CHECK(push_url__push_request(key, NULL, "body", 4, &b) == 0 && b.len > 0);
 	pbuf__release(&b);
 	url = push_url__ingest(strs[1], key, from_ns, until_ns, rate);
 	FUZZ_CHECK(url && strstr(url, "/ingest?name="));

@@ -87,6 +87,10 @@ static int open_delivery(struct agent *a)
 			.spool_dir = ag->spool_dir,
 			.spool_max_bytes = ag->spool_max_bytes,
 			.push_api = ag->push_api,
+			/* Pyroscope's names for the three kinds of profile */
+			.profile_type = a->cfg->mode == MODE_WALL	? "wall" :
+					a->cfg->mode == MODE_OFFCPU ? "off_cpu" :
+								      "process_cpu",
 		};
 
 		a->pusher = pusher__new(&po);

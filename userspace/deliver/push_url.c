@@ -221,7 +221,7 @@ static int cmp_label(const void *a, const void *b)
  * push_url__series_key, whose values hold no ',' '{' '}' and whose names no
  * '=', so the first '=' of each pair is the separator.
  */
-static int split_key(char *copy, struct label_pair **out, size_t *n)
+static int split_key(char *copy, const char *type, struct label_pair **out, size_t *n)
 {
 	char *open = strchr(copy, '{'), *end = copy + strlen(copy) - 1, *save = NULL, *tok;
 	struct label_pair *pairs = NULL;
@@ -233,7 +233,7 @@ static int split_key(char *copy, struct label_pair **out, size_t *n)
 	*open = *end = '\0';
 	if (ARRAY_RESERVE(pairs, cap, cnt))
 		return -ENOMEM;
-	pairs[0] = (struct label_pair){ "__name__", PUSH_URL_PROFILE_TYPE };
+	pairs[0] = (struct label_pair){ "__name__", type };
 	pairs[1] = (struct label_pair){ "service_name", copy };
 	for (tok = strtok_r(open + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
@@ -262,16 +262,32 @@ err_free:
 	return err;
 }
 
-int push_url__push_request(const char *key, const void *body, size_t len, struct pbuf *out)
+/* a Prometheus metric name: [a-zA-Z_][a-zA-Z0-9_]* */
+static bool is_metric_name(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!is_alnum(*s) && *s != '_')
+			return false;
+	return true;
+}
+
+int push_url__push_request(const char *key, const char *type, const void *body, size_t len,
+			   struct pbuf *out)
 {
 	struct label_pair *pairs = NULL;
 	size_t n = 0, series, m;
-	char *copy = strdup(key);
+	char *copy;
 	int err;
 
+	type = type ? type : PUSH_URL_PROFILE_TYPE;
+	if (!is_metric_name(type))
+		return -EINVAL;
+	copy = strdup(key);
 	if (!copy)
 		return -ENOMEM;
-	err = split_key(copy, &pairs, &n);
+	err = split_key(copy, type, &pairs, &n);
 	if (err)
 		goto out;
 	series = pbuf__begin(out, 1);		/* PushRequest.series */

@@ -34,7 +34,11 @@ char *push_url__ingest(const char *base, const char *key, __s64 from_ns, __s64 u
 /* Window bounds in unix seconds as push_url__ingest sends them. */
 void push_url__window(__s64 from_ns, __s64 until_ns, __s64 *from_s, __s64 *until_s);
 
-/* The push API's profile type: a CPU profile of processes, as Grafana Alloy's eBPF profiler names it. */
+/*
+ * The push API's profile type (__name__), by Pyroscope's conventions: a CPU
+ * profile of processes is "process_cpu" (as Grafana Alloy's eBPF profiler
+ * names it), off-CPU time "off_cpu", wall-clock time "wall".
+ */
 #define PUSH_URL_PROFILE_TYPE "process_cpu"
 
 struct pbuf;
@@ -42,11 +46,13 @@ struct pbuf;
 /*
  * Encodes a push.v1.PushRequest (the connect API's POST
  * /push.v1.PusherService/Push body) into out: one series whose labels are
- * __name__=PUSH_URL_PROFILE_TYPE, service_name=NAME and the labels of key
- * (from push_url__series_key), sorted by name, with one raw sample, body.
- * Returns 0, -EINVAL for a key that is not NAME{k=v,...}, or -ENOMEM.
+ * __name__=TYPE (NULL: PUSH_URL_PROFILE_TYPE), service_name=NAME and the
+ * labels of key (from push_url__series_key), sorted by name, with one raw
+ * sample, body. Returns 0, -EINVAL for a key that is not NAME{k=v,...} or a
+ * type that is not a Prometheus name, or -ENOMEM.
  */
-int push_url__push_request(const char *key, const void *body, size_t len, struct pbuf *out);
+int push_url__push_request(const char *key, const char *type, const void *body, size_t len,
+			   struct pbuf *out);
 
 /* Percent-encodes all but RFC 3986's unreserved characters into out; returns the length. */
 size_t push_url__escape(const char *s, char *out, size_t size);

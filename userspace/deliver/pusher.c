@@ -40,6 +40,7 @@ struct pusher {
 	/* set by pusher__new, then read-only */
 	char *base_url;
 	char *push_url;		/* BASE/push.v1.PusherService/Push with push_api, else NULL */
+	const char *profile_type;	/* the push API's __name__ (a static string); NULL: default */
 	char *log_url;		/* base_url without user:password, for log lines */
 	char *userpwd;
 	long timeout_ms;
@@ -443,7 +444,8 @@ static enum send_result send_item(struct pusher *p, const struct qitem *it, cons
 
 	pbuf__init(&req);
 	if (p->push_url) {
-		err = push_url__push_request(it->rec.key, body, it->rec.body_len, &req);
+		err = push_url__push_request(it->rec.key, p->profile_type, body, it->rec.body_len,
+					     &req);
 		if (err == -EINVAL) {
 			p_warn("dropping a window with the malformed series key %s", it->rec.key);
 			res = SEND_REJECT;
@@ -801,6 +803,7 @@ struct pusher *pusher__new(const struct pusher_opts *opts)
 			     p->base_url) < 0)
 			p->push_url = NULL;
 	}
+	p->profile_type = opts->profile_type;
 	p->userpwd = opts->basic_auth ? strdup(opts->basic_auth) : NULL;
 	p->spool_dir = opts->spool_dir ? strdup(opts->spool_dir) : NULL;
 	if (!p->base_url || (opts->push_api && !p->push_url) || (opts->basic_auth && !p->userpwd) ||

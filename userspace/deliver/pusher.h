@@ -40,6 +40,7 @@ struct pusher_opts {
 	const char *spool_dir;		/* NULL: no disk spool */
 	size_t spool_max_bytes;		/* 0: 256 MiB */
 	bool push_api;			/* use /push.v1.PusherService/Push (connect, HTTP/1.1) */
+	const char *profile_type;	/* the push API's __name__ (outlives the pusher); NULL: process_cpu */
 };
 
 struct push_label {

@@ -1083,6 +1083,22 @@ static int test_push_api(void)
 	CHECK(!strcmp(e[1].profile_type, "process_cpu") && !strcmp(e[1].labels, "env=prod;zone=a"));
 	CHECK(!strcmp(e[1].tenant, "t1") && e[1].time_nanos == T0_NS && e[1].samples == 1);
 	CHECK(st.sent == 2 && st.failures == 1 && st.retries == 1);
+
+	/* a wall-clock agent names its series "wall", as Pyroscope does */
+	CHECK(collector_start(&c, NULL, "push_wall.log", NULL) == 0);
+	o = base_opts(c.url);
+	o.push_api = true;
+	o.profile_type = "wall";
+	p = pusher__new(&o);
+	CHECK(p);
+	CHECK(make_item(&t, 0, labels, 3) == 0);
+	CHECK(pusher__enqueue(p, &t.item) == 0);
+	free(t.buf);
+	CHECK(pusher__drain(p, 10000) == 0);
+	pusher__free(p);
+	collector_stop(&c);
+	n = read_log(c.log, e, MAX_ENTRIES);
+	CHECK(n == 1 && e[0].status == 200 && !strcmp(e[0].profile_type, "wall"));
 	return TEST_OK;
 }
 
