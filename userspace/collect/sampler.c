@@ -347,9 +347,8 @@ int sampler__events_fd(const struct sampler *s)
 
 int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx)
 {
-	int n;
-
 	__s64 due = sampler__next_event_ns(s) - clock_ns(CLOCK_MONOTONIC);
+	int n;
 
 	/* wake for the next deferred exec too */
 	if (timeout_ms && due < (__s64)timeout_ms * 1000000)
