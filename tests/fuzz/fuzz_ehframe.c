@@ -34,7 +34,7 @@ static int on_row(void *ctx, __u64 pc, const struct unwind_row *row)
 	struct counted *c = ctx;
 
 	FUZZ_CHECK(pc < c->end && (c->first || pc > c->last_pc));
-	FUZZ_CHECK(row->cfa_type <= UNWIND_CFA_UNKNOWN);
+	FUZZ_CHECK(row->cfa_type <= UNWIND_CFA_SIGNAL);
 	c->last_pc = pc;
 	c->first = false;
 	return 0;
@@ -49,7 +49,7 @@ static void check_table(const struct unwind_table *t)
 	FUZZ_CHECK(n <= UNWIND_TABLE_ROWS_MAX);
 	FUZZ_CHECK(!n || r[n - 1].cfa_type == UNWIND_CFA_NONE);
 	for (size_t i = 0; i < n; i++) {
-		FUZZ_CHECK(r[i].cfa_type <= UNWIND_CFA_UNKNOWN);
+		FUZZ_CHECK(r[i].cfa_type <= UNWIND_CFA_SIGNAL);
 		FUZZ_CHECK(!i || r[i - 1].pc < r[i].pc);
 		FUZZ_CHECK(!i || r[i - 1].cfa_type != r[i].cfa_type ||
 			   r[i - 1].cfa_off != r[i].cfa_off || r[i - 1].rbp_off != r[i].rbp_off);
