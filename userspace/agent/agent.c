@@ -83,6 +83,8 @@ static int open_delivery(struct agent *a)
 			.tenant_id = ag->tenant_id,
 			.ca_file = ag->ca_file,
 			.timeout_ms = ag->push_timeout_ms,
+			.max_attempts = ag->push_max_attempts,
+			.max_age_ms = ag->push_max_age_ms,
 			.queue_max_bytes = ag->queue_max_bytes,
 			.spool_dir = ag->spool_dir,
 			.spool_max_bytes = ag->spool_max_bytes,

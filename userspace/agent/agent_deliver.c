@@ -6,9 +6,17 @@
 #include "agent_int.h"
 #include "lib/log.h"
 
-#define MAX_PUSH_LABELS 64
+/*
+ * Pyroscope's default per-tenant limits (pkg/validation): a profile over
+ * them is refused whole, so pushes are cut to fit before they leave.
+ */
+#define MAX_PUSH_LABELS 30	/* label names per series, sample labels merged in */
+#define MAX_LABEL_VALUE 2048	/* bytes */
+#define MAX_PROFILE_SAMPLES 16000
+#define MAX_PROFILE_BYTES (4UL << 20)	/* uncompressed */
+#define FIT_ROUNDS 16
 
-int agent_deliver__encode(const struct pprof *p, void **data, size_t *len)
+static int encode_sized(const struct pprof *p, void **data, size_t *len, size_t *raw_len)
 {
 	char *buf = NULL;
 	size_t size = 0;
@@ -17,7 +25,7 @@ int agent_deliver__encode(const struct pprof *p, void **data, size_t *len)
 
 	if (!f)
 		return -errno;
-	err = pprof__write(p, f);
+	err = pprof__write_sized(p, f, raw_len);
 	if (fclose(f) && !err)
 		err = -errno;
 	if (err) {
@@ -29,17 +37,23 @@ int agent_deliver__encode(const struct pprof *p, void **data, size_t *len)
 	return 0;
 }
 
+int agent_deliver__encode(const struct pprof *p, void **data, size_t *len)
+{
+	return encode_sized(p, data, len, NULL);
+}
+
 /* Series labels: the window's own (container, pod), then static ones, then host and node. */
 static int push_labels(const struct agent *a, const struct window_series *s, struct push_label *l)
 {
 	const struct agent_config *ag = &a->cfg->ag;
 	int n = 0;
 
-	for (int i = 0; i < s->n_labels && n < MAX_PUSH_LABELS; i++)
+	/* __name__ and service_name count too */
+	for (int i = 0; i < s->n_labels && n < MAX_PUSH_LABELS - 2; i++)
 		l[n++] = s->labels[i];
-	for (int i = 0; i < ag->n_labels && n < MAX_PUSH_LABELS; i++)
+	for (int i = 0; i < ag->n_labels && n < MAX_PUSH_LABELS - 2; i++)
 		l[n++] = (struct push_label){ ag->labels[i].key, ag->labels[i].value };
-	if (n < MAX_PUSH_LABELS - 1) {
+	if (n < MAX_PUSH_LABELS - 3) {
 		l[n++] = (struct push_label){ "hostname", a->hostname };
 		l[n++] = (struct push_label){ "node", ag->node_name ? ag->node_name : a->hostname };
 	}
@@ -52,35 +66,93 @@ struct deliver_ctx {
 	__s64 end_real;
 };
 
+/*
+ * The window as the backend will take it: pid and tid left out (the backend
+ * makes a series of every sample label value) unless --push-sample-labels,
+ * values cut, and the coldest samples folded until it fits the sample and
+ * size limits. Local files and the pull endpoint keep everything.
+ */
+static int encode_for_push(struct agent *a, const struct pprof *prof, int n_series_labels,
+			   void **data, size_t *len)
+{
+	static const char *const identities[] = { "pid", "tid", NULL };
+	struct pprof_limits lim = {
+		.drop_labels = a->cfg->ag.push_sample_labels ? NULL : identities,
+		.max_samples = a->cfg->ag.push_max_samples ?: MAX_PROFILE_SAMPLES,
+		.max_label_value = MAX_LABEL_VALUE,
+		.max_label_names = MAX_PUSH_LABELS - 2 - n_series_labels,
+	};
+	struct pprof_reduce_stats st = {};
+	size_t raw = 0;
+	int err = 0;
+
+	for (int round = 0; round < FIT_ROUNDS; round++) {
+		struct pprof *r = pprof__reduce(prof, &lim, &st);
+
+		if (!r)
+			return -errno;
+		err = encode_sized(r, data, len, &raw);
+		if (!err && raw > MAX_PROFILE_BYTES && pprof__sample_count(r) > 1) {
+			/* samples are most of the bytes: shrink their number in proportion */
+			lim.max_samples = pprof__sample_count(r) * (MAX_PROFILE_BYTES / 2) / raw + 1;
+			free(*data);
+			*data = NULL;
+			err = -EFBIG;
+		}
+		pprof__free(r);
+		if (err != -EFBIG)
+			break;
+	}
+	if (st.folded_samples)
+		p_debug("push: folded %zu samples into [other] to fit %zu samples, %lu bytes",
+			st.folded_samples, lim.max_samples, MAX_PROFILE_BYTES);
+	pthread_mutex_lock(&a->lock);
+	a->fig.push_folded_samples += st.folded_samples;
+	a->fig.push_cut_values += st.cut_values;
+	a->fig.push_dropped_labels += st.dropped_labels;
+	pthread_mutex_unlock(&a->lock);
+	return err;
+}
+
+static int push_series(struct deliver_ctx *dc, const struct window_series *s)
+{
+	struct agent *a = dc->a;
+	struct push_label labels[MAX_PUSH_LABELS];
+	struct push_item item = {
+		.name = s->name,
+		.labels = labels,
+		.n_labels = push_labels(a, s, labels),
+		.from_ns = dc->start_real,
+		.until_ns = dc->end_real,
+		.sample_rate = a->cfg->frequency,
+	};
+	void *data = NULL;
+	int err;
+
+	err = encode_for_push(a, s->prof, item.n_labels, &data, &item.len);
+	if (!err) {
+		item.data = data;
+		err = pusher__enqueue(a->pusher, &item);
+	}
+	free(data);
+	return err;
+}
+
 static int deliver_series(const struct window_series *s, void *ctx)
 {
 	struct deliver_ctx *dc = ctx;
 	struct agent *a = dc->a;
-	struct push_label labels[MAX_PUSH_LABELS];
-	void *data;
+	void *data = NULL;
 	size_t len;
-	int err;
+	int err = 0;
 
-	err = agent_deliver__encode(s->prof, &data, &len);
-	if (err)
-		return err;
-	if (a->pusher) {
-		struct push_item item = {
-			.name = s->name,
-			.labels = labels,
-			.n_labels = push_labels(a, s, labels),
-			.from_ns = dc->start_real,
-			.until_ns = dc->end_real,
-			.sample_rate = a->cfg->frequency,
-			.data = data,
-			.len = len,
-		};
-
-		err = pusher__enqueue(a->pusher, &item);
-	}
+	if (a->pusher)
+		err = push_series(dc, s);
 	if (a->dir) {
-		int e = profile_dir__write(a->dir, s->name, dc->start_real, data, len);
+		int e = agent_deliver__encode(s->prof, &data, &len);
 
+		if (!e)
+			e = profile_dir__write(a->dir, s->name, dc->start_real, data, len);
 		if (e)
 			p_warn("cannot write the %s profile to %s: %s", s->name, a->cfg->ag.output_dir,
 			       strerror(-e));

@@ -72,6 +72,10 @@ static void write_pusher(FILE *out, struct agent *a)
 	counter(out, "ebpfprof_push_rejected_total", "Windows dropped on a 4xx answer", ps.rejected);
 	counter(out, "ebpfprof_push_dropped_total", "Windows dropped because the queue was full",
 		ps.dropped);
+	counter(out, "ebpfprof_push_expired_attempts_total",
+		"Windows dropped after --push-max-attempts failed answers", ps.expired_attempts);
+	counter(out, "ebpfprof_push_expired_age_total",
+		"Windows dropped older than --push-max-age", ps.expired_age);
 	gauge(out, "ebpfprof_push_queue_items", "Windows waiting to be pushed", ps.queue_items);
 	gauge(out, "ebpfprof_push_queue_bytes", "Bytes waiting to be pushed", ps.queue_bytes);
 	counter(out, "ebpfprof_push_bytes_total", "Bytes pushed", ps.bytes_sent);
@@ -106,6 +110,13 @@ int agent_metrics__write(void *ctx, FILE *out)
 	counter(out, "ebpfprof_series_delivered_total", "Series windows delivered", f.series_delivered);
 	counter(out, "ebpfprof_delivery_errors_total", "Series windows that failed to deliver",
 		f.delivery_errors);
+	counter(out, "ebpfprof_push_folded_samples_total",
+		"Samples folded into [other] to fit the backend's sample and size limits",
+		f.push_folded_samples);
+	counter(out, "ebpfprof_push_cut_label_values_total",
+		"Label values cut to the backend's length limit", f.push_cut_values);
+	counter(out, "ebpfprof_push_dropped_labels_total",
+		"Sample labels left out past the backend's label-name limit", f.push_dropped_labels);
 	gauge(out, "ebpfprof_harvest_seconds", "Duration of the last harvest (read, symbolize, clear)",
 	      f.harvest_seconds_last);
 	counter(out, "ebpfprof_harvest_seconds_total", "Time spent harvesting", f.harvest_seconds_total);

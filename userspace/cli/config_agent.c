@@ -10,6 +10,8 @@
 
 #define SECRET_MAX 4096
 #define PUSH_TIMEOUT_MAX_S 3600	/* an hour; in ms it must fit an int */
+#define LABEL_VALUE_MAX 2048
+#define LABELS_MAX 20		/* leaves room for the window's own series labels */
 
 static const char usage[] =
 	"usage: ebpfprof agent [OPTIONS]\n"
@@ -28,6 +30,13 @@ static const char usage[] =
 	"      --tenant-id ID         X-Scope-OrgID header\n"
 	"      --ca-file F            CA bundle for https\n"
 	"      --push-timeout SEC     per request (default 10, at most 3600)\n"
+	"      --push-max-attempts N  failed answers before a window is dropped (default 10, 0: no limit)\n"
+	"      --push-max-age SEC     drop windows that ended longer ago (default 3300; Pyroscope\n"
+	"                             refuses windows over an hour old; 0: no limit)\n"
+	"      --push-max-samples N   fold the coldest stacks of a window into [other] past N\n"
+	"                             (default 16000, Pyroscope's limit)\n"
+	"      --push-sample-labels   keep pid and tid as sample labels when pushing (the backend\n"
+	"                             makes a series of each value)\n"
 	"      --queue-max-mb N       windows kept in memory while the backend is down (default 16)\n"
 	"      --spool-dir DIR        also keep undelivered windows on disk\n"
 	"      --spool-max-mb N       bound of the spool (default 256)\n"
@@ -54,7 +63,8 @@ enum {
 	OPT_PUSH = OPT_COMMON_END, OPT_PUSH_API, OPT_BASIC_AUTH_FILE, OPT_BEARER_FILE, OPT_TENANT,
 	OPT_CA_FILE, OPT_PUSH_TIMEOUT, OPT_QUEUE_MAX, OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_LISTEN,
 	OPT_HTTP_TOKEN_FILE, OPT_OUTPUT_DIR, OPT_RETENTION, OPT_LABEL, OPT_GROUP_BY,
-	OPT_KUBERNETES, OPT_NODE_NAME, OPT_SCOPE, OPT_CGROUP,
+	OPT_KUBERNETES, OPT_NODE_NAME, OPT_SCOPE, OPT_CGROUP, OPT_PUSH_MAX_ATTEMPTS,
+	OPT_PUSH_MAX_AGE, OPT_PUSH_SAMPLE_LABELS, OPT_PUSH_MAX_SAMPLES,
 };
 
 static const struct option agent_opts[] = {
@@ -66,6 +76,10 @@ static const struct option agent_opts[] = {
 	{ "tenant-id", required_argument, NULL, OPT_TENANT },
 	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
 	{ "push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT },
+	{ "push-max-attempts", required_argument, NULL, OPT_PUSH_MAX_ATTEMPTS },
+	{ "push-max-age", required_argument, NULL, OPT_PUSH_MAX_AGE },
+	{ "push-sample-labels", no_argument, NULL, OPT_PUSH_SAMPLE_LABELS },
+	{ "push-max-samples", required_argument, NULL, OPT_PUSH_MAX_SAMPLES },
 	{ "queue-max-mb", required_argument, NULL, OPT_QUEUE_MAX },
 	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
 	{ "spool-max-mb", required_argument, NULL, OPT_SPOOL_MAX },
@@ -134,6 +148,12 @@ static int add_label(struct agent_config *ag, const char *arg)
 			return -EINVAL;
 		}
 	}
+	/* Pyroscope refuses a series with a longer value, or more than 30 names in all */
+	if (strlen(eq + 1) > LABEL_VALUE_MAX || ag->n_labels >= LABELS_MAX) {
+		p_err("invalid label '%.40s...': at most %d labels of %d bytes", arg, LABELS_MAX,
+		      LABEL_VALUE_MAX);
+		return -EINVAL;
+	}
 	l = realloc(ag->labels, (ag->n_labels + 1) * sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -198,6 +218,24 @@ static int agent_opt(struct config *cfg, int opt, const char *arg)
 		/* whole milliseconds, at least one: curl reads 0 as no timeout at all */
 		if (!err)
 			ag->push_timeout_ms = secs * 1000 < 1 ? 1 : (int)(secs * 1000);
+		return err;
+	case OPT_PUSH_MAX_ATTEMPTS:
+		err = config__long("push max attempts", arg, 0, 1000000, &v);
+		ag->push_max_attempts = v ? v : -1;
+		return err;
+	case OPT_PUSH_MAX_AGE:
+		err = config__seconds("push max age", arg, &secs);
+		if (!err && secs > 30 * 86400.0) {
+			p_err("invalid push max age '%s' (seconds, at most 30 days)", arg);
+			err = -EINVAL;
+		}
+		if (!err)
+			ag->push_max_age_ms = secs > 0 ? (long)(secs * 1000) : -1;
+		return err;
+	case OPT_PUSH_SAMPLE_LABELS: ag->push_sample_labels = true; return 0;
+	case OPT_PUSH_MAX_SAMPLES:
+		err = config__long("push max samples", arg, 2, 100000000, &v);
+		ag->push_max_samples = v;
 		return err;
 	case OPT_QUEUE_MAX: return parse_mb("--queue-max-mb", arg, &ag->queue_max_bytes);
 	case OPT_SPOOL_DIR: return set_str(&ag->spool_dir, arg);

@@ -1,4 +1,4 @@
-/* pusher.c -- delivers profile windows to Pyroscope (/ingest or the push API): an ordered queue, retries with backoff, a disk spool */
+/* pusher.c -- delivers profile windows to Pyroscope (/ingest or the push API): ordered per series, retry budgets, a disk spool */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <time.h>
 #include <curl/curl.h>
+#include "lib/array.h"
 #include "lib/log.h"
 #include "profile/profile.h"
 #include "push_url.h"
@@ -22,6 +23,9 @@
 #define CONNECT_TIMEOUT_MAX_MS 5000
 #define NOMEM_RETRY_MS 1000
 #define RESP_KEEP 200		/* bytes of an error answer kept for the log line */
+#define DEFAULT_MAX_ATTEMPTS 10
+/* Pyroscope refuses windows older than an hour (reject_older_than); keep a margin for clock skew */
+#define DEFAULT_MAX_AGE_MS (55 * 60 * 1000L)
 
 struct qitem {
 	struct qitem *next;
@@ -31,10 +35,13 @@ struct qitem {
 	bool on_disk;
 	bool busy;		/* the worker is reading or sending it without the lock */
 	bool orphan;		/* dropped while busy: the worker frees it */
-	int attempts;
+	int attempts;		/* answered attempts: what the attempt budget counts */
+	int tries;		/* every attempt, for the backoff */
+	__u64 retry_at;		/* CLOCK_MONOTONIC ms before which its series waits */
 };
 
-enum send_result { SEND_OK, SEND_RETRY, SEND_REJECT };
+/* RETRY_SILENT: nothing answered (connection refused, DNS): says nothing of the window */
+enum send_result { SEND_OK, SEND_RETRY, SEND_RETRY_SILENT, SEND_REJECT };
 
 struct pusher {
 	/* set by pusher__new, then read-only */
@@ -45,6 +52,8 @@ struct pusher {
 	char *userpwd;
 	long timeout_ms;
 	long max_backoff_ms;
+	int max_attempts;
+	long max_age_ms;
 	size_t queue_max;
 	size_t spool_max;
 	char *spool_dir;
@@ -71,8 +80,10 @@ struct pusher {
 
 	/* the worker's own */
 	__u64 rng;
-	int fail_streak;
-	__u64 retry_at;		/* CLOCK_MONOTONIC ms before which the head waits */
+	bool quiet;		/* the item in flight failed before: its next failure is a debug line */
+	bool unreachable;	/* the last request got no answer: said once, not per window */
+	const char **waiting;	/* series keys whose oldest item waits, in this scan */
+	size_t n_waiting, waiting_cap;
 	long retry_after_ms;	/* from the last answer, -1: none */
 	bool timed_out;		/* the last attempt hit timeout_ms */
 	char resp[RESP_KEEP + 1];
@@ -387,7 +398,7 @@ static const char *resp_text(struct pusher *p)
 	return p->resp;
 }
 
-/* the first failure of a streak is a warning, the rest are debug lines */
+/* a window's first failure is a warning, its retries' are debug lines */
 #define log_failure(quiet, fmt, ...)                   \
 	do {                                           \
 		if (quiet)                             \
@@ -396,11 +407,11 @@ static const char *resp_text(struct pusher *p)
 			p_warn(fmt, ##__VA_ARGS__);    \
 	} while (0)
 
-/* without the lock: one POST; logs rejections, and the first failure of a streak */
+/* without the lock: one POST; logs rejections, and a window's first failure */
 static enum send_result post(struct pusher *p, const char *url, const void *data, size_t len,
 			     const char *key)
 {
-	bool quiet = p->fail_streak > 0;
+	bool quiet = p->quiet;
 	long code = 0;
 	CURLcode rc;
 
@@ -414,17 +425,23 @@ static enum send_result post(struct pusher *p, const char *url, const void *data
 	rc = curl_easy_perform(p->curl);
 	if (rc != CURLE_OK) {
 		if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
-			return SEND_RETRY;
+			return SEND_RETRY_SILENT;
 		/* a slow backend is told apart from a dead one: operators tune timeout_ms on it */
 		p->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-		log_failure(quiet, "push to %s failed: %s; retrying", p->log_url,
+		log_failure(quiet || p->unreachable, "push to %s failed: %s; retrying", p->log_url,
 			    p->errbuf[0] ? p->errbuf : curl_easy_strerror(rc));
-		return SEND_RETRY;
+		p->unreachable = true;
+		/* a request that got nowhere says nothing of the window: only its age budget runs */
+		return p->timed_out ? SEND_RETRY : SEND_RETRY_SILENT;
 	}
 	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (p->unreachable)
+		p_info("push to %s answers again", p->log_url);
+	p->unreachable = false;
 	if (code >= 200 && code < 300)
 		return SEND_OK;
-	if (code == 408 || code == 429 || code >= 500) {
+	/* /ingest answers 422 for the backend's transient errors too (the push API keeps 5xx) */
+	if (code == 408 || code == 429 || code >= 500 || (code == 422 && !p->push_url)) {
 		log_failure(quiet, "push to %s: HTTP %ld %s; retrying", p->log_url, code,
 			    resp_text(p));
 		return SEND_RETRY;
@@ -463,12 +480,12 @@ static enum send_result send_item(struct pusher *p, const struct qitem *it, cons
 	return res;
 }
 
-/* full jitter: uniform in [0, min(cap, base * 2^(failures - 1))] */
-static long backoff_ms(struct pusher *p)
+/* full jitter: uniform in [0, min(cap, base * 2^(tries - 1))]; a Retry-After wins */
+static long backoff_ms(struct pusher *p, int tries)
 {
 	long ceil = BACKOFF_BASE_MS;
 
-	for (int i = 1; i < p->fail_streak && ceil < p->max_backoff_ms; i++)
+	for (int i = 1; i < tries && ceil < p->max_backoff_ms; i++)
 		ceil *= 2;
 	if (ceil > p->max_backoff_ms)
 		ceil = p->max_backoff_ms;
@@ -477,29 +494,62 @@ static long backoff_ms(struct pusher *p)
 	return next_rand(&p->rng) % (ceil + 1);
 }
 
+static __s64 now_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__s64)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* how long ago the window ended, by the wall clock: the backend judges it so */
+static long age_ms(const struct qitem *it)
+{
+	__s64 age = now_real_ns() - it->rec.until_ns;
+
+	return age > 0 ? (long)(age / 1000000) : 0;
+}
+
+/* under lock: the item spent its budget; the rest of its series goes on */
+static void expire(struct pusher *p, struct qitem *it, bool by_age)
+{
+	if (by_age) {
+		p_warn("dropping a %s window that ended %ld s ago: older than --push-max-age %ld s",
+		       it->rec.key, age_ms(it) / 1000, p->max_age_ms / 1000);
+		p->stats.expired_age++;
+	} else {
+		p_warn("dropping a %s window after %d failed attempts (--push-max-attempts)",
+		       it->rec.key, it->attempts);
+		p->stats.expired_attempts++;
+	}
+	remove_item(p, it);
+}
+
 /* under lock */
 static void finish(struct pusher *p, struct qitem *it, enum send_result res)
 {
 	switch (res) {
 	case SEND_OK:
-		if (p->fail_streak)
-			p_info("push to %s works again after %d failed attempts", p->log_url,
-			       p->fail_streak);
-		p->fail_streak = 0;
+		if (it->tries > 1)
+			p_info("push of a %s window to %s worked after %d failed attempts",
+			       it->rec.key, p->log_url, it->tries - 1);
 		p->stats.sent++;
 		p->stats.bytes_sent += it->rec.body_len;
 		remove_item(p, it);
 		break;
 	case SEND_REJECT:
-		p->fail_streak = 0;
 		p->stats.rejected++;
 		remove_item(p, it);
 		break;
 	case SEND_RETRY:
+	case SEND_RETRY_SILENT:
 		p->stats.failures++;
 		p->stats.timeouts += p->timed_out;
-		p->fail_streak++;
-		p->retry_at = now_ms() + backoff_ms(p);
+		it->attempts += res == SEND_RETRY;
+		if (p->max_attempts && it->attempts >= p->max_attempts)
+			expire(p, it, false);
+		else
+			it->retry_at = now_ms() + backoff_ms(p, it->tries);
 		break;
 	}
 }
@@ -513,7 +563,8 @@ static void attempt(struct pusher *p, struct qitem *it)
 	int err = 0;
 
 	it->busy = true;
-	if (it->attempts++)
+	p->quiet = it->tries > 0;
+	if (it->tries++)
 		p->stats.retries++;
 	pthread_mutex_unlock(&p->lock);
 	if (!body) {
@@ -528,29 +579,73 @@ static void attempt(struct pusher *p, struct qitem *it)
 	if (it->orphan) {
 		item_free(it);
 	} else if (err == -ENOMEM) {
-		it->attempts--;
-		p->retry_at = now_ms() + NOMEM_RETRY_MS;
+		it->tries--;
+		it->retry_at = now_ms() + NOMEM_RETRY_MS;
 	} else if (err) {
 		p_warn("dropping spooled item %llu of %s: %s", (unsigned long long)it->rec.seq,
 		       p->spool_dir, strerror(-err));
 		drop(p, it);
-	} else if (!p->stop || res != SEND_RETRY) {
+	} else if (!p->stop || (res != SEND_RETRY && res != SEND_RETRY_SILENT)) {
 		finish(p, it, res);
 	}
+}
+
+static bool is_waiting(const struct pusher *p, const char *key)
+{
+	for (size_t i = 0; i < p->n_waiting; i++)
+		if (!strcmp(p->waiting[i], key))
+			return true;
+	return false;
+}
+
+/*
+ * Under lock: the oldest item whose series is not waiting out a backoff, so
+ * one failing series never holds up the others while each series keeps its
+ * order. Items past their age budget go on the way. NULL: nothing is due;
+ * *wake_at says when something will be (0: never, until an item comes).
+ */
+static struct qitem *next_due(struct pusher *p, __u64 *wake_at)
+{
+	__u64 now = now_ms();
+	struct qitem *it, *next;
+
+	*wake_at = 0;
+	p->n_waiting = 0;
+	for (it = p->head; it; it = next) {
+		next = it->next;
+		if (p->n_waiting && is_waiting(p, it->rec.key))
+			continue;
+		if (p->max_age_ms && age_ms(it) > p->max_age_ms) {
+			expire(p, it, true);
+			continue;
+		}
+		if (it->retry_at <= now)
+			return it;
+		if (!*wake_at || it->retry_at < *wake_at)
+			*wake_at = it->retry_at;
+		/* no room to remember it: wait for the earliest item instead of skipping past it */
+		if (ARRAY_RESERVE(p->waiting, p->waiting_cap, p->n_waiting + 1))
+			return NULL;
+		p->waiting[p->n_waiting++] = it->rec.key;
+	}
+	return NULL;
 }
 
 static void *worker_main(void *arg)
 {
 	struct pusher *p = arg;
+	struct qitem *it;
+	__u64 wake_at;
 
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
-		if (!p->head)
-			pthread_cond_wait(&p->wake, &p->lock);
-		else if (now_ms() < p->retry_at)
-			wait_until(&p->wake, &p->lock, p->retry_at);
+		it = next_due(p, &wake_at);
+		if (it)
+			attempt(p, it);
+		else if (wake_at)
+			wait_until(&p->wake, &p->lock, wake_at);
 		else
-			attempt(p, p->head);
+			pthread_cond_wait(&p->wake, &p->lock);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -773,6 +868,12 @@ struct pusher *pusher__new(const struct pusher_opts *opts)
 		return NULL;
 	p->timeout_ms = opts->timeout_ms ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
 	p->max_backoff_ms = opts->max_backoff_ms ? opts->max_backoff_ms : DEFAULT_MAX_BACKOFF_MS;
+	p->max_attempts = opts->max_attempts ? opts->max_attempts : DEFAULT_MAX_ATTEMPTS;
+	p->max_age_ms = opts->max_age_ms ? opts->max_age_ms : DEFAULT_MAX_AGE_MS;
+	if (p->max_attempts < 0)
+		p->max_attempts = 0;
+	if (p->max_age_ms < 0)
+		p->max_age_ms = 0;
 	p->queue_max = opts->queue_max_bytes ? opts->queue_max_bytes : DEFAULT_QUEUE_MAX;
 	p->spool_max = opts->spool_max_bytes ? opts->spool_max_bytes : DEFAULT_SPOOL_MAX;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -898,6 +999,7 @@ void pusher__free(struct pusher *p)
 	free(p->push_url);
 	free(p->log_url);
 	free(p->spool_dir);
+	free(p->waiting);
 	if (p->sync_ready) {
 		pthread_cond_destroy(&p->idle);
 		pthread_cond_destroy(&p->wake);

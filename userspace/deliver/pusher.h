@@ -14,12 +14,18 @@
 struct pusher;
 
 /*
- * Policy (pusher.c): items go out in order, to BASE/ingest, or with push_api
- * to BASE/push.v1.PusherService/Push as a PushRequest labelled
- * __name__=process_cpu, service_name=NAME and the item's labels. Connection
- * errors, timeouts, 408, 429 and 5xx are retried with full-jitter
- * exponential backoff (a Retry-After wins, capped by max_backoff_ms) while
- * the head item blocks the rest; any other non-2xx answer drops the item
+ * Policy (pusher.c): items go out in order within their series (name and
+ * labels), to BASE/ingest, or with push_api to
+ * BASE/push.v1.PusherService/Push as a PushRequest labelled
+ * __name__=profile_type, service_name=NAME and the item's labels. Connection
+ * errors, timeouts, 408, 429, 5xx (and 422 from /ingest, which answers so for
+ * the backend's transient errors) are retried with full-jitter exponential
+ * backoff (a Retry-After wins, capped by max_backoff_ms). A series waiting
+ * out its backoff never delays the others. Each item has a budget: at most
+ * max_attempts answered failures (a connection that got nowhere does not
+ * count: it says nothing of the window) and max_age_ms since the window
+ * ended, by the wall clock (the backend refuses old windows); past either it
+ * is dropped (expired_*). Any other non-2xx answer drops the item
  * (rejected). Without a spool dir the queue lives in memory. With one, every
  * item is written to disk when queued (write-through: it survives a crash as
  * well as a stop) and its body is also kept in memory while queue_max_bytes
@@ -36,6 +42,8 @@ struct pusher_opts {
 	const char *ca_file;		/* PEM CA bundle for https, or NULL for the system's */
 	int timeout_ms;			/* per request; 0: 10000 */
 	int max_backoff_ms;		/* cap of the exponential backoff; 0: 30000 */
+	int max_attempts;		/* answered failures before an item is dropped; 0: 10, <0: no limit */
+	long max_age_ms;		/* since the window ended; 0: 55 minutes, <0: no limit */
 	size_t queue_max_bytes;		/* in memory; 0: 16 MiB */
 	const char *spool_dir;		/* NULL: no disk spool */
 	size_t spool_max_bytes;		/* 0: 256 MiB */
@@ -66,6 +74,8 @@ struct pusher_stats {
 	__u64 timeouts;		/* of the failures, those that hit timeout_ms */
 	__u64 retries;		/* attempts after the first */
 	__u64 rejected;		/* items dropped on another 4xx */
+	__u64 expired_attempts;	/* items dropped after max_attempts failures */
+	__u64 expired_age;	/* items dropped older than max_age_ms */
 	__u64 dropped;		/* items dropped (oldest first) because the queue and spool were full */
 	__u64 spooled;		/* items written to the spool dir */
 	__u64 queue_items;	/* items waiting now (memory + spool) */

@@ -26,6 +26,10 @@ struct agent_config {
 	char *tenant_id;
 	char *ca_file;
 	int push_timeout_ms;
+	int push_max_attempts;		/* 0: the pusher's default, <0: no limit */
+	long push_max_age_ms;		/* 0: the pusher's default, <0: no limit */
+	bool push_sample_labels;	/* keep pid/tid sample labels on pushes */
+	long push_max_samples;		/* 0: Pyroscope's 16000 */
 	size_t queue_max_bytes;
 	char *spool_dir;
 	size_t spool_max_bytes;

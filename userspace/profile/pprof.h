@@ -94,6 +94,33 @@ void pprof__set_time(struct pprof *p, __s64 time_nanos, __s64 duration_nanos);
 /* Writes the profile as gzip-compressed profile.proto. Returns 0 or a negative errno. */
 int pprof__write(const struct pprof *p, FILE *out);
 
+/* pprof__write, also telling the size of the profile.proto before compression. */
+int pprof__write_sized(const struct pprof *p, FILE *out, size_t *raw_len);
+
+/* What a backend accepts of one profile; 0 in a field: no limit. */
+struct pprof_limits {
+	const char *const *drop_labels;	/* sample label keys left out (NULL-terminated), or NULL */
+	size_t max_samples;		/* past it the coldest samples fold into one "[other]" */
+	size_t max_label_value;		/* bytes; longer values are cut at a UTF-8 boundary */
+	int max_label_names;		/* sample label keys kept per sample, first ones first */
+};
+
+/* What pprof__reduce changed, to count and say. */
+struct pprof_reduce_stats {
+	size_t folded_samples;		/* samples merged into "[other]" */
+	size_t cut_values;		/* label values cut to max_label_value */
+	size_t dropped_labels;		/* labels left out past max_label_names */
+};
+
+/*
+ * A copy of src within lim: the dropped label keys left out (samples that
+ * differed only by them merge), values cut, and past max_samples the
+ * samples with the smallest first value folded into one sample whose only
+ * frame is "[other]" (no labels): totals are kept. NULL with errno set.
+ */
+struct pprof *pprof__reduce(const struct pprof *src, const struct pprof_limits *lim,
+			    struct pprof_reduce_stats *st);
+
 /*
  * Folded stacks for flamegraph.pl: "comm;root;...;leaf count" per line, one
  * line per distinct stack, value index value_index (0: the first sample type).

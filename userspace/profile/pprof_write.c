@@ -66,6 +66,7 @@ enum {
 struct gz_out {
 	z_stream zs;
 	FILE *out;
+	size_t raw_len;		/* encoded bytes before compression */
 	unsigned char buf[16 * 1024];
 };
 
@@ -106,6 +107,7 @@ static int drain(struct gz_out *g, struct pbuf *b, bool force)
 
 	if (err || (!force && b->len < FLUSH_AT))
 		return err;
+	g->raw_len += b->len;
 	err = deflate_to_file(g, b->data, b->len, force ? Z_FINISH : Z_NO_FLUSH);
 	pbuf__reset(b);
 	return err;
@@ -232,6 +234,11 @@ static int encode(struct gz_out *g, struct pbuf *b, const struct pprof *p)
 
 int pprof__write(const struct pprof *p, FILE *out)
 {
+	return pprof__write_sized(p, out, NULL);
+}
+
+int pprof__write_sized(const struct pprof *p, FILE *out, size_t *raw_len)
+{
 	struct gz_out *g;
 	struct pbuf b;
 	int err;
@@ -249,6 +256,8 @@ int pprof__write(const struct pprof *p, FILE *out)
 	pbuf__init(&b);
 	errno = 0;
 	err = encode(g, &b, p);
+	if (raw_len)
+		*raw_len = g->raw_len;
 	if (!err && fflush(out))
 		err = errno ? -errno : -EIO;
 	if (!err && ferror(out))

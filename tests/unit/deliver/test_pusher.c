@@ -24,7 +24,21 @@
 #include "deliver/spool.h"
 #include "test.h"
 
-#define T0_NS (1700000000LL * 1000000000LL + 250000000LL)	/* a quarter second past */
+/*
+ * Windows start a quarter second past a whole second, ten minutes ago: a
+ * backend refuses windows over an hour old, and so does the collector.
+ */
+#define T0_S t0_s()
+#define T0_NS (T0_S * 1000000000LL + 250000000LL)
+
+static long long t0_s(void)
+{
+	static long long t0;
+
+	if (!t0)
+		t0 = (long long)time(NULL) / 10 * 10 - 600;
+	return t0;
+}
 #define WINDOW_NS (10LL * 1000000000LL)
 #define MAX_ENTRIES 64
 
@@ -428,7 +442,7 @@ static int test_series_key(void)
 		{ "env", "prod" }, { "bad key!", "a,b}" }, { "9x", "  v w " },
 		{ "__name__", "x" }, { "empty", "" }, { "", "v" }, { "k.dot", "{x=y}" },
 	};
-	char val[1300], *key, *url;
+	char val[1300], want[200], *key, *url;
 	__s64 f, u;
 
 	key = push_url__series_key("my app/ä", labels, 7);
@@ -445,8 +459,9 @@ static int test_series_key(void)
 	CHECK(key && !strcmp(key, "svc{}"));
 	url = push_url__ingest("http://h:1/base//", key, T0_NS, T0_NS + WINDOW_NS, 99);
 	CHECK(url);
-	CHECK(!strcmp(url, "http://h:1/base/ingest?name=svc%7B%7D&from=1700000000&until=1700000010"
-			   "&format=pprof&sampleRate=99&spyName=ebpfprof"));
+	snprintf(want, sizeof(want), "http://h:1/base/ingest?name=svc%%7B%%7D&from=%lld&until=%lld"
+		 "&format=pprof&sampleRate=99&spyName=ebpfprof", T0_S, T0_S + 10);
+	CHECK(!strcmp(url, want));
 	free(url);
 	free(key);
 	errno = 0;
@@ -577,7 +592,7 @@ static int test_params(void)
 	CHECK(e[0].status == 200 && !strcmp(e[0].api, "ingest"));
 	CHECK(!strcmp(e[0].name, "my_service"));
 	CHECK(!strcmp(e[0].labels, "bad_key_=a_b_;env=prod"));
-	CHECK(e[0].from == 1700000000 && e[0].until == 1700000010);
+	CHECK(e[0].from == T0_S && e[0].until == T0_S + 10);
 	CHECK(e[0].sample_rate == 99 && !strcmp(e[0].spy, "ebpfprof"));
 	CHECK(e[0].samples == 1 && e[0].total == 1);
 	CHECK(e[0].time_nanos == T0_NS && e[0].duration_nanos == WINDOW_NS);
@@ -766,6 +781,118 @@ static int test_reject_400(void)
 	CHECK(e[2].status == 400 && strstr(e[2].error, "gzip"));
 	CHECK(e[3].status == 200 && e[3].total == 4);
 	CHECK(st.rejected == 2 && st.sent == 2 && st.failures == 0 && st.retries == 0);
+	return TEST_OK;
+}
+
+/* One service answered 503 forever: its windows are dropped after their
+ * attempts while the other service's go out on time and in order. */
+static int test_no_head_of_line(void)
+{
+	const char *flags[] = { "-fail-service", "bad", "-fail-count", "-1", "-retry-after", "1",
+				NULL };
+	struct collector c = { 0 };
+	struct entry e[MAX_ENTRIES];
+	struct pusher_stats st;
+	struct pusher_opts o;
+	struct pusher *p;
+	int n, good = 0, bad_tries[3] = { 0 }, last_bad = -1;
+	long long t_last_good = 0, t_last_bad = 0;
+
+	CHECK(collector_start(&c, NULL, "hol.log", flags) == 0);
+	o = base_opts(c.url);
+	o.max_attempts = 3;
+	o.max_backoff_ms = 2000;	/* Retry-After: 1 s between a bad window's tries */
+	p = pusher__new(&o);
+	CHECK(p);
+	for (int i = 0; i < 3; i++) {
+		struct test_item b, g;
+
+		CHECK(make_item(&b, i, NULL, 0) == 0 && make_item(&g, i, NULL, 0) == 0);
+		b.item.name = "bad";
+		CHECK(pusher__enqueue(p, &b.item) == 0 && pusher__enqueue(p, &g.item) == 0);
+		free(b.buf);
+		free(g.buf);
+	}
+	CHECK(pusher__drain(p, 20000) == 0);
+	pusher__stats(p, &st);
+	pusher__free(p);
+	collector_stop(&c);
+
+	n = read_log(c.log, e, MAX_ENTRIES);
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(e[i].name, "svc")) {
+			CHECK(e[i].status == 200 && e[i].total == ++good);
+			t_last_good = e[i].time;
+			continue;
+		}
+		/* the bad series keeps its order: window k's tries all come before k+1's */
+		CHECK(e[i].status == 503 && e[i].total >= 1 && e[i].total <= 3);
+		CHECK(e[i].total - 1 >= last_bad);
+		last_bad = e[i].total - 1;
+		bad_tries[last_bad]++;
+		t_last_bad = e[i].time;
+	}
+	CHECK(good == 3 && bad_tries[0] == 3 && bad_tries[1] == 3 && bad_tries[2] == 3);
+	CHECK(st.sent == 3 && st.expired_attempts == 3 && st.queue_items == 0);
+	/* the bad series spends 6 s in retries; the good one is not held behind them */
+	CHECK(n > 0 && t_last_good - e[0].time < 3000000000LL);
+	CHECK(t_last_bad - e[0].time >= 5000000000LL);
+	return TEST_OK;
+}
+
+/* A window that ended longer ago than max_age is dropped by rule, unsent. */
+static int test_max_age(void)
+{
+	struct collector c = { 0 };
+	struct entry e[MAX_ENTRIES];
+	struct pusher_stats st;
+	struct pusher_opts o;
+	struct test_item old, fresh;
+	struct pusher *p;
+
+	CHECK(collector_start(&c, NULL, "age.log", NULL) == 0);
+	o = base_opts(c.url);
+	o.max_age_ms = 30 * 60 * 1000L;
+	p = pusher__new(&o);
+	CHECK(p);
+	CHECK(make_item(&old, 0, NULL, 0) == 0 && make_item(&fresh, 1, NULL, 0) == 0);
+	old.item.from_ns -= 3600LL * 1000000000LL;	/* ended 70 minutes ago */
+	old.item.until_ns -= 3600LL * 1000000000LL;
+	CHECK(pusher__enqueue(p, &old.item) == 0 && pusher__enqueue(p, &fresh.item) == 0);
+	free(old.buf);
+	free(fresh.buf);
+	CHECK(pusher__drain(p, 10000) == 0);
+	pusher__stats(p, &st);
+	pusher__free(p);
+	collector_stop(&c);
+	CHECK(read_log(c.log, e, MAX_ENTRIES) == 1);
+	CHECK(e[0].status == 200 && e[0].total == 2);
+	CHECK(st.expired_age == 1 && st.sent == 1);
+	return TEST_OK;
+}
+
+/* /ingest answers 422 for transient backend errors: retried, not dropped */
+static int test_ingest_422(void)
+{
+	const char *flags[] = { "-fail-status", "422", "-fail-count", "2", NULL };
+	struct collector c = { 0 };
+	struct entry e[MAX_ENTRIES];
+	struct pusher_stats st;
+	struct pusher_opts o;
+	struct pusher *p;
+
+	CHECK(collector_start(&c, NULL, "422.log", flags) == 0);
+	o = base_opts(c.url);
+	p = pusher__new(&o);
+	CHECK(p);
+	CHECK(push_range(p, 0, 1) == 0);
+	CHECK(pusher__drain(p, 10000) == 0);
+	pusher__stats(p, &st);
+	pusher__free(p);
+	collector_stop(&c);
+	CHECK(read_log(c.log, e, MAX_ENTRIES) == 3);
+	CHECK(e[0].status == 422 && e[1].status == 422 && e[2].status == 200);
+	CHECK(st.sent == 1 && st.rejected == 0 && st.retries == 2);
 	return TEST_OK;
 }
 
@@ -1209,6 +1336,9 @@ int main(void)
 	X(test_outage_503) \
 	X(test_retry_after) \
 	X(test_reject_400) \
+	X(test_no_head_of_line) \
+	X(test_max_age) \
+	X(test_ingest_422) \
 	X(test_backend_down) \
 	X(test_queue_bound) \
 	X(test_spool_restart) \

@@ -699,6 +699,95 @@ static int test_top(void)
 /* ---- scale ---- */
 
 /* bytes in use: small chunks plus the big ones malloc mmaps */
+/* ---- reduce: what a push backend accepts ---- */
+
+static __s64 total0(const struct pprof *p)
+{
+	__s64 t = 0;
+
+	for (size_t i = 0; i < p->n_samples; i++)
+		t += pprof_sample_values(p, i)[0];
+	return t;
+}
+
+static int test_reduce(void)
+{
+	static const char *const drop_pid[] = { "pid", NULL };
+	struct pprof_limits merge = { .drop_labels = drop_pid };
+	struct pprof_limits fold = { .max_samples = 3 };
+	struct pprof_reduce_stats st;
+	struct pprof *m = NULL, *r = NULL;
+	char path[64] = "", cmd[128], *out = NULL;
+	struct fixture f;
+	int ok = TEST_FAIL;
+
+	CHECK(fixture_build(&f) == 0);
+	/* without pid, the two s1 samples (pid 42 and 43) are one; totals stay */
+	m = pprof__reduce(f.p, &merge, &st);
+	if (!m || pprof__sample_count(m) != 5 || total0(m) != total0(f.p) || total0(m) != 14)
+		goto out;
+	/* 3 samples at most: the two hottest (4 and 6 after merging) and [other] with the rest */
+	r = pprof__reduce(m, &fold, &st);
+	if (!r || pprof__sample_count(r) != 3 || st.folded_samples != 3 || total0(r) != 14)
+		goto out;
+	if (!have_go()) {
+		ok = TEST_OK;
+		goto out;
+	}
+	if (write_tmp(r, path, sizeof(path)))
+		goto out;
+	snprintf(cmd, sizeof(cmd), "go tool pprof -raw %s 2>&1", path);
+	out = run(cmd);
+	/* the independent reader sees the fold: [other] holds 1+2+1 samples */
+	if (out && strstr(out, "[other]") && strstr(out, "recurse") && !strstr(out, "do_syscall"))
+		ok = TEST_OK;
+	else
+		fprintf(stderr, "  go tool pprof -raw said:\n%s\n", out ? out : "(nothing)");
+out:
+	if (path[0])
+		unlink(path);
+	free(out);
+	pprof__free(r);
+	pprof__free(m);
+	pprof__free(f.p);
+	return ok;
+}
+
+static int test_reduce_cut_utf8(void)
+{
+	struct pprof_opts opts = {
+		.sample_types = { { "samples", "count" } }, .n_sample_types = 1,
+		.period_type = { "cpu", "nanoseconds" },
+	};
+	struct pprof_limits lim = { .max_label_value = 4, .max_label_names = 1 };
+	/* "ab" then a 3-byte character: a cut at 4 bytes would split it */
+	struct pprof_label labels[] = { { .key = "comm", .str = "ab\xe2\x82\xacz" },
+					{ .key = "exe", .str = "/bin/x" } };
+	struct pprof_line line = { "f", NULL, 0 };
+	struct pprof_reduce_stats st;
+	struct pprof *p = pprof__new(&opts), *r = NULL;
+	__s64 one = 1;
+	__u32 loc;
+	size_t n;
+	int ok = TEST_FAIL;
+	const struct pp_label *l;
+
+	CHECK(p);
+	loc = pprof__add_location(p, 0, 0x1000, &line, 1);
+	if (!loc || pprof__add_sample(p, &loc, 1, &one, labels, 2))
+		goto out;
+	r = pprof__reduce(p, &lim, &st);
+	if (!r || st.cut_values != 1 || st.dropped_labels != 1)
+		goto out;
+	l = pprof_labelset(r, r->samples[0].labelset, &n);
+	if (n == 1 && !strcmp(pprof_str(r, l[0].str), "ab"))
+		ok = TEST_OK;
+out:
+	pprof__free(r);
+	pprof__free(p);
+	return ok;
+}
+
 static size_t heap(const struct mallinfo2 *mi)
 {
 	return mi->uordblks + mi->hblkhd;
@@ -795,4 +884,6 @@ TEST_MAIN("pprof",
 	  TEST(test_folded),
 	  TEST(test_folded_odd_names),
 	  TEST(test_top),
+	  TEST(test_reduce),
+	  TEST(test_reduce_cut_utf8),
 	  TEST(test_memory_footprint))
