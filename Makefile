@@ -49,6 +49,8 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make 
 	libcurl4-openssl-dev libmicrohttpd-dev libjson-c-dev \
 	libdw-dev liblzma-dev libdebuginfod-dev libiberty-dev debuginfod dwz g++ nodejs linux-perf bpftrace \
 	golang-go golang-github-google-pprof-dev python3 python3-yaml util-linux curl
+# the OTLP test decodes our export with protoc and Python's protobuf, from the published .proto
+DEB_PKGS += protobuf-compiler python3-protobuf
 
 .PHONY: all deps run test bench clean vmlinux fixtures fuzz
 .DELETE_ON_ERROR:

@@ -158,8 +158,82 @@ print(min((r["time_nanos"] + r["duration_nanos"] for r in ok), default=0))' "$tm
 	fi
 }
 
+# The published OpenTelemetry .proto files, from Debian's opentelemetry-proto package (cached).
+OTLP_PROTO_VERSION=1.11.0-1
+OTLP_CACHE=/var/cache/ebpfprof/otlp-proto-$OTLP_PROTO_VERSION
+otlp_proto() {	# prints the include dir, or nothing when the archive cannot be reached
+	local deb=opentelemetry-proto_${OTLP_PROTO_VERSION}_all.deb
+	if [ ! -d "$OTLP_CACHE/usr/include/opentelemetry" ]; then
+		mkdir -p "$OTLP_CACHE" &&
+			curl -sfL --max-time 60 -o "$OTLP_CACHE/$deb" \
+				"http://deb.debian.org/debian/pool/main/o/opentelemetry-proto/$deb" &&
+			dpkg-deb -x "$OTLP_CACHE/$deb" "$OTLP_CACHE" || { rm -rf "$OTLP_CACHE"; return; }
+	fi
+	echo "$OTLP_CACHE/usr/include"
+}
+
+test_otlp() {	# OTLP export decoded by Python classes protoc made from the published proto: same numbers as the pprof push
+	local inc
+	inc=$(otlp_proto)
+	[ -n "$inc" ] || { skip otlp "Debian's opentelemetry-proto $OTLP_PROTO_VERSION could not be fetched"; return; }
+	command -v protoc >/dev/null && /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null ||
+		{ skip otlp "protoc or python3-protobuf missing (make deps)"; return; }
+	mkdir -p "$tmp/otlp_py" "$tmp/otlp_bodies"
+	protoc -I "$inc" --python_out="$tmp/otlp_py" \
+		"$inc"/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto \
+		"$inc"/opentelemetry/proto/profiles/v1development/profiles.proto \
+		"$inc"/opentelemetry/proto/common/v1/common.proto \
+		"$inc"/opentelemetry/proto/resource/v1/resource.proto ||
+		{ fail otlp "protoc could not compile the published proto"; return; }
+	start_collector "$tmp/otlp.log" -otlp-dir "$tmp/otlp_bodies" || { fail otlp "collector did not start"; return; }
+	"$FIX/cpu_split" 30 & local w=$!
+	"$EBPFPROF" agent --interval 1 --frequency 199 --pid $w --push "http://$COLLECTOR_ADDR" \
+		--push-otlp "http://$COLLECTOR_ADDR" --label env=test 2>"$tmp/otlp.err" & local agent=$!
+	sleep 4.5
+	stop $agent
+	stop $COLLECTOR_PID
+	kill $w 2>/dev/null
+	/usr/bin/python3 "$(dirname "$0")/otlp_decode.py" "$tmp/otlp_py" "$tmp"/otlp_bodies/*.bin \
+		>"$tmp/otlp.json" 2>"$tmp/otlp_decode.err" ||
+		{ head -3 "$tmp/otlp_decode.err"; fail otlp "the published proto does not decode our export"; return; }
+	local verdict
+	verdict=$(python3 - "$tmp/otlp.json" "$tmp/otlp.log" <<'EOF2'
+import json, sys
+otlp = [json.loads(l) for l in open(sys.argv[1])]
+pprof = {r["time_nanos"]: r for r in map(json.loads, open(sys.argv[2])) if r["api"] == "ingest" and r["status"] == 200}
+errs, matched, leaf = [], 0, {}
+for o in otlp:
+    errs += o["errors"]
+    if o.get("service") != "cpu_split" or o["resource"].get("env") != "test" or not o["resource"].get("host.name"):
+        errs.append("resource %s" % o.get("resource"))
+    if o["types"][:2] != ["samples/count", "cpu/nanoseconds"]:
+        errs.append("sample types %s" % o["types"])
+    p = pprof.get(o.get("time_nanos"))
+    if p:
+        matched += 1
+        if o["totals"][0] != p["total"]:
+            errs.append("window %d: OTLP says %d samples, pprof %d" % (o["time_nanos"], o["totals"][0], p["total"]))
+    for k, v in o["leaf"].items():
+        leaf[k] = leaf.get(k, 0) + v
+total = sum(leaf.values()) or 1
+share = {k: 100.0 * v / total for k, v in leaf.items()}
+fifty = share.get("cpu_split_fifty", 0)
+if matched < 3:
+    errs.append("%d OTLP windows matched a pprof window" % matched)
+if abs(fifty - 50) > 8:
+    errs.append("cpu_split_fifty has %.1f%% of OTLP samples, want 50" % fifty)
+print("ok" if not errs else "; ".join(errs[:4]), "| %d windows, fifty %.1f%%" % (matched, fifty))
+EOF2
+)
+	case $verdict in
+	ok*) pass otlp; echo "  $verdict" ;;
+	*) fail otlp "$verdict" ;;
+	esac
+}
+
 test_no_head_of_line
 test_bounded_series
 test_invalid_utf8
 test_oversized_window
 test_old_spooled_window
+test_otlp

@@ -1,5 +1,6 @@
 /* agent.c -- `ebpfprof agent`: continuous profiling, one pprof per series per window, delivered */
 #include <errno.h>
+#include <sys/stat.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
@@ -71,13 +72,18 @@ static int open_sampler(struct agent *a)
 	return 0;
 }
 
-static int open_delivery(struct agent *a)
+/* A pusher to url; an OTLP one spools in its own subdirectory. NULL: said why. */
+static struct pusher *open_pusher(struct agent *a, const char *url, bool otlp)
 {
 	const struct agent_config *ag = &a->cfg->ag;
+	char *spool = NULL;
+	struct pusher *p;
 
-	if (ag->push_url) {
+	if (otlp && ag->spool_dir && asprintf(&spool, "%s/otlp", ag->spool_dir) < 0)
+		return NULL;
+	{
 		struct pusher_opts po = {
-			.url = ag->push_url,
+			.url = url,
 			.basic_auth = ag->basic_auth,
 			.bearer_token = ag->bearer_token,
 			.tenant_id = ag->tenant_id,
@@ -86,21 +92,34 @@ static int open_delivery(struct agent *a)
 			.max_attempts = ag->push_max_attempts,
 			.max_age_ms = ag->push_max_age_ms,
 			.queue_max_bytes = ag->queue_max_bytes,
-			.spool_dir = ag->spool_dir,
+			.spool_dir = otlp ? spool : ag->spool_dir,
 			.spool_max_bytes = ag->spool_max_bytes,
-			.push_api = ag->push_api,
+			.push_api = !otlp && ag->push_api,
+			.otlp = otlp,
 			/* Pyroscope's names for the three kinds of profile */
 			.profile_type = a->cfg->mode == MODE_WALL	? "wall" :
 					a->cfg->mode == MODE_OFFCPU ? "off_cpu" :
 								      "process_cpu",
 		};
 
-		a->pusher = pusher__new(&po);
-		if (!a->pusher) {
-			p_err("cannot set up pushing to %s: %s", ag->push_url, strerror(errno));
-			return -errno;
-		}
+		if (spool && mkdir(spool, 0700) && errno != EEXIST)
+			p_warn("cannot create %s: %s", spool, strerror(errno));
+		p = pusher__new(&po);
+		if (!p)
+			p_err("cannot set up pushing to %s: %s", url, strerror(errno));
 	}
+	free(spool);
+	return p;
+}
+
+static int open_delivery(struct agent *a)
+{
+	const struct agent_config *ag = &a->cfg->ag;
+
+	if (ag->push_url && !(a->pusher = open_pusher(a, ag->push_url, false)))
+		return -errno;
+	if (ag->otlp_url && !(a->otlp = open_pusher(a, ag->otlp_url, true)))
+		return -errno;
 	if (ag->output_dir) {
 		a->dir = profile_dir__open(ag->output_dir, ag->retention);
 		if (!a->dir) {
@@ -181,7 +200,7 @@ static int new_window(struct agent *a, __s64 start_real)
 	};
 
 	a->window_start_real = start_real;
-	if (!a->pusher && !a->dir)
+	if (!a->pusher && !a->otlp && !a->dir)
 		return 0;	/* pull only: windows would go nowhere */
 	a->window = window__new(&wo);
 	return a->window ? 0 : -ENOMEM;
@@ -460,7 +479,7 @@ static void report_totals(struct agent *a)
 /* The partial window and every open pull request are delivered before exiting. */
 static void shutdown_agent(struct agent *a)
 {
-	__s64 now_real;
+	__s64 now_real, drain_start;
 	int err;
 
 	pthread_mutex_lock(&a->lock);
@@ -478,10 +497,18 @@ static void shutdown_agent(struct agent *a)
 	}
 	agent_pull__activate(a, clock_ns(CLOCK_MONOTONIC), now_real);
 	agent_pull__finish_due(a, clock_ns(CLOCK_MONOTONIC), now_real, true);
-	if (a->pusher) {
-		err = pusher__drain(a->pusher, SHUTDOWN_DRAIN_MS);
+	/* one drain budget for both: the second waits only for what the first left */
+	drain_start = clock_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < 2; i++) {
+		struct pusher *p = i ? a->otlp : a->pusher;
+		__s64 left = SHUTDOWN_DRAIN_MS - (clock_ns(CLOCK_MONOTONIC) - drain_start) / 1000000;
+
+		if (!p)
+			continue;
+		err = pusher__drain(p, left > 0 ? (int)left : 0);
 		if (err)
-			p_warn("backend unreachable at shutdown: undelivered windows %s",
+			p_warn("%s unreachable at shutdown: undelivered windows %s",
+			       i ? "OTLP backend" : "backend",
 			       a->cfg->ag.spool_dir ? "stay in the spool directory" : "are lost");
 	}
 	report_totals(a);
@@ -491,6 +518,7 @@ static void teardown(struct agent *a)
 {
 	http_server__free(a->http);	/* waits for running requests, all answered by now */
 	pusher__free(a->pusher);
+	pusher__free(a->otlp);
 	profile_dir__free(a->dir);
 	window__free(a->window);
 	proc_table__free(a->procs);

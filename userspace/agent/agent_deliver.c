@@ -72,15 +72,41 @@ struct deliver_ctx {
  * values cut, and the coldest samples folded until it fits the sample and
  * size limits. Local files and the pull endpoint keep everything.
  */
-static int encode_for_push(struct agent *a, const struct pprof *prof, int n_series_labels,
-			   void **data, size_t *len)
+struct push_encoding {
+	int n_series_labels;		/* they count against the label-name limit */
+	const struct otlp_attr *resource;	/* OTLP: the resource's attributes; NULL: pprof */
+	int n_resource;
+};
+
+/* r as gzip pprof or an OTLP request; raw_len is what the backend's size limit counts */
+static int encode_one(const struct pprof *r, const struct push_encoding *enc, void **data,
+		      size_t *len, size_t *raw_len)
+{
+	struct pbuf b;
+	int err;
+
+	if (!enc->resource)
+		return encode_sized(r, data, len, raw_len);
+	pbuf__init(&b);
+	err = pprof__write_otlp(r, enc->resource, enc->n_resource, &b);
+	if (err) {
+		pbuf__release(&b);
+		return err;
+	}
+	*data = b.data;		/* the buffer is the caller's now */
+	*len = *raw_len = b.len;
+	return 0;
+}
+
+static int encode_for_push(struct agent *a, const struct pprof *prof,
+			   const struct push_encoding *enc, void **data, size_t *len)
 {
 	static const char *const identities[] = { "pid", "tid", NULL };
 	struct pprof_limits lim = {
 		.drop_labels = a->cfg->ag.push_sample_labels ? NULL : identities,
 		.max_samples = a->cfg->ag.push_max_samples ?: MAX_PROFILE_SAMPLES,
 		.max_label_value = MAX_LABEL_VALUE,
-		.max_label_names = MAX_PUSH_LABELS - 2 - n_series_labels,
+		.max_label_names = MAX_PUSH_LABELS - 2 - enc->n_series_labels,
 	};
 	struct pprof_reduce_stats st = {};
 	size_t raw = 0;
@@ -91,7 +117,7 @@ static int encode_for_push(struct agent *a, const struct pprof *prof, int n_seri
 
 		if (!r)
 			return -errno;
-		err = encode_sized(r, data, len, &raw);
+		err = encode_one(r, enc, data, len, &raw);
 		if (!err && raw > MAX_PROFILE_BYTES && pprof__sample_count(r) > 1) {
 			/* samples are most of the bytes: shrink their number in proportion */
 			lim.max_samples = pprof__sample_count(r) * (MAX_PROFILE_BYTES / 2) / raw + 1;
@@ -114,10 +140,32 @@ static int encode_for_push(struct agent *a, const struct pprof *prof, int n_seri
 	return err;
 }
 
-static int push_series(struct deliver_ctx *dc, const struct window_series *s)
+/* our series labels as OpenTelemetry's resource semantic conventions name them */
+static const char *resource_key(const char *key)
+{
+	static const char *const names[][2] = {
+		{ "hostname", "host.name" },
+		{ "node", "k8s.node.name" },
+		{ "namespace", "k8s.namespace.name" },
+		{ "pod", "k8s.pod.name" },
+		{ "pod_uid", "k8s.pod.uid" },
+		{ "container", "k8s.container.name" },
+		{ "container_id", "container.id" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(names[i][0], key))
+			return names[i][1];
+	return key;
+}
+
+/* one series window to pusher p: to an OTLP endpoint when otlp */
+static int push_series(struct deliver_ctx *dc, const struct window_series *s, struct pusher *p,
+		       bool otlp)
 {
 	struct agent *a = dc->a;
 	struct push_label labels[MAX_PUSH_LABELS];
+	struct otlp_attr resource[MAX_PUSH_LABELS + 1];
 	struct push_item item = {
 		.name = s->name,
 		.labels = labels,
@@ -126,13 +174,22 @@ static int push_series(struct deliver_ctx *dc, const struct window_series *s)
 		.until_ns = dc->end_real,
 		.sample_rate = a->cfg->frequency,
 	};
+	struct push_encoding enc = { .n_series_labels = item.n_labels };
 	void *data = NULL;
 	int err;
 
-	err = encode_for_push(a, s->prof, item.n_labels, &data, &item.len);
+	if (otlp) {
+		resource[0] = (struct otlp_attr){ "service.name", s->name };
+		for (int i = 0; i < item.n_labels; i++)
+			resource[i + 1] = (struct otlp_attr){ resource_key(labels[i].key),
+							      labels[i].value };
+		enc.resource = resource;
+		enc.n_resource = item.n_labels + 1;
+	}
+	err = encode_for_push(a, s->prof, &enc, &data, &item.len);
 	if (!err) {
 		item.data = data;
-		err = pusher__enqueue(a->pusher, &item);
+		err = pusher__enqueue(p, &item);
 	}
 	free(data);
 	return err;
@@ -147,7 +204,9 @@ static int deliver_series(const struct window_series *s, void *ctx)
 	int err = 0;
 
 	if (a->pusher)
-		err = push_series(dc, s);
+		err = push_series(dc, s, a->pusher, false);
+	if (a->otlp)
+		err = push_series(dc, s, a->otlp, true) ?: err;
 	if (a->dir) {
 		int e = agent_deliver__encode(s->prof, &data, &len);
 

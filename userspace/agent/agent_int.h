@@ -55,6 +55,7 @@ struct agent {
 	struct proc_table *procs;
 	struct k8s *k8s;
 	struct pusher *pusher;
+	struct pusher *otlp;		/* --push-otlp */
 	struct http_server *http;
 	struct profile_dir *dir;
 	struct window *window;		/* NULL when windows go nowhere (pull only) */

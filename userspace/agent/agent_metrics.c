@@ -55,30 +55,48 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 		f->samples_harvested);
 }
 
-static void write_pusher(FILE *out, struct agent *a)
+/* one pusher's counters, named PREFIX_sent_total...: ebpfprof_push_ or ebpfprof_otlp_ */
+static void write_pusher_stats(FILE *out, const struct pusher_stats ps, const char *prefix)
+{
+	const struct {
+		const char *name, *help;
+		__u64 v;
+		bool gauge;
+	} rows[] = {
+		{ "sent_total", "Windows accepted by the backend", ps.sent },
+		{ "failures_total", "Failed push attempts", ps.failures },
+		{ "timeouts_total", "Failed push attempts that timed out", ps.timeouts },
+		{ "spool_errors_total", "Windows the spool could not write (disk full...), kept in memory",
+		  ps.spool_errors },
+		{ "retries_total", "Push attempts after the first", ps.retries },
+		{ "rejected_total", "Windows dropped on a 4xx answer", ps.rejected },
+		{ "dropped_total", "Windows dropped because the queue was full", ps.dropped },
+		{ "expired_attempts_total", "Windows dropped after --push-max-attempts failed answers",
+		  ps.expired_attempts },
+		{ "expired_age_total", "Windows dropped older than --push-max-age", ps.expired_age },
+		{ "queue_items", "Windows waiting to be pushed", ps.queue_items, true },
+		{ "queue_bytes", "Bytes waiting to be pushed", ps.queue_bytes, true },
+		{ "bytes_total", "Bytes pushed", ps.bytes_sent },
+	};
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", prefix, rows[i].name);
+		if (rows[i].gauge)
+			gauge(out, name, rows[i].help, rows[i].v);
+		else
+			counter(out, name, rows[i].help, rows[i].v);
+	}
+}
+
+static void write_pusher(FILE *out, struct pusher *p, const char *prefix)
 {
 	struct pusher_stats ps = {};
 
-	if (!a->pusher)
+	if (!p)
 		return;
-	pusher__stats(a->pusher, &ps);
-	counter(out, "ebpfprof_push_sent_total", "Windows accepted by the backend", ps.sent);
-	counter(out, "ebpfprof_push_failures_total", "Failed push attempts", ps.failures);
-	counter(out, "ebpfprof_push_timeouts_total", "Failed push attempts that timed out",
-		ps.timeouts);
-	counter(out, "ebpfprof_push_spool_errors_total",
-		"Windows the spool could not write (disk full...), kept in memory", ps.spool_errors);
-	counter(out, "ebpfprof_push_retries_total", "Push attempts after the first", ps.retries);
-	counter(out, "ebpfprof_push_rejected_total", "Windows dropped on a 4xx answer", ps.rejected);
-	counter(out, "ebpfprof_push_dropped_total", "Windows dropped because the queue was full",
-		ps.dropped);
-	counter(out, "ebpfprof_push_expired_attempts_total",
-		"Windows dropped after --push-max-attempts failed answers", ps.expired_attempts);
-	counter(out, "ebpfprof_push_expired_age_total",
-		"Windows dropped older than --push-max-age", ps.expired_age);
-	gauge(out, "ebpfprof_push_queue_items", "Windows waiting to be pushed", ps.queue_items);
-	gauge(out, "ebpfprof_push_queue_bytes", "Bytes waiting to be pushed", ps.queue_bytes);
-	counter(out, "ebpfprof_push_bytes_total", "Bytes pushed", ps.bytes_sent);
+	pusher__stats(p, &ps);
+	write_pusher_stats(out, ps, prefix);
 }
 
 static double rss_bytes(void)
@@ -138,7 +156,8 @@ int agent_metrics__write(void *ctx, FILE *out)
 		    f.sym.files_denied);
 	gauge(out, "ebpfprof_symbol_mappings", "Mappings the symbolizer holds, over all processes",
 	      f.sym.mappings_live);
-	write_pusher(out, a);
+	write_pusher(out, a->pusher, "ebpfprof_push_");
+	write_pusher(out, a->otlp, "ebpfprof_otlp_");
 	gauge(out, "ebpfprof_resident_memory_bytes", "Resident set size", rss_bytes());
 	counter(out, "ebpfprof_cpu_seconds_total", "User and system CPU time of the agent",
 		ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +

@@ -25,6 +25,8 @@ static const char usage[] =
 	"  -F, --frequency HZ         samples per second per CPU (default 19)\n"
 	"      --push URL             push each window to a Pyroscope-compatible URL/ingest\n"
 	"      --push-api             use Pyroscope's /push.v1.PusherService/Push instead of /ingest\n"
+	"      --push-otlp URL        also export each window as OpenTelemetry profiles to\n"
+	"                             URL/v1development/profiles (OTLP/HTTP protobuf)\n"
 	"      --basic-auth-file F    file holding user:password for the push backend\n"
 	"      --bearer-token-file F  file holding a bearer token for the push backend\n"
 	"      --tenant-id ID         X-Scope-OrgID header\n"
@@ -64,13 +66,14 @@ enum {
 	OPT_CA_FILE, OPT_PUSH_TIMEOUT, OPT_QUEUE_MAX, OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_LISTEN,
 	OPT_HTTP_TOKEN_FILE, OPT_OUTPUT_DIR, OPT_RETENTION, OPT_LABEL, OPT_GROUP_BY,
 	OPT_KUBERNETES, OPT_NODE_NAME, OPT_SCOPE, OPT_CGROUP, OPT_PUSH_MAX_ATTEMPTS,
-	OPT_PUSH_MAX_AGE, OPT_PUSH_SAMPLE_LABELS, OPT_PUSH_MAX_SAMPLES,
+	OPT_PUSH_MAX_AGE, OPT_PUSH_SAMPLE_LABELS, OPT_PUSH_MAX_SAMPLES, OPT_PUSH_OTLP,
 };
 
 static const struct option agent_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-api", no_argument, NULL, OPT_PUSH_API },
+	{ "push-otlp", required_argument, NULL, OPT_PUSH_OTLP },
 	{ "basic-auth-file", required_argument, NULL, OPT_BASIC_AUTH_FILE },
 	{ "bearer-token-file", required_argument, NULL, OPT_BEARER_FILE },
 	{ "tenant-id", required_argument, NULL, OPT_TENANT },
@@ -205,6 +208,7 @@ static int agent_opt(struct config *cfg, int opt, const char *arg)
 	case 'i': return config__seconds("interval", arg, &ag->interval);
 	case OPT_PUSH: return set_str(&ag->push_url, arg);
 	case OPT_PUSH_API: ag->push_api = true; return 0;
+	case OPT_PUSH_OTLP: return set_str(&ag->otlp_url, arg);
 	case OPT_BASIC_AUTH_FILE: return read_secret("basic auth", arg, &ag->basic_auth);
 	case OPT_BEARER_FILE: return read_secret("bearer token", arg, &ag->bearer_token);
 	case OPT_TENANT: return set_str(&ag->tenant_id, arg);
@@ -333,7 +337,8 @@ static int agent_defaults(struct config *cfg)
 	struct agent_config *ag = &cfg->ag;
 	const char *node = getenv("NODE_NAME");
 
-	if (!ag->push_url && !ag->listen && !ag->output_dir && set_str(&ag->output_dir, "profiles"))
+	if (!ag->push_url && !ag->otlp_url && !ag->listen && !ag->output_dir &&
+	    set_str(&ag->output_dir, "profiles"))
 		return -ENOMEM;
 	if (!ag->node_name && node && *node && set_str(&ag->node_name, node))
 		return -ENOMEM;
@@ -377,6 +382,7 @@ void config__free_agent(struct agent_config *ag)
 	}
 	free(ag->labels);
 	free(ag->push_url);
+	free(ag->otlp_url);
 	free(ag->basic_auth);
 	free(ag->bearer_token);
 	free(ag->tenant_id);

@@ -47,6 +47,7 @@ struct pusher {
 	/* set by pusher__new, then read-only */
 	char *base_url;
 	char *push_url;		/* BASE/push.v1.PusherService/Push with push_api, else NULL */
+	char *otlp_url;		/* BASE/v1development/profiles with otlp, else NULL */
 	const char *profile_type;	/* the push API's __name__ (a static string); NULL: default */
 	char *log_url;		/* base_url without user:password, for log lines */
 	char *userpwd;
@@ -460,7 +461,10 @@ static enum send_result send_item(struct pusher *p, const struct qitem *it, cons
 	int err;
 
 	pbuf__init(&req);
-	if (p->push_url) {
+	if (p->otlp_url) {
+		/* the body is the whole ExportProfilesServiceRequest already */
+		res = post(p, p->otlp_url, body, it->rec.body_len, it->rec.key);
+	} else if (p->push_url) {
 		err = push_url__push_request(it->rec.key, p->profile_type, body, it->rec.body_len,
 					     &req);
 		if (err == -EINVAL) {
@@ -781,7 +785,9 @@ static int setup_curl(struct pusher *p, const struct pusher_opts *o)
 	if (!c)
 		return -ENOMEM;
 	/* the connect protocol's unary call: a binary protobuf body, version header 1 */
-	if (o->push_api) {
+	if (o->otlp) {
+		err = add_header(p, "Content-Type: %s", "application/x-protobuf");
+	} else if (o->push_api) {
 		err = add_header(p, "Content-Type: %s", "application/proto");
 		if (!err)
 			err = add_header(p, "Connect-Protocol-Version: %s", "1");
@@ -904,10 +910,18 @@ struct pusher *pusher__new(const struct pusher_opts *opts)
 			     p->base_url) < 0)
 			p->push_url = NULL;
 	}
+	if (opts->otlp && p->base_url) {
+		size_t len = strlen(p->base_url);
+
+		while (len && p->base_url[len - 1] == '/')
+			len--;
+		if (asprintf(&p->otlp_url, "%.*s/v1development/profiles", (int)len, p->base_url) < 0)
+			p->otlp_url = NULL;
+	}
 	p->profile_type = opts->profile_type;
 	p->userpwd = opts->basic_auth ? strdup(opts->basic_auth) : NULL;
 	p->spool_dir = opts->spool_dir ? strdup(opts->spool_dir) : NULL;
-	if (!p->base_url || (opts->push_api && !p->push_url) || (opts->basic_auth && !p->userpwd) ||
+	if (!p->base_url || (opts->push_api && !p->push_url) || (opts->otlp && !p->otlp_url) || (opts->basic_auth && !p->userpwd) ||
 	    (opts->spool_dir && !p->spool_dir)) {
 		err = -ENOMEM;
 		goto err_free;
@@ -997,6 +1011,7 @@ void pusher__free(struct pusher *p)
 	free_secret(p->userpwd);
 	free(p->base_url);
 	free(p->push_url);
+	free(p->otlp_url);
 	free(p->log_url);
 	free(p->spool_dir);
 	free(p->waiting);

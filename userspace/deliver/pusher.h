@@ -48,6 +48,7 @@ struct pusher_opts {
 	const char *spool_dir;		/* NULL: no disk spool */
 	size_t spool_max_bytes;		/* 0: 256 MiB */
 	bool push_api;			/* use /push.v1.PusherService/Push (connect, HTTP/1.1) */
+	bool otlp;			/* POST items as they are to BASE/v1development/profiles */
 	const char *profile_type;	/* the push API's __name__ (outlives the pusher); NULL: process_cpu */
 };
 
@@ -64,7 +65,7 @@ struct push_item {
 	__s64 from_ns;			/* window start, ns since the epoch */
 	__s64 until_ns;			/* window end */
 	int sample_rate;		/* Hz */
-	const void *data;		/* gzip pprof */
+	const void *data;		/* gzip pprof; with otlp an ExportProfilesServiceRequest */
 	size_t len;
 };
 

@@ -21,6 +21,7 @@ struct agent_config {
 	double interval;		/* seconds per window */
 	char *push_url;
 	bool push_api;
+	char *otlp_url;			/* --push-otlp: OpenTelemetry profiles endpoint base */
 	char *basic_auth;		/* "user:password", from a file or EBPFPROF_BASIC_AUTH, never argv */
 	char *bearer_token;		/* from a file or EBPFPROF_BEARER_TOKEN */
 	char *tenant_id;

@@ -125,6 +125,18 @@ void pbuf__bool(struct pbuf *b, __u32 field, bool v)
 	pbuf__uint64(b, field, v);
 }
 
+void pbuf__fixed64(struct pbuf *b, __u32 field, __u64 v)
+{
+	unsigned char le[8];
+
+	if (!v)
+		return;
+	for (int i = 0; i < 8; i++)
+		le[i] = v >> (8 * i);
+	pbuf__tag(b, field, PBUF_I64);
+	pbuf__append(b, le, sizeof(le));
+}
+
 void pbuf__bytes(struct pbuf *b, __u32 field, const void *data, size_t len)
 {
 	pbuf__tag(b, field, PBUF_LEN);

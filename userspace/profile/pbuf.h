@@ -22,6 +22,7 @@ struct pbuf {
 
 enum pbuf_wire {
 	PBUF_VARINT = 0,
+	PBUF_I64 = 1,
 	PBUF_LEN = 2,
 };
 
@@ -38,6 +39,7 @@ void pbuf__tag(struct pbuf *b, __u32 field, enum pbuf_wire wire);
 void pbuf__uint64(struct pbuf *b, __u32 field, __u64 v);
 void pbuf__int64(struct pbuf *b, __u32 field, __s64 v);
 void pbuf__bool(struct pbuf *b, __u32 field, bool v);
+void pbuf__fixed64(struct pbuf *b, __u32 field, __u64 v);
 
 /* Length-delimited bytes or string; always written (repeated elements may be empty). */
 void pbuf__bytes(struct pbuf *b, __u32 field, const void *data, size_t len);

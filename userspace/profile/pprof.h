@@ -136,4 +136,21 @@ int pprof__write_folded(const struct pprof *p, FILE *out, int value_index);
  */
 int pprof__write_top(const struct pprof *p, FILE *out, int value_index, int n);
 
+struct pbuf;
+
+/* A resource attribute of an OTLP export: service.name, host.name, k8s.pod.name... */
+struct otlp_attr {
+	const char *key;
+	const char *value;
+};
+
+/*
+ * Appends the profile to out as an OpenTelemetry ExportProfilesServiceRequest
+ * (opentelemetry-proto 1.11, profiles/v1development): one resource with these
+ * attributes, one Profile per sample type, sample labels as attributes under
+ * their semantic-convention names (pid: process.pid...). 0 or a negative errno.
+ */
+int pprof__write_otlp(const struct pprof *p, const struct otlp_attr *resource, int n_resource,
+		      struct pbuf *out);
+
 #endif /* EBPFPROF_PPROF_H */
