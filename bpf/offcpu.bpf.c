@@ -6,6 +6,8 @@
 #include <bpf/bpf_tracing.h>
 #include "offcpu.h"
 #include "filter.bpf.h"
+#include "unwind.bpf.h"
+#include "events.bpf.h"
 
 /* include/linux/sched.h; macros are not in BTF */
 #define PF_KTHREAD 0x00200000
@@ -15,10 +17,17 @@
 #define TASK_NOLOAD 0x0400
 #define EFAULT 14
 #define EEXIST 17
+#define E2BIG 7
 
 #ifndef bpf_ksym_exists	/* libbpf before 1.2 */
 #define bpf_ksym_exists(sym) (!!(sym))
 #endif
+
+/*
+ * The kernel stack at sched_switch starts in this program and the
+ * tracepoint's bpf_trace_run4: our frames, not the task's, so not recorded.
+ */
+#define OWN_FRAMES 2
 
 /* Set by userspace between open and load. */
 const volatile bool per_thread = false;
@@ -28,6 +37,8 @@ const volatile bool collect_user = true;
 const volatile __u64 min_ns = 0;
 /* sched_switch passes prev_state as a 4th argument (5.18+): set from vmlinux BTF */
 const volatile bool has_prev_state_arg = false;
+/* UNWIND_MODE_CFI: walk with the sampler's tables (its maps, reused by fd) */
+const volatile __u32 unwind_mode = UNWIND_MODE_FP;
 
 /*
  * Window boundaries. gen = (boundary_ns << 1) | active slot, one store by
@@ -53,6 +64,15 @@ struct {
 	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
 	__uint(max_entries, 16384);
 } stacks SEC(".maps");
+
+/* stacks the CFI walker took, by hash; shared by both slots and emptied with stacks */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct user_stack);
+	__uint(max_entries, 8192);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} ustacks SEC(".maps");
 
 #define COUNTS_MAP(name)                                                        \
 	struct {                                                                \
@@ -170,6 +190,7 @@ static __always_inline void make_key(struct offcpu_key *key, const struct offcpu
 	key->kern_stack_id = e->kern_stack_id;
 	key->user_stack_id = e->user_stack_id;
 	key->stack_epoch = e->stack_epoch;
+	key->user_hash = e->user_hash;
 	__builtin_memcpy(key->comm, e->comm, sizeof(key->comm));
 }
 
@@ -245,6 +266,42 @@ static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u32 stat_collis
 }
 
 /*
+ * The user stack of prev, which is current: walked with CFI where its
+ * process's tables are loaded, the same walk as a CPU sample's, else by frame
+ * pointers (counted: a process's first blocks, before userspace read it).
+ * A blocked thread's stack does not change until it runs again, so the walk
+ * at switch-out is the stack the whole block waits in.
+ */
+static __always_inline void user_stack(void *ctx, __u32 pid, struct offcpu_start *e)
+{
+	struct unwind_scratch *sc = NULL;
+	long err;
+
+	if (unwind_mode == UNWIND_MODE_CFI) {
+		note_sighting(pid);
+		sc = unwind_user(pid);
+	}
+	if (!sc) {
+		if (unwind_mode == UNWIND_MODE_CFI)
+			stat_inc(OFFCPU_STAT_UNWIND_FP_FALLBACK);
+		e->user_stack_id = get_stack(ctx, BPF_F_USER_STACK, OFFCPU_STAT_USTACK_COLLISION,
+					     OFFCPU_STAT_USTACK_ERROR);
+		return;
+	}
+	stat_inc(OFFCPU_STAT_UNWIND_CFI);
+	if (sc->stack.flags & USTACK_TRUNCATED)
+		stat_inc(OFFCPU_STAT_UNWIND_TRUNCATED);
+	e->user_stack_id = STACK_ID_UNWOUND;
+	e->user_hash = sc->hash;
+	err = bpf_map_update_elem(&ustacks, &sc->hash, &sc->stack, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		stat_inc(OFFCPU_STAT_USTACK_ERROR);	/* the map is full: the stack is lost */
+		e->user_stack_id = -E2BIG;
+		e->user_hash = 0;
+	}
+}
+
+/*
  * An entry still there when its thread switches out again: the switch-in in
  * between never reached the tracepoint (it happens, rarely, on 6.18). The
  * thread came back at the latest as long before now as the CPU time it has
@@ -302,12 +359,11 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	e.stack_epoch = stack_epoch;	/* before the captures: see offcpu__clear */
 	e.kern_stack_id = STACK_ID_SKIPPED;
 	if (collect_kernel)
-		e.kern_stack_id = get_stack(ctx, 0, OFFCPU_STAT_KSTACK_COLLISION,
-					    OFFCPU_STAT_KSTACK_ERROR);
+		e.kern_stack_id = get_stack(ctx, OWN_FRAMES & BPF_F_SKIP_FIELD_MASK,
+					    OFFCPU_STAT_KSTACK_COLLISION, OFFCPU_STAT_KSTACK_ERROR);
 	e.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		e.user_stack_id = get_stack(ctx, BPF_F_USER_STACK, OFFCPU_STAT_USTACK_COLLISION,
-					    OFFCPU_STAT_USTACK_ERROR);
+		user_stack(ctx, pid, &e);
 	/* the process's name, not the thread's: labels and folded lines group by process */
 	leader = BPF_CORE_READ(prev, group_leader);
 	bpf_core_read_str(e.comm, sizeof(e.comm), &leader->comm);
@@ -376,30 +432,55 @@ static __always_inline bool still_off_cpu(__u32 tid)
 /*
  * Harvest: run over the start map after the boundary was published and every
  * switch program that could have missed it has finished. Credits each block
- * still off CPU up to the boundary, to the slot being harvested.
+ * still off CPU up to the boundary, to the slot being harvested. alive: the
+ * thread is checked to be off CPU still (needs bpf_task_from_pid, an
+ * iterator's kfunc).
  */
+static __always_inline void harvest_entry(__u32 tid, struct offcpu_start *e, bool alive)
+{
+	__u64 boundary = *(volatile __u64 *)&gen >> 1, prev, from;
+	struct offcpu_key key = {};
+
+	/* too short so far: left whole to the wake (or to a later boundary) */
+	if (e->ts >= boundary || boundary - e->ts < min_ns)
+		return;
+	if (alive && !still_off_cpu(tid))
+		return;
+	prev = __sync_lock_test_and_set(&e->claimed, boundary);
+	from = max_u64(prev, e->ts);
+	if (from >= boundary)
+		return;
+	stat_inc(OFFCPU_STAT_ITER_SPLITS);
+	make_key(&key, e, tid);
+	credit(harvest_slot, &key, boundary - from, 0);
+}
+
 SEC("iter/bpf_map_elem")
 int offcpu_harvest(struct bpf_iter__bpf_map_elem *ctx)
 {
 	struct offcpu_start *e = ctx->value;
 	__u32 *tid = ctx->key;
-	__u64 boundary = *(volatile __u64 *)&gen >> 1, prev, from;
-	struct offcpu_key key = {};
 
-	if (!tid || !e)
-		return 0;
-	/* too short so far: left whole to the wake (or to a later boundary) */
-	if (e->ts >= boundary || boundary - e->ts < min_ns)
-		return 0;
-	if (!still_off_cpu(*tid))
-		return 0;
-	prev = __sync_lock_test_and_set(&e->claimed, boundary);
-	from = max_u64(prev, e->ts);
-	if (from >= boundary)
-		return 0;
-	stat_inc(OFFCPU_STAT_ITER_SPLITS);
-	make_key(&key, e, *tid);
-	credit(harvest_slot, &key, boundary - from, 0);
+	if (tid && e)
+		harvest_entry(*tid, e, true);
+	return 0;
+}
+
+static long harvest_cb(struct bpf_map *map, __u32 *tid, struct offcpu_start *e, void *ctx)
+{
+	harvest_entry(*tid, e, false);
+	return 0;
+}
+
+/*
+ * Where BPF iterators are not permitted (an LSM may refuse them), userspace
+ * runs this once per harvest instead (BPF_PROG_TEST_RUN): the same walk over
+ * the start map, without the liveness check.
+ */
+SEC("raw_tp")
+int offcpu_harvest_run(void *ctx)
+{
+	bpf_for_each_map_elem(&start, harvest_cb, NULL, 0);
 	return 0;
 }
 

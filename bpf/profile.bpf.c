@@ -6,6 +6,7 @@
 #include "profile.h"
 #include "filter.bpf.h"
 #include "unwind.bpf.h"
+#include "events.bpf.h"
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h; macros are not in BTF */
 #define EFAULT 14
@@ -68,11 +69,6 @@ struct {
 	__uint(max_entries, STAT_MAX);
 } stats SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
-} events SEC(".maps");
-
 /* when a process was last asked to be re-read (TASK_EVENT_REMAP), ns */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -82,20 +78,6 @@ struct {
 } remapped SEC(".maps");
 
 #define REMAP_INTERVAL_NS 1000000000ULL
-
-/*
- * Processes already announced; LRU so it never fills. SEEN_EXEC: announced
- * at exec but not sampled since, so userspace may still skip it; its first
- * sample is announced (TASK_EVENT_NEW) and the value becomes SEEN_SAMPLED.
- */
-enum { SEEN_SAMPLED = 1, SEEN_EXEC = 2 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 16384);
-} seen SEC(".maps");
 
 static __always_inline void stat_inc(__u32 id)
 {
@@ -142,19 +124,6 @@ static __always_inline void count_sample(__u32 slot, struct sample_key *key)
 	} else if (err) {
 		stat_inc(STAT_COUNTS_FULL);
 	}
-}
-
-static __always_inline void announce(__u32 pid, __u32 kind)
-{
-	struct task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-
-	if (!e) {
-		stat_inc(STAT_EVENTS_DROPPED);
-		return;
-	}
-	e->pid = pid;
-	e->kind = kind;
-	bpf_ringbuf_submit(e, 0);
 }
 
 /* Asks userspace, at most once a second per process, to read its maps again. */
@@ -226,7 +195,6 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct sample_key key = {};
 	struct task_struct *task, *leader;
 	__u32 slot = active_slot & 1;
-	__u8 *seen_state;
 	bool kthread;
 
 	/* tid 0 is a CPU's idle task (swapper/N) */
@@ -235,13 +203,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (!task_wanted(pid))
 		return 0;
 	stat_inc(STAT_SAMPLES);
-	seen_state = bpf_map_lookup_elem(&seen, &pid);
-	if (!seen_state || *seen_state != SEEN_SAMPLED) {
-		__u8 sampled = SEEN_SAMPLED;
-
-		bpf_map_update_elem(&seen, &pid, &sampled, BPF_ANY);
-		announce(pid, TASK_EVENT_NEW);
-	}
+	note_sighting(pid);
 
 	task = (struct task_struct *)bpf_get_current_task();
 	leader = BPF_CORE_READ(task, group_leader);

@@ -37,12 +37,14 @@ struct offcpu_start {
 	__u32 stack_epoch;	/* stack map generation the ids belong to */
 	__u32 pad;
 	char comm[TASK_COMM_LEN];	/* the process's (group leader's) name */
+	__u64 user_hash;	/* with user_stack_id STACK_ID_UNWOUND: its key in ustacks */
 };
 
 /*
  * Key of the in-kernel aggregation: per process, thread (only with
  * per_thread, else 0), state and pair of stacks. A negative stack id is
- * STACK_ID_SKIPPED, OFFCPU_STACK_LOST or the -errno bpf_get_stackid() gave.
+ * STACK_ID_SKIPPED, OFFCPU_STACK_LOST, STACK_ID_UNWOUND (the CFI walker's
+ * stack, in ustacks under user_hash) or the -errno bpf_get_stackid() gave.
  */
 struct offcpu_key {
 	__u32 pid;
@@ -52,6 +54,7 @@ struct offcpu_key {
 	__s32 user_stack_id;
 	__u32 stack_epoch;
 	char comm[TASK_COMM_LEN];
+	__u64 user_hash;
 };
 
 struct offcpu_val {
@@ -88,6 +91,9 @@ enum offcpu_stat {
 	OFFCPU_STAT_KSTACK_ERROR,	/* kernel stack capture failed otherwise */
 	OFFCPU_STAT_USTACK_ERROR,	/* user stack capture failed otherwise (e.g. map full) */
 	OFFCPU_STAT_COUNTS_FULL,	/* a credit dropped: the counts map was full */
+	OFFCPU_STAT_UNWIND_CFI,		/* user stacks walked with CFI at switch-out */
+	OFFCPU_STAT_UNWIND_TRUNCATED,	/* of those, walks that stopped before the outermost frame */
+	OFFCPU_STAT_UNWIND_FP_FALLBACK,	/* frame pointers: the process's tables were not loaded yet */
 	OFFCPU_STAT_MAX,
 };
 

@@ -119,7 +119,10 @@ test_agent() {	# the agent too: windows written, /metrics served, a clean stop
 	wait "$agent"; local rc=$?
 	local n
 	n=$(ls "$tmp/out/windows" 2>/dev/null | grep -c 'secret_split-')
-	if [ $rc = 0 ] && [ "$metrics" = 1 ] && [ "$n" -ge 2 ] && ! grep -q warning "$tmp/agent.err"; then
+	# the whole machine is profiled: a process mapping a deleted file (a sealed memfd) is
+	# said once, as it must be without CAP_CHECKPOINT_RESTORE; any other warning fails
+	if [ $rc = 0 ] && [ "$metrics" = 1 ] && [ "$n" -ge 2 ] &&
+		! grep warning "$tmp/agent.err" | grep -qv 'needs CAP_CHECKPOINT_RESTORE'; then
 		pass agent
 	else
 		cat "$tmp/agent.err"; fail agent "exit $rc, metrics '$metrics', $n windows of secret_split"

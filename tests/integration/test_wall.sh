@@ -122,8 +122,60 @@ test_agent_windows() {	# 1 s windows: the thread's wall time adds up across them
 	fi
 }
 
+wall_chain_case() {	# name, program: each half under its whole chain from main, near the split the program measured
+	local name=$1 prog=$2
+	"$prog" 6 >"$tmp/$name.measured" & local pid=$!
+	sleep 0.5
+	"$EBPFPROF" --pid $pid --mode wall --duration 4 --output "$tmp/$name.pb.gz" 2>"$tmp/$name.err" ||
+		{ fail $name "ebpfprof failed: $(tail -1 "$tmp/$name.err")"; return; }
+	wait $pid
+	go tool pprof -top -cum -nodecount=200 -symbolize=none -sample_index=wall "$tmp/$name.pb.gz" \
+		>"$tmp/$name.top" 2>/dev/null
+	local spin doze ok=1 f want got
+	read -r _ spin _ doze <"$tmp/$name.measured"
+	for f in spin_outer:$spin spin_inner:$spin doze_outer:$doze doze_inner:$doze main:100; do
+		want=${f#*:}; f=${f%%:*}
+		got=$(cum_pct "$tmp/$name.top" $f)
+		echo "  $f: $got% of wall time (measured $want%)"
+		within "$got" "$want" 5 || ok=0
+	done
+	# stacks that end early: at most 1 % (CPU samples in the vDSO, which has no unwind rows yet)
+	local trunc
+	trunc=$(awk '/truncated user stack/ { sub("%", "", $5); print $5; f = 1 } END { if (!f) print 0 }' "$tmp/$name.top")
+	echo "  truncated: $trunc%"
+	awk -v t="$trunc" 'BEGIN { exit !(t <= 1) }' || ok=0
+	[ $ok = 1 ] && pass $name || { head -30 "$tmp/$name.top"; fail $name "a half is not under its whole chain from main"; }
+}
+
+test_wall_without_frame_pointers() {	# CFI at switch-out: -O2 -fomit-frame-pointer sleeping in nanosleep, fp sleeping in usleep
+	wall_chain_case wall_nofp_nanosleep "$FIX/doze_nofp"
+	wall_chain_case wall_fp_usleep "$FIX/doze_fp_usleep"
+}
+
+test_offcpu_chain() {	# off-cpu mode: the sleeping half under main -> doze_outer -> doze_inner
+	"$FIX/doze_nofp" 4 >/dev/null & local pid=$!
+	sleep 0.5
+	"$EBPFPROF" --pid $pid --mode off-cpu --duration 2 --output "$tmp/off_chain.pb.gz" 2>/dev/null
+	wait $pid
+	go tool pprof -top -cum -nodecount=200 -symbolize=none -sample_index=off_cpu "$tmp/off_chain.pb.gz" \
+		2>/dev/null >"$tmp/off_chain.top"
+	local inner outer main_
+	inner=$(cum_pct "$tmp/off_chain.top" doze_inner)
+	outer=$(cum_pct "$tmp/off_chain.top" doze_outer)
+	main_=$(cum_pct "$tmp/off_chain.top" main)
+	echo "  off-CPU time under doze_inner $inner%, doze_outer $outer%, main $main_%"
+	# the rest is preemption while spinning, under spin_inner
+	if awk -v i="$inner" -v o="$outer" -v m="$main_" 'BEGIN { exit !(i >= 90 && o == i && m >= 99) }'; then
+		pass offcpu_chain
+	else
+		head -30 "$tmp/off_chain.top"; fail offcpu_chain "the sleep is not under doze_inner -> doze_outer -> main"
+	fi
+}
+
 test_fgprof
 test_wall_types
 test_agent_windows
 test_cpu_mode_hides_waiting
 test_offcpu_states
+test_wall_without_frame_pointers
+test_offcpu_chain

@@ -48,6 +48,7 @@ static void block_signals(sigset_t *old)
 static int open_sampler(struct agent *a)
 {
 	const struct config *cfg = a->cfg;
+	struct sampler_maps maps;
 	struct offcpu_opts oo = {
 		.pids = cfg->pids,
 		.n_pids = cfg->n_pids,
@@ -57,6 +58,7 @@ static int open_sampler(struct agent *a)
 		.no_user = cfg->no_user,
 		.min_us = cfg->off_cpu_min_us,
 		.double_buffer = true,
+		.sampler = &maps,
 	};
 
 	a->sampler = sampler_config__load(cfg, true, a->cgroup_fd);
@@ -64,6 +66,7 @@ static int open_sampler(struct agent *a)
 		return -errno;
 	if (cfg->mode == MODE_CPU)
 		return 0;
+	sampler__maps(a->sampler, &maps);
 	a->offcpu = offcpu__new(&oo);
 	if (!a->offcpu) {
 		preflight__explain("load the off-CPU tracer (needs kernel 5.12+)", -errno);
@@ -292,11 +295,6 @@ static int harvest_record(const struct sample_key *key, __u64 count, void *ctx)
 	return add_everywhere(a, &rec);
 }
 
-static int read_offcpu(void *src, int slot, __s32 id, __u64 *ips, int max)
-{
-	return offcpu__stack(src, id, ips, max);
-}
-
 static int harvest_offcpu_record(const struct offcpu_key *key, const struct offcpu_val *val,
 				 void *ctx)
 {
@@ -312,8 +310,7 @@ static int harvest_offcpu_record(const struct offcpu_key *key, const struct offc
 	if (!val->ns)
 		return 0;
 	report__offcpu_values(a->cfg->mode, val->ns, val->count, rec.values);
-	stack__resolve_ids(&a->stack, read_offcpu, a->offcpu, 0, a->sym, key->pid,
-			   key->kern_stack_id, key->user_stack_id);
+	stack__resolve_offcpu(&a->stack, a->offcpu, a->sym, key);
 	return add_everywhere(a, &rec);
 }
 

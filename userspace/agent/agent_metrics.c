@@ -89,6 +89,42 @@ static void write_pusher_stats(FILE *out, const struct pusher_stats ps, const ch
 	}
 }
 
+/* the off-CPU tracer's counters (off-cpu and wall modes): its blocks, walks and losses */
+static void write_offcpu(FILE *out, struct offcpu *o)
+{
+	static const char *const lost[] = {
+		"reason=\"kernel_stack_collision\"", "reason=\"user_stack_collision\"",
+		"reason=\"kernel_stack_error\"", "reason=\"user_stack_error\"",
+		"reason=\"counts_map_full\"", "reason=\"start_failed\"",
+	};
+	static const int lost_ids[] = { OFFCPU_STAT_KSTACK_COLLISION, OFFCPU_STAT_USTACK_COLLISION,
+					OFFCPU_STAT_KSTACK_ERROR, OFFCPU_STAT_USTACK_ERROR,
+					OFFCPU_STAT_COUNTS_FULL, OFFCPU_STAT_START_FAILED };
+	__u64 st[OFFCPU_STAT_MAX] = {};
+
+	if (!o || offcpu__stats(o, st))
+		return;
+	counter(out, "ebpfprof_offcpu_switches_total", "Context switches the off-CPU tracer saw",
+		st[OFFCPU_STAT_SWITCHES]);
+	counter(out, "ebpfprof_offcpu_blocks_total", "Blocks begun by threads that pass the filters",
+		st[OFFCPU_STAT_BLOCKS]);
+	counter(out, "ebpfprof_offcpu_unwind_cfi_total", "Blocked user stacks walked with CFI",
+		st[OFFCPU_STAT_UNWIND_CFI]);
+	counter(out, "ebpfprof_offcpu_unwind_truncated_total",
+		"CFI walks of blocked stacks that stopped before the outermost frame",
+		st[OFFCPU_STAT_UNWIND_TRUNCATED]);
+	counter(out, "ebpfprof_offcpu_unwind_fp_fallback_total",
+		"Blocked user stacks taken with frame pointers before the process's tables loaded",
+		st[OFFCPU_STAT_UNWIND_FP_FALLBACK]);
+	counter(out, "ebpfprof_offcpu_missed_switch_in_total",
+		"Blocks whose switch-in the tracepoint never reported (end estimated)",
+		st[OFFCPU_STAT_MISSED_SWITCH_IN]);
+	prom__header(out, "ebpfprof_offcpu_lost_total", "counter",
+		     "Off-CPU stacks or time lost, by reason");
+	for (size_t i = 0; i < sizeof(lost_ids) / sizeof(lost_ids[0]); i++)
+		prom__value(out, "ebpfprof_offcpu_lost_total", lost[i], st[lost_ids[i]]);
+}
+
 static void write_pusher(FILE *out, struct pusher *p, const char *prefix)
 {
 	struct pusher_stats ps = {};
@@ -156,6 +192,7 @@ int agent_metrics__write(void *ctx, FILE *out)
 		    f.sym.files_denied);
 	gauge(out, "ebpfprof_symbol_mappings", "Mappings the symbolizer holds, over all processes",
 	      f.sym.mappings_live);
+	write_offcpu(out, a->offcpu);
 	write_pusher(out, a->pusher, "ebpfprof_push_");
 	write_pusher(out, a->otlp, "ebpfprof_otlp_");
 	gauge(out, "ebpfprof_resident_memory_bytes", "Resident set size", rss_bytes());

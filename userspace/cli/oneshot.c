@@ -132,8 +132,28 @@ static void report_unwind(struct sampler *s, const __u64 *st)
 	       (unsigned long long)us.procs, (unsigned long long)us.resets);
 }
 
-static void report_stats(const struct config *cfg, struct sampler *s, struct symbolizer *sym,
-			 double seconds)
+/* off-cpu and wall modes: the tracer's blocks, walks and losses, and its BPF cost per switch */
+static void report_offcpu(struct offcpu *o)
+{
+	__u64 st[OFFCPU_STAT_MAX] = {}, run_ns = 0, run_cnt = 0;
+
+	if (!o || offcpu__stats(o, st))
+		return;
+	offcpu__bpf_runtime(o, &run_ns, &run_cnt);
+	p_info("off-cpu: %llu switches, %llu blocks; user stacks %llu by CFI (%llu stopped short), %llu by frame pointers before the tables loaded; lost: %llu stack collisions, %llu stack errors, %llu full counts map, %llu starts; %.0f ns per switch",
+	       (unsigned long long)st[OFFCPU_STAT_SWITCHES], (unsigned long long)st[OFFCPU_STAT_BLOCKS],
+	       (unsigned long long)st[OFFCPU_STAT_UNWIND_CFI],
+	       (unsigned long long)st[OFFCPU_STAT_UNWIND_TRUNCATED],
+	       (unsigned long long)st[OFFCPU_STAT_UNWIND_FP_FALLBACK],
+	       (unsigned long long)(st[OFFCPU_STAT_KSTACK_COLLISION] + st[OFFCPU_STAT_USTACK_COLLISION]),
+	       (unsigned long long)(st[OFFCPU_STAT_KSTACK_ERROR] + st[OFFCPU_STAT_USTACK_ERROR]),
+	       (unsigned long long)st[OFFCPU_STAT_COUNTS_FULL],
+	       (unsigned long long)st[OFFCPU_STAT_START_FAILED],
+	       run_cnt ? (double)run_ns / run_cnt : 0.0);
+}
+
+static void report_stats(const struct config *cfg, struct sampler *s, struct offcpu *offcpu,
+			 struct symbolizer *sym, double seconds)
 {
 	__u64 st[STAT_MAX] = {}, run_ns = 0, run_cnt = 0, lost;
 	struct symbolizer_stats ss = {};
@@ -167,6 +187,7 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct sym
 	p_info("processes: %llu exited unsampled within 20 ms of their exec and were never read",
 	       (unsigned long long)sampler__execs_unsampled(s));
 	report_unwind(s, st);
+	report_offcpu(offcpu);
 	p_info("self: user %.3f s, system %.3f s, max rss %ld KiB",
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
@@ -187,6 +208,7 @@ struct run {
 static int load_offcpu(struct run *r)
 {
 	const struct config *cfg = r->cfg;
+	struct sampler_maps maps;
 	struct offcpu_opts oo = {
 		.pids = cfg->pids,
 		.n_pids = cfg->n_pids,
@@ -195,8 +217,10 @@ static int load_offcpu(struct run *r)
 		.no_kernel = cfg->no_kernel,
 		.no_user = cfg->no_user,
 		.min_us = cfg->off_cpu_min_us,
+		.sampler = &maps,
 	};
 
+	sampler__maps(r->sampler, &maps);
 	r->offcpu = offcpu__new(&oo);
 	if (!r->offcpu) {
 		preflight__explain("load the off-CPU tracer (needs kernel 5.12+)", -errno);
@@ -319,7 +343,7 @@ int oneshot__run(const struct config *cfg)
 	if (ret == EXIT_OK)
 		ret = write_output(&r);
 	if (ret == EXIT_OK)
-		report_stats(cfg, r.sampler, r.watch.sym, r.elapsed / 1e9);
+		report_stats(cfg, r.sampler, r.offcpu, r.watch.sym, r.elapsed / 1e9);
 	output__abort(r.out);
 	offcpu__free(r.offcpu);
 	sampler__free(r.sampler);

@@ -8,7 +8,9 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "lib/bpf_util.h"
+#include "lib/log.h"
 #include "offcpu.h"
+#include "unwind.h"
 #include "offcpu.skel.h"
 
 #define DEFAULT_START_ENTRIES 65536
@@ -20,11 +22,13 @@ struct offcpu {
 	struct bpf_program *prog;	/* the sched_switch program that was loaded */
 	struct bpf_link *link;		/* attached to sched_switch; NULL when stopped */
 	struct bpf_link *iter_link;	/* the harvest iterator over the start map */
+	bool no_iter;			/* iterators refused: offcpu_harvest_run is test-run instead */
 	__u64 stop_ns;			/* when offcpu__stop detached */
 	int n_possible_cpus;
 	__u32 stack_entries;
 	__u32 stack_resets;
 	bool double_buffer;
+	struct user_stack ustack;	/* offcpu__user_stack's buffer: too big for the stack */
 };
 
 static __u64 mono_ns(void)
@@ -59,6 +63,33 @@ static int sched_switch_args(void)
 		n = btf_vlen(t) - 1;
 	btf__free(btf);
 	return n;
+}
+
+/*
+ * The sampler's unwind tables, ring buffer and seen map become this object's
+ * (reused by fd before load): the walk at switch-out reads the same rows, and
+ * a process that only blocks is announced to the same reader.
+ */
+static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
+{
+	struct offcpu_bpf *skel = o->skel;
+	int err;
+
+	err = bpf_map__reuse_fd(skel->maps.events, m->events_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.seen, m->seen_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.events_lost, m->events_lost_fd);
+	if (err || !m->cfi)
+		return err;
+	err = bpf_map__reuse_fd(skel->maps.unwind_rows, m->rows_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.unwind_pages, m->pages_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.unwind_procs, m->procs_fd);
+	if (!err)
+		skel->rodata->unwind_mode = UNWIND_MODE_CFI;
+	return err;
 }
 
 static int configure(struct offcpu *o, const struct offcpu_opts *opts)
@@ -96,6 +127,8 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 		err = bpf_map__set_max_entries(skel->maps.start, starts);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.pids, opts->n_pids > 0 ? opts->n_pids : 1);
+	if (!err && opts->sampler)
+		err = share_sampler_maps(o, opts->sampler);
 	return err;
 }
 
@@ -128,6 +161,24 @@ static int attach_iter(struct offcpu *o)
 	return o->iter_link ? 0 : -errno;
 }
 
+/* Opens, configures and loads the object, harvesting by iterator or by test run. */
+static int open_and_load(struct offcpu *o, const struct offcpu_opts *opts, bool iter)
+{
+	int err;
+
+	o->skel = offcpu_bpf__open();
+	if (!o->skel)
+		return -errno;
+	err = bpf_program__set_autoload(iter ? o->skel->progs.offcpu_harvest_run
+					     : o->skel->progs.offcpu_harvest, false);
+	/* set rodata, size maps, pick the sched_switch program */
+	if (!err)
+		err = configure(o, opts);
+	if (!err)
+		err = offcpu_bpf__load(o->skel);
+	return err;
+}
+
 struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 {
 	struct offcpu *o = calloc(1, sizeof(*o));
@@ -140,23 +191,22 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 		err = o->n_possible_cpus ? o->n_possible_cpus : -EINVAL;
 		goto err_free;
 	}
-	/* open */
-	o->skel = offcpu_bpf__open();
-	if (!o->skel) {
-		err = -errno;
-		goto err_free;
+	err = open_and_load(o, opts, true);
+	if (err) {
+		/* an LSM may refuse BPF iterators (EPERM) while the rest loads */
+		offcpu_bpf__destroy(o->skel);
+		o->skel = NULL;
+		if (open_and_load(o, opts, false))
+			goto err_free;
+		o->no_iter = true;
+		p_warn("BPF iterators are refused here (%s): off-CPU windows are cut by a test run of a "
+		       "program instead, which cannot check that a thread whose switch-in was missed "
+		       "is still off CPU", strerror(-err));
+		err = 0;
 	}
-	/* set rodata, size maps, pick the sched_switch program */
-	err = configure(o, opts);
-	if (err)
-		goto err_free;
-	/* load */
-	err = offcpu_bpf__load(o->skel);
-	if (err)
-		goto err_free;
 	/* fill the filters; make the harvest iterator */
 	err = set_filters(o, opts);
-	if (!err)
+	if (!err && !o->no_iter)
 		err = attach_iter(o);
 	if (err)
 		goto err_free;
@@ -204,10 +254,14 @@ static int sync_programs(struct offcpu *o)
 /* Runs the harvest program over every start entry; it writes no output. */
 static int run_iter(struct offcpu *o)
 {
+	LIBBPF_OPTS(bpf_test_run_opts, topts);
 	char buf[64];
 	ssize_t n;
 	int fd, err = 0;
 
+	if (o->no_iter)
+		return bpf_prog_test_run_opts(bpf_program__fd(o->skel->progs.offcpu_harvest_run),
+					      &topts) ? -errno : 0;
 	fd = bpf_iter_create(bpf_link__fd(o->iter_link));
 	if (fd < 0)
 		return -errno;
@@ -274,7 +328,7 @@ static int each_record(const void *k, const void *v, void *ctx)
 	if (key.stack_epoch != e->epoch) {
 		if (key.kern_stack_id >= 0)
 			key.kern_stack_id = OFFCPU_STACK_LOST;
-		if (key.user_stack_id >= 0)
+		if (key.user_stack_id >= 0 || key.user_stack_id == STACK_ID_UNWOUND)
 			key.user_stack_id = OFFCPU_STACK_LOST;
 	}
 	return e->fn(&key, &val, e->ctx);
@@ -306,11 +360,25 @@ int offcpu__stack(struct offcpu *o, __s32 id, __u64 *ips, int max)
 	return n;
 }
 
-/* True when the stack map holds more than 3/4 of its capacity; stops counting there. */
-static bool stacks_filling(struct offcpu *o)
+int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, bool *truncated)
 {
-	int fd = bpf_map__fd(o->skel->maps.stacks);
-	__u32 limit = o->stack_entries / 4 * 3, n = 0, key, next;
+	struct user_stack *us = &o->ustack;
+	int n = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.ustacks), &hash, us))
+		return -errno;
+	*truncated = us->flags & USTACK_TRUNCATED;
+	for (; n < (int)us->n && n < UNWIND_MAX_DEPTH && n < max; n++)
+		ips[n] = us->ips[n];
+	return n;
+}
+
+/* True when map holds more than 3/4 of its capacity; stops counting there. */
+static bool map_filling(const struct bpf_map *map)
+{
+	int fd = bpf_map__fd(map);
+	__u32 limit = bpf_map__max_entries(map) / 4 * 3, n = 0;
+	__u64 key, next;	/* stack ids are 4 bytes, walk hashes 8 */
 	void *prev = NULL;
 
 	while (n <= limit && !bpf_map_get_next_key(fd, prev, &next)) {
@@ -319,6 +387,11 @@ static bool stacks_filling(struct offcpu *o)
 		n++;
 	}
 	return n > limit;
+}
+
+static bool stacks_filling(struct offcpu *o)
+{
+	return map_filling(o->skel->maps.stacks) || map_filling(o->skel->maps.ustacks);
 }
 
 /*
@@ -331,6 +404,8 @@ static int reset_stacks(struct offcpu *o)
 {
 	int err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.stacks));
 
+	if (!err)
+		err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.ustacks));
 	if (err)
 		return err;
 	__atomic_add_fetch(&o->skel->bss->stack_epoch, 1, __ATOMIC_SEQ_CST);

@@ -18,6 +18,7 @@
 #include <linux/types.h>
 /* the shared header has this file's name: reach it by path, not through -I */
 #include "../../include/offcpu.h"
+#include "sampler.h"
 
 struct offcpu;
 
@@ -35,6 +36,8 @@ struct offcpu_opts {
 	__u32 stack_entries;	/* stack map size, shared by both slots; 0: 16384 */
 	bool double_buffer;	/* two slots, harvested while tracing (agent mode) */
 	bool force_raw_tp;	/* load the raw_tp program even where tp_btf works (tests) */
+	/* the sampler's tables and announcements: user stacks by CFI as it walks them; NULL: fp */
+	const struct sampler_maps *sampler;
 };
 
 /* Opens, configures and loads the BPF object. NULL with errno set on failure. */
@@ -73,6 +76,9 @@ int offcpu__for_each(struct offcpu *o, int slot, offcpu_fn fn, void *ctx);
  * ("[lost stack]"), or a negative errno.
  */
 int offcpu__stack(struct offcpu *o, __s32 id, __u64 *ips, int max);
+
+/* A user stack the CFI walker took (STACK_ID_UNWOUND, key.user_hash), as offcpu__stack. */
+int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, bool *truncated);
 
 /*
  * Empties slot's counts (only a slot offcpu__harvest returned). When the

@@ -345,6 +345,21 @@ int sampler__events_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->events);
 }
 
+void sampler__maps(const struct sampler *s, struct sampler_maps *out)
+{
+	const struct profile_bpf *skel = s->skel;
+
+	*out = (struct sampler_maps){
+		.cfi = skel->rodata->unwind_mode == UNWIND_MODE_CFI,
+		.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+		.pages_fd = bpf_map__fd(skel->maps.unwind_pages),
+		.procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+		.events_fd = bpf_map__fd(skel->maps.events),
+		.seen_fd = bpf_map__fd(skel->maps.seen),
+		.events_lost_fd = bpf_map__fd(skel->maps.events_lost),
+	};
+}
+
 int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx)
 {
 	__s64 due = sampler__next_event_ns(s) - clock_ns(CLOCK_MONOTONIC);
@@ -467,8 +482,18 @@ __u32 sampler__count_capacity(const struct sampler *s)
 
 int sampler__stats(struct sampler *s, __u64 out[STAT_MAX])
 {
-	return bpf_util__sum_percpu(bpf_map__fd(s->skel->maps.stats), STAT_MAX,
-				    s->n_possible_cpus, out);
+	__u64 lost = 0;
+	int err;
+
+	err = bpf_util__sum_percpu(bpf_map__fd(s->skel->maps.stats), STAT_MAX,
+				   s->n_possible_cpus, out);
+	/* the ring buffer is shared with the off-CPU tracer: so is its loss counter */
+	if (!err)
+		err = bpf_util__sum_percpu(bpf_map__fd(s->skel->maps.events_lost), 1,
+					   s->n_possible_cpus, &lost);
+	if (!err)
+		out[STAT_EVENTS_DROPPED] = lost;
+	return err;
 }
 
 bool sampler__announcements_lost(struct sampler *s)

@@ -79,6 +79,19 @@ typedef int (*sampler_event_fn)(const struct task_event *e, void *ctx);
 int sampler__events_fd(const struct sampler *s);
 
 /*
+ * The maps another BPF object uses to walk stacks as the sampler does and to
+ * announce processes to it: its unwind tables (when cfi), its ring buffer,
+ * seen map and their loss counter. Descriptors stay the sampler's.
+ */
+struct sampler_maps {
+	bool cfi;		/* the tables are there: walk with CFI */
+	int rows_fd, pages_fd, procs_fd;
+	int events_fd, seen_fd, events_lost_fd;
+};
+
+void sampler__maps(const struct sampler *s, struct sampler_maps *out);
+
+/*
  * Hands waiting task events (a process's first sample, an exec) to fn,
  * waiting up to timeout_ms for the first (0: don't wait). An exec is handed
  * on EXEC_DEFER_NS after it, or at the process's first sample if sooner, and

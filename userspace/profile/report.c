@@ -117,11 +117,6 @@ static int add_cpu(const struct sample_key *key, __u64 count, void *ctx)
 	return pprof_builder__add(r->builder, &r->stack, values, l, n);
 }
 
-static int read_offcpu(void *src, int slot, __s32 id, __u64 *ips, int max)
-{
-	return offcpu__stack(src, id, ips, max);
-}
-
 static int add_offcpu(const struct offcpu_key *key, const struct offcpu_val *val, void *ctx)
 {
 	struct report *r = ctx;
@@ -135,8 +130,7 @@ static int add_offcpu(const struct offcpu_key *key, const struct offcpu_val *val
 	n = labels(l, bufs, key->pid, key->tid, key->comm, r->opts->per_thread,
 		   offcpu__state_name(key->state));
 	report__offcpu_values(r->opts->mode, val->ns, val->count, values);
-	stack__resolve_ids(&r->stack, read_offcpu, r->offcpu, r->slot, r->sym, key->pid,
-			   key->kern_stack_id, key->user_stack_id);
+	stack__resolve_offcpu(&r->stack, r->offcpu, r->sym, key);
 	return pprof_builder__add(r->builder, &r->stack, values, l, n);
 }
 

@@ -124,16 +124,20 @@ static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slo
 		mark_truncated(st, first);
 }
 
+/* Reads a CFI-walked user stack by its hash; how many frames, or a negative errno: lost. */
+typedef int (*walked_read_fn)(void *src, int slot, __u64 hash, __u64 *ips, int max,
+			      bool *truncated);
+
 /*
  * A user stack the CFI unwinder walked. One that stopped short ends in a
  * pseudo frame saying so, rather than in whatever frame it reached.
  */
-static void resolve_unwound(struct stack *st, struct sampler *s, int slot,
+static void resolve_unwound(struct stack *st, walked_read_fn read, void *src, int slot,
 			    struct symbolizer *sym, __u32 pid, __u64 hash)
 {
 	__u64 ips[UNWIND_MAX_DEPTH];
 	bool truncated = false;
-	int n = sampler__user_stack(s, slot, hash, ips, UNWIND_MAX_DEPTH, &truncated), first;
+	int n = read(src, slot, hash, ips, UNWIND_MAX_DEPTH, &truncated), first;
 
 	if (n < 0) {
 		push_lost(st, false, false);
@@ -162,6 +166,23 @@ static int read_sampler(void *src, int slot, __s32 id, __u64 *ips, int max)
 	return sampler__stack(src, slot, id, ips, max);
 }
 
+static int read_sampler_walked(void *src, int slot, __u64 hash, __u64 *ips, int max,
+			       bool *truncated)
+{
+	return sampler__user_stack(src, slot, hash, ips, max, truncated);
+}
+
+static int read_offcpu(void *src, int slot, __s32 id, __u64 *ips, int max)
+{
+	return offcpu__stack(src, id, ips, max);
+}
+
+static int read_offcpu_walked(void *src, int slot, __u64 hash, __u64 *ips, int max,
+			      bool *truncated)
+{
+	return offcpu__user_stack(src, hash, ips, max, truncated);
+}
+
 int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
 		   const struct sample_key *key)
 {
@@ -171,6 +192,19 @@ int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symboli
 	st->n = 0;
 	st->n_lines = 0;
 	resolve_one(st, read_sampler, s, slot, sym, key->kern_stack_id, key->pid, true);
-	resolve_unwound(st, s, slot, sym, key->pid, key->user_hash);
+	resolve_unwound(st, read_sampler_walked, s, slot, sym, key->pid, key->user_hash);
+	return 0;
+}
+
+int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct symbolizer *sym,
+			  const struct offcpu_key *key)
+{
+	if (key->user_stack_id != STACK_ID_UNWOUND)
+		return stack__resolve_ids(st, read_offcpu, oc, 0, sym, key->pid,
+					  key->kern_stack_id, key->user_stack_id);
+	st->n = 0;
+	st->n_lines = 0;
+	resolve_one(st, read_offcpu, oc, 0, sym, key->kern_stack_id, key->pid, true);
+	resolve_unwound(st, read_offcpu_walked, oc, 0, sym, key->pid, key->user_hash);
 	return 0;
 }

@@ -1,0 +1,69 @@
+/* events.bpf.h -- process announcements to userspace, shared by the sampler and the off-CPU tracer */
+#ifndef EBPFPROF_EVENTS_BPF_H
+#define EBPFPROF_EVENTS_BPF_H
+
+#include "profile.h"
+
+/*
+ * One ring buffer and one seen map for both programs (the off-CPU tracer
+ * reuses the sampler's by fd): a process that only ever blocks is announced
+ * too, so userspace reads its maps and loads its unwind tables.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/*
+ * Processes already announced; LRU so it never fills. SEEN_EXEC: announced
+ * at exec but not seen running since, so userspace may still skip it; its
+ * first sighting is announced (TASK_EVENT_NEW) and it becomes SEEN_SAMPLED.
+ */
+enum { SEEN_SAMPLED = 1, SEEN_EXEC = 2 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 16384);
+} seen SEC(".maps");
+
+/* announcements lost to a full ring buffer, by either program: userspace then scans /proc */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} events_lost SEC(".maps");
+
+/* False when the ring buffer was full and the event is lost (counted). */
+static __always_inline bool announce(__u32 pid, __u32 kind)
+{
+	struct task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u32 zero = 0;
+	__u64 *lost;
+
+	if (!e) {
+		lost = bpf_map_lookup_elem(&events_lost, &zero);
+		if (lost)
+			(*lost)++;	/* per-CPU slot: no atomic needed */
+		return false;
+	}
+	e->pid = pid;
+	e->kind = kind;
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
+/* Announces pid the first time it is seen since its exec. */
+static __always_inline void note_sighting(__u32 pid)
+{
+	__u8 *state = bpf_map_lookup_elem(&seen, &pid), sampled = SEEN_SAMPLED;
+
+	if (state && *state == SEEN_SAMPLED)
+		return;
+	bpf_map_update_elem(&seen, &pid, &sampled, BPF_ANY);
+	announce(pid, TASK_EVENT_NEW);
+}
+
+#endif /* EBPFPROF_EVENTS_BPF_H */
