@@ -5,6 +5,7 @@
 #include <string.h>
 #include "stack.h"
 #include "unwind.h"
+#include "runtimes/python/python_runtime.h"
 
 /*
  * Lost-stack pseudo frames live in "no mapping" at addresses no real frame can
@@ -51,13 +52,33 @@ static void push_lost(struct stack *st, bool kernel, bool collision)
 		     kernel ? LOST_KERNEL_ERROR : LOST_USER_ERROR);
 }
 
-/* Names frames ips[0, n) (leaf first) and pushes them. */
-static void push_ips(struct stack *st, struct symbolizer *sym, __u32 pid, bool kernel,
-		     const __u64 *ips, int n)
+/* A Python frame BPF recorded in two slots: its function, file and line. */
+static void push_python(struct stack *st, struct python *py, __u32 pid, __u64 a, __u64 b)
+{
+	struct sym_frame f = { .n_lines = 1 };
+	__u64 loc;
+
+	python__frame(py, pid, a, b, &f.lines[0], &loc);
+	f.name = f.lines[0].function;
+	push_frame(st, &f, loc);
+}
+
+/* Names frames ips[0, n) (leaf first) and pushes them; py: Python frames among them. */
+static void push_ips(struct stack *st, struct symbolizer *sym, struct python *py, __u32 pid,
+		     bool kernel, const __u64 *ips, int n)
 {
 	struct sym_frame f;
 
 	for (int i = 0; i < n; i++) {
+		if (py && python__is_frame(ips[i]) && i + 1 < n) {
+			push_python(st, py, pid, ips[i], ips[i + 1]);
+			i++;
+			continue;
+		}
+		if (py && python__is_lost(ips[i])) {
+			push(st, NULL, python__lost_name(ips[i]), ips[i]);
+			continue;
+		}
 		/* every frame but the leaf is a return address: look up the call instruction */
 		__u64 lookup = i ? ips[i] - 1 : ips[i];
 
@@ -119,7 +140,7 @@ static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slo
 		return;
 	}
 	first = st->n;
-	push_ips(st, sym, pid, kernel, ips, n);
+	push_ips(st, sym, NULL, pid, kernel, ips, n);
 	if (!kernel)
 		mark_truncated(st, first);
 }
@@ -140,7 +161,7 @@ static void resolve_unwound(struct stack *st, struct sampler *s, int slot,
 		return;
 	}
 	first = st->n;
-	push_ips(st, sym, pid, false, ips, n);
+	push_ips(st, sym, sampler__python(s), pid, false, ips, n);
 	if (truncated)
 		push(st, NULL, "[truncated user stack]", USER_TRUNCATED);
 	else
