@@ -209,7 +209,7 @@ static int probe_file(struct python *py, __u32 pid, const struct proc_map *m,
 	bias = m->start - e.map_vaddr;
 	version = find_version(pid, &e, bias, m->path);
 	if (version < 0x0308 || find_layout(pid, version, e.sym[PY_SYM_RUNTIME].value + bias, layout)) {
-		p_info("pid %u: CPython version %x.%x in %s is not one we know: native frames only",
+		p_info("pid %u: CPython version %u.%u in %s is not one we know: native frames only",
 		       pid, version >> 8, version & 0xff, m->path);
 		return -ENOTSUP;
 	}
@@ -227,7 +227,7 @@ static int probe_file(struct python *py, __u32 pid, const struct proc_map *m,
 	}
 	if (check_layout(pid, layout, proc->runtime)) {
 		py->stats.layout_mismatch++;
-		p_info("pid %u: CPython %x.%x does not match our offsets: native frames only", pid,
+		p_info("pid %u: CPython %u.%u does not match our offsets: native frames only", pid,
 		       version >> 8, version & 0xff);
 		return -ENOTSUP;
 	}
@@ -301,7 +301,7 @@ int python__add_pid(struct python *py, __u32 pid)
 	if (bpf_map_update_elem(py->opts.procs_fd, &pid, &proc, BPF_ANY))
 		return -errno;
 	py->stats.procs++;
-	p_info("pid %u: CPython %x.%x, its frames walked in BPF", pid, proc.version >> 8,
+	p_info("pid %u: CPython %u.%u, its frames walked in BPF", pid, proc.version >> 8,
 	       proc.version & 0xff);
 	return 0;
 }

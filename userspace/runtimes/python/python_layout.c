@@ -65,10 +65,10 @@ enum {
 	DO_COUNT = 71,
 };
 
-/* every offset we use must fit the u16 fields and stay within a sane struct */
+/* every offset we use must fit the u16 fields (PY_NO_OFFSET is "none") */
 static int take(const __u64 *d, int i, __u16 *out)
 {
-	if (d[i] >= 4096)
+	if (d[i] >= PY_NO_OFFSET)
 		return -ERANGE;
 	*out = (__u16)d[i];
 	return 0;
