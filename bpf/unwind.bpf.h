@@ -58,9 +58,13 @@ struct {
 	__uint(max_entries, 1);
 } unwind_scratch SEC(".maps");
 
+#include "python.bpf.h"
+
 struct unwind_ctx {
 	struct unwind_scratch *sc;
 	struct unwind_proc *proc;
+	const struct py_proc *py;	/* NULL: no CPython in this process */
+	struct py_walk py_walk;
 };
 
 /* the mapping holding pc: the last one with start <= pc, if pc < its end */
@@ -169,9 +173,13 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	const struct unwind_mapping *m;
 	const struct unwind_row *row = NULL;
 	__u64 cfa, ra, bp = sc->bp;
-	__u32 n = sc->stack.n;
+	__u32 leaf = !sc->stack.n, n;
 	int ret;
 
+	/* an interpreter loop call: the Python frames it runs go first, they are its callees */
+	if (c->py && py_in_eval(c->py, sc->pc))
+		py_frames(sc, c->py, &c->py_walk);
+	n = sc->stack.n;
 	if (n >= UNWIND_MAX_DEPTH)
 		goto truncated;
 	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc;
@@ -184,7 +192,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		sc->unknown_pc = 1;
 	else if (m->table_len)
 		/* a return address points after the call: look up the call itself */
-		row = find_row(m, sc->pc - m->bias - (n && !sc->exact_pc ? 1 : 0));
+		row = find_row(m, sc->pc - m->bias - (!leaf && !sc->exact_pc ? 1 : 0));
 	sc->exact_pc = 0;
 
 	if (row && row->cfa_type == UNWIND_CFA_SIGNAL) {
@@ -207,6 +215,10 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		/* CFI stays on one stack, which grows down: a caller's frame sits above */
 		if (cfa <= sc->sp)
 			goto truncated;
+	} else if (!leaf && (!m || !m->table_len) && c->py && py_trampoline(sc->pc)) {
+		/* the Python frame BPF read stands for this shim: mark it to fold */
+		sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = PY_TAG_TRAMPOLINE << PY_TAG_SHIFT;
+		cfa = sc->sp + 16;
 	} else {
 		/*
 		 * No CFI here (Go, JIT code, a stub): follow the frame pointer
@@ -252,6 +264,8 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!c.sc)
 		return NULL;
+	c.py = bpf_map_lookup_elem(&py_procs, &pid);
+	c.py_walk.pid = pid;
 	/* the user registers saved at kernel entry, wherever the sample interrupted */
 	c.sc->pc = BPF_CORE_READ(regs, ip);
 	c.sc->sp = BPF_CORE_READ(regs, sp);

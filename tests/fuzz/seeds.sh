@@ -8,7 +8,7 @@ max=65536	# libFuzzer mutates small inputs best; larger real files are cut or le
 
 rm -rf "$out"
 for t in kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle gopclntab http_request; do
+	perfmap demangle gopclntab http_request python; do
 	mkdir -p "$out/$t"
 done
 
@@ -154,5 +154,34 @@ for f in unwind_deep unwind_cxx unwind_debug_frame; do
 done
 [ -f /bin/true ] && eh_seed true-hdr /bin/true 2
 rm -f "$out/eh.tmp" "$out/dbg.tmp" "$out/obj.tmp"
+
+# python: the real line tables, str objects and _Py_DebugOffsets of each CPython 3.8+ here
+for py in /root/.pyenv/versions/3.*/bin/python3.* /usr/bin/python3.*; do
+	[[ "$py" =~ python3\.([0-9]+)$ ]] && [ -x "$py" ] && [ "${BASH_REMATCH[1]}" -ge 8 ] || continue
+	name=$(basename "$py")
+	[ "${py#/usr/}" != "$py" ] && name=$name-static
+	"$py" - "$out/python/$name" <<'PY' 2>/dev/null
+import ctypes, struct, sys
+dst, v = sys.argv[1], sys.version_info[:2]
+fmt = 1 if v < (3, 10) else 2 if v < (3, 11) else 3
+def f(a):
+    s = 0
+    for i in range(a):
+        s += i * i
+    return s
+code = f.__code__
+tab = code.co_lnotab if v < (3, 10) else code.co_linetable
+for off in (0, 4, 12):
+    seed = bytes([0, fmt]) + struct.pack("<iI", code.co_firstlineno, off) + tab
+    open(dst + ".lines%d" % off, "wb").write(seed)
+old = int(v < (3, 12))	# the PyASCIIObject size the target picks: 48 before 3.12, 40 since
+for i, s in enumerate(["f", "module.qualname", "\u00e9\u20ac", "\U0001f600x"]):
+    raw = ctypes.string_at(id(s), sys.getsizeof(s))
+    open(dst + ".str%d" % i, "wb").write(bytes([1, 200, old, old]) + raw)
+if v >= (3, 13):
+    rt = ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime")
+    open(dst + ".debug", "wb").write(bytes([2]) + ctypes.string_at(ctypes.addressof(rt), 71 * 8))
+PY
+done
 
 exit 0

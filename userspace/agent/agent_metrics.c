@@ -5,6 +5,8 @@
 #include <sys/resource.h>
 #include "agent_int.h"
 #include "deliver/deliver.h"
+#include "python.h"
+#include "runtimes/python/python_runtime.h"
 
 static void counter(FILE *out, const char *name, const char *help, double v)
 {
@@ -125,6 +127,43 @@ static void write_offcpu(FILE *out, struct offcpu *o)
 		prom__value(out, "ebpfprof_offcpu_lost_total", lost[i], st[lost_ids[i]]);
 }
 
+/* CPython: processes walked or not, code objects read, frames named or lost */
+static void write_python(FILE *out, struct python *py)
+{
+	static const char *const lost[] = {
+		[PY_LOST_NO_THREAD] = "reason=\"no_thread_state\"",
+		[PY_LOST_READ] = "reason=\"unreadable_frame\"",
+		[PY_LOST_RUN] = "reason=\"too_deep\"",
+	};
+	struct python_stats ps;
+
+	if (!py)
+		return;
+	python__stats(py, &ps);
+	counter(out, "ebpfprof_python_processes_total", "CPython processes whose frames BPF walks",
+		ps.procs);
+	counter(out, "ebpfprof_python_unknown_versions_total",
+		"CPython processes of a version we do not know (native frames only)",
+		ps.unknown_versions);
+	counter(out, "ebpfprof_python_layout_mismatch_total",
+		"CPython processes whose memory did not match our offsets (native frames only)",
+		ps.layout_mismatch);
+	counter(out, "ebpfprof_python_code_objects_total", "Code objects read and cached", ps.codes);
+	counter(out, "ebpfprof_python_code_objects_failed_total",
+		"Code objects that could not be read (freed, or the process gone)", ps.codes_failed);
+	gauge(out, "ebpfprof_python_code_cache_bytes", "Memory the cached code objects hold",
+	      ps.code_bytes);
+	counter(out, "ebpfprof_python_frames_named_total", "Python frames named", ps.frames_named);
+	counter(out, "ebpfprof_python_frames_unnamed_total", "Python frames left unnamed",
+		ps.frames_unnamed);
+	counter(out, "ebpfprof_python_trampolines_folded_total",
+		"-X perf trampoline frames folded into the Python frame they call", ps.trampolines);
+	prom__header(out, "ebpfprof_python_frames_lost_total", "counter",
+		     "Marks of Python frames BPF could not read, by reason");
+	for (int i = PY_LOST_NO_THREAD; i <= PY_LOST_RUN; i++)
+		prom__value(out, "ebpfprof_python_frames_lost_total", lost[i], ps.frames_lost[i]);
+}
+
 static void write_pusher(FILE *out, struct pusher *p, const char *prefix)
 {
 	struct pusher_stats ps = {};
@@ -193,6 +232,7 @@ int agent_metrics__write(void *ctx, FILE *out)
 	gauge(out, "ebpfprof_symbol_mappings", "Mappings the symbolizer holds, over all processes",
 	      f.sym.mappings_live);
 	write_offcpu(out, a->offcpu);
+	write_python(out, sampler__python(a->sampler));
 	write_pusher(out, a->pusher, "ebpfprof_push_");
 	write_pusher(out, a->otlp, "ebpfprof_otlp_");
 	gauge(out, "ebpfprof_resident_memory_bytes", "Resident set size", rss_bytes());

@@ -12,6 +12,8 @@
 #include "collect/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
+#include "python.h"
+#include "runtimes/python/python_runtime.h"
 
 /* How often we look for new processes, to read their maps while they live. */
 #define POLL_INTERVAL_NS 500000000LL
@@ -132,6 +134,28 @@ static void report_unwind(struct sampler *s, const __u64 *st)
 	       (unsigned long long)us.procs, (unsigned long long)us.resets);
 }
 
+/* CPython processes found, code objects read and what naming their frames cost */
+static void report_python(struct sampler *s)
+{
+	struct python *py = sampler__python(s);
+	struct python_stats ps;
+	__u64 lost;
+
+	if (!py)
+		return;
+	python__stats(py, &ps);
+	lost = ps.frames_lost[PY_LOST_NO_THREAD] + ps.frames_lost[PY_LOST_READ] +
+	       ps.frames_lost[PY_LOST_RUN];
+	p_info("python: %llu processes walked, %llu of versions we do not know, %llu with offsets that did not match; %llu code objects read (%llu failed, %.0f us each, %.1f KB cached); frames %llu named, %llu unnamed, %llu marks of lost frames, %llu -X perf trampolines folded",
+	       (unsigned long long)ps.procs, (unsigned long long)ps.unknown_versions,
+	       (unsigned long long)ps.layout_mismatch, (unsigned long long)ps.codes,
+	       (unsigned long long)ps.codes_failed,
+	       ps.codes + ps.codes_failed ? ps.read_ns / 1e3 / (double)(ps.codes + ps.codes_failed) : 0.0,
+	       ps.code_bytes / 1024.0, (unsigned long long)ps.frames_named,
+	       (unsigned long long)ps.frames_unnamed, (unsigned long long)lost,
+	       (unsigned long long)ps.trampolines);
+}
+
 /* off-cpu and wall modes: the tracer's blocks, walks and losses, and its BPF cost per switch */
 static void report_offcpu(struct offcpu *o)
 {
@@ -187,6 +211,7 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 	p_info("processes: %llu exited unsampled within 20 ms of their exec and were never read",
 	       (unsigned long long)sampler__execs_unsampled(s));
 	report_unwind(s, st);
+	report_python(s);
 	report_offcpu(offcpu);
 	p_info("self: user %.3f s, system %.3f s, max rss %ld KiB",
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

@@ -87,6 +87,15 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 		err = bpf_map__reuse_fd(skel->maps.unwind_pages, m->pages_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.unwind_procs, m->procs_fd);
+	/* the same Python processes, thread states and first sightings of code objects */
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.py_procs, m->py_procs_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.py_tstates, m->py_tstates_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.py_code_seen, m->py_code_seen_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.py_events, m->py_events_fd);
 	if (!err)
 		skel->rodata->unwind_mode = UNWIND_MODE_CFI;
 	return err;

@@ -16,6 +16,8 @@
 #include "cpus.h"
 #include "exec_defer.h"
 #include "unwind.h"
+#include "python.h"
+#include "runtimes/python/python_runtime.h"
 #include "profile.skel.h"
 
 #define DEFAULT_STACK_ENTRIES 16384
@@ -30,6 +32,7 @@ struct sampler {
 	sampler_event_fn event_fn;	/* set for the duration of one poll */
 	void *event_ctx;
 	struct unwinder *unwinder;	/* NULL: frame pointers only */
+	struct python *python;		/* CPython processes; with the unwinder only */
 	__u32 pending[PENDING_MAX];	/* processes whose tables are to be loaded */
 	int n_pending;
 	struct exec_defer *execs;	/* execs not yet handed on */
@@ -182,6 +185,17 @@ static int on_event(void *ctx, void *data, size_t size)
 	return hand_on(s, e->pid, e->kind);
 }
 
+/* A code object ran for the first time: read it now, its process may not live long. */
+static int on_py_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	const struct py_code_event *e = data;
+
+	if (size >= sizeof(*e))
+		python__code_seen(s->python, e->pid, e->code);
+	return 0;
+}
+
 /* Execs whose wait is over: handed on if the process still lives, else only counted. */
 static int hand_on_due(struct sampler *s)
 {
@@ -208,6 +222,7 @@ static void load_pending(struct sampler *s)
 {
 	for (int i = 0; i < s->n_pending; i++) {
 		unwinder__add_pid(s->unwinder, s->pending[i]);	/* failure: frame pointers */
+		python__add_pid(s->python, s->pending[i]);	/* failure: native frames only */
 		ring_buffer__consume(s->events);		/* may append to pending */
 	}
 	s->n_pending = 0;
@@ -224,15 +239,21 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids)
 		.sync_outer_fd = bpf_map__fd(s->skel->maps.sync_outer),
 		.sync_inner_fd = bpf_map__fd(s->skel->maps.sync_inner),
 	};
+	struct python_opts po = { .procs_fd = bpf_map__fd(s->skel->maps.py_procs) };
 
 	if (s->skel->rodata->unwind_mode != UNWIND_MODE_CFI)
 		return 0;
 	s->unwinder = unwinder__new(&uo);
 	if (!s->unwinder)
 		return -errno;
+	s->python = python__new(&po);
+	if (!s->python)
+		return -errno;
 	/* processes named up front get their tables before the first sample */
-	for (int i = 0; i < n_pids; i++)
+	for (int i = 0; i < n_pids; i++) {
 		unwinder__add_pid(s->unwinder, pids[i]);
+		python__add_pid(s->python, pids[i]);
+	}
 	return 0;
 }
 
@@ -270,6 +291,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	if (err)
 		goto err_free;
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (s->events && s->python &&
+	    ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.py_events), on_py_event, s)) {
+		err = -errno;
+		goto err_free;
+	}
 	if (s->events)
 		s->execs = exec_defer__new(EXEC_DEFER_MAX);
 	if (!s->execs) {
@@ -357,6 +383,10 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out)
 		.events_fd = bpf_map__fd(skel->maps.events),
 		.seen_fd = bpf_map__fd(skel->maps.seen),
 		.events_lost_fd = bpf_map__fd(skel->maps.events_lost),
+		.py_procs_fd = bpf_map__fd(skel->maps.py_procs),
+		.py_tstates_fd = bpf_map__fd(skel->maps.py_tstates),
+		.py_code_seen_fd = bpf_map__fd(skel->maps.py_code_seen),
+		.py_events_fd = bpf_map__fd(skel->maps.py_events),
 	};
 }
 
@@ -411,6 +441,8 @@ int sampler__swap(struct sampler *s)
 	err = bpf_util__grace_period(bpf_map__fd(s->skel->maps.sync_outer), inner);
 	if (s->unwinder)
 		unwinder__sweep(s->unwinder);	/* once a window: tables of dead processes go */
+	if (s->python)
+		python__sweep(s->python);	/* caches of processes dead a whole window go */
 	return err ? err : old;
 }
 
@@ -516,6 +548,11 @@ int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out)
 	return 0;
 }
 
+struct python *sampler__python(struct sampler *s)
+{
+	return s->python;
+}
+
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt)
 {
 	return bpf_util__prog_runtime(bpf_program__fd(s->skel->progs.do_sample), run_ns, run_cnt);
@@ -529,6 +566,7 @@ void sampler__free(struct sampler *s)
 	ring_buffer__free(s->events);
 	exec_defer__free(s->execs);
 	unwinder__free(s->unwinder);
+	python__free(s->python);
 	free(s->links);
 	free(s->cpus);
 	profile_bpf__destroy(s->skel);

@@ -87,6 +87,7 @@ struct sampler_maps {
 	bool cfi;		/* the tables are there: walk with CFI */
 	int rows_fd, pages_fd, procs_fd;
 	int events_fd, seen_fd, events_lost_fd;
+	int py_procs_fd, py_tstates_fd, py_code_seen_fd, py_events_fd;	/* with cfi */
 };
 
 void sampler__maps(const struct sampler *s, struct sampler_maps *out);
@@ -125,6 +126,9 @@ int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt);
 
 /* The CFI table loader's figures; -ENOENT when user stacks use frame pointers. */
 int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out);
+
+/* The CPython namer (borrowed), or NULL without the CFI unwinder. */
+struct python *sampler__python(struct sampler *s);
 
 /* Number of CPUs sampled after sampler__start. */
 int sampler__cpus(const struct sampler *s);

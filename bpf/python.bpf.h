@@ -1,0 +1,208 @@
+/* python.bpf.h -- walks CPython's frames when the native walk reaches the interpreter loop (include/python.h) */
+#ifndef EBPFPROF_PYTHON_BPF_H
+#define EBPFPROF_PYTHON_BPF_H
+
+#include "python.h"
+
+/* pid -> its interpreter's layout; a process not here has native frames only */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct py_proc);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} py_procs SEC(".maps");
+
+/* tid -> its PyThreadState, checked at every use (thread_id == fsbase) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 8192);
+} py_tstates SEC(".maps");
+
+struct py_code_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 code;
+};
+
+/* code objects already announced, so each is named once, soon after it first ran */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct py_code_key);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} py_code_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} py_events SEC(".maps");
+
+/* Walk state kept across native frames: the next Python frame to hand out. */
+struct py_walk {
+	__u64 frame;
+	__u32 started;		/* frame was read from the thread state */
+	__u32 pid;
+};
+
+static __always_inline int py_read(__u64 *dst, __u64 addr)
+{
+	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
+}
+
+static __always_inline void py_push(struct unwind_scratch *sc, __u64 v)
+{
+	__u32 n = sc->stack.n;
+
+	if (n >= UNWIND_MAX_DEPTH)
+		return;
+	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = v;
+	sc->stack.n = n + 1;
+	sc->hash = (sc->hash ^ v) * 0x9e3779b97f4a7c15ULL;
+	sc->hash ^= sc->hash >> 29;
+}
+
+/* Asks userspace once per (process, code object) to read its names while they live. */
+static __always_inline void py_announce(__u32 pid, __u64 code)
+{
+	struct py_code_key k = { .pid = pid, .code = code };
+	struct py_code_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&py_code_seen, &k))
+		return;
+	if (bpf_map_update_elem(&py_code_seen, &k, &one, BPF_NOEXIST))
+		return;
+	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
+	if (!e) {
+		/* a full ring: the next sample of it asks again (and harvest names it if it lives) */
+		bpf_map_delete_elem(&py_code_seen, &k);
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = code;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * The sampled thread's PyThreadState: the one whose thread_id, pthread_self(),
+ * is this thread's fsbase. Remembered per tid, checked again at each use.
+ */
+static __always_inline __u64 py_tstate(const struct py_proc *py)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), ts, id, interp, *cached;
+
+	cached = bpf_map_lookup_elem(&py_tstates, &tid);
+	if (cached && !py_read(&id, *cached + py->ts_thread_id) && id == fsbase)
+		return *cached;
+	if (py_read(&interp, py->runtime + py->rt_interp_head) || !interp ||
+	    py_read(&ts, interp + py->interp_tstate_head))
+		return 0;
+	for (int i = 0; i < PY_MAX_THREADS && ts; i++) {
+		if (py_read(&id, ts + py->ts_thread_id))
+			return 0;
+		if (id == fsbase) {
+			bpf_map_update_elem(&py_tstates, &tid, &ts, BPF_ANY);
+			return ts;
+		}
+		if (py_read(&ts, ts + py->ts_next))
+			return 0;
+	}
+	return 0;
+}
+
+/* The thread's innermost Python frame, or 0. */
+static __always_inline __u64 py_current_frame(const struct py_proc *py)
+{
+	__u64 ts = py_tstate(py), f;
+
+	if (!ts || py_read(&f, ts + py->ts_frame))
+		return 0;
+	if (py->cframe_frame != PY_NO_OFFSET && f && py_read(&f, f + py->cframe_frame))
+		return 0;
+	return f;
+}
+
+/*
+ * Whether the return address pc is in a copy of CPython's perf trampoline
+ * (Python/asm_trampoline.S, 3.12 and 3.13: sub $8,%rsp; call *%rcx;
+ * add $8,%rsp; ret), which -X perf puts in anonymous memory without CFI or
+ * a frame pointer. Its caller's frame is then at sp + 16, rbp untouched.
+ */
+static __always_inline bool py_trampoline(__u64 pc)
+{
+	__u64 before, after;
+
+	if (bpf_probe_read_user(&before, 8, (const void *)(pc - 6)) ||
+	    bpf_probe_read_user(&after, 8, (const void *)(pc - 3)))
+		return false;
+	/* 48 83 ec 08 ff d1 | 48 83 and 08 ff d1 | 48 83 c4 08 c3, little-endian */
+	return before == 0x8348d1ff08ec8348ULL && after == 0xc308c48348d1ff08ULL;
+}
+
+static __always_inline bool py_in_eval(const struct py_proc *py, __u64 pc)
+{
+	return (pc >= py->eval_start[0] && pc < py->eval_end[0]) ||
+	       (pc >= py->eval_start[1] && pc < py->eval_end[1]);
+}
+
+/*
+ * One interpreter loop call met by the native walk: records the Python frames
+ * it runs, innermost first, each as two slots (include/python.h), and leaves
+ * in w->frame the first frame of the next call out.
+ */
+static __always_inline void py_frames(struct unwind_scratch *sc, const struct py_proc *py,
+				      struct py_walk *w)
+{
+	__u64 f, code, prev, instr, first;
+	__u8 entry = 0;
+	int i;
+
+	if (!w->started) {
+		w->started = 1;
+		w->frame = py_current_frame(py);
+		if (!w->frame) {
+			py_push(sc, PY_TAG_LOST << PY_TAG_SHIFT | PY_LOST_NO_THREAD);
+			return;
+		}
+	}
+	f = w->frame;
+	for (i = 0; i < PY_MAX_RUN && f; i++) {
+		if (py_read(&code, f + py->fr_code) || py_read(&prev, f + py->fr_previous) ||
+		    py_read(&instr, f + py->fr_instr))
+			goto lost;
+		if (py->kind != PY_FRAMES_OBJECT &&
+		    bpf_probe_read_user(&entry, 1, (const void *)(f + py->fr_entry)))
+			goto lost;
+		if (py->kind == PY_FRAMES_OWNER && entry == PY_OWNED_BY_CSTACK) {
+			f = prev;	/* the shim that ends this call's run */
+			break;
+		}
+		if (py_read(&first, code + py->co_firstlineno))
+			goto lost;
+		if (py->kind == PY_FRAMES_OBJECT)
+			instr = (__u32)instr;	/* f_lasti is an int */
+		else
+			instr -= code;
+		py_push(sc, PY_TAG_FRAME << PY_TAG_SHIFT | (code & PY_ADDR_MASK));
+		py_push(sc, (first << 32) | (__u32)instr);
+		py_announce(w->pid, code);
+		f = prev;
+		if (py->kind == PY_FRAMES_OBJECT || (py->kind == PY_FRAMES_ENTRY && entry))
+			break;
+	}
+	if (i == PY_MAX_RUN)
+		py_push(sc, PY_TAG_LOST << PY_TAG_SHIFT | PY_LOST_RUN);
+	w->frame = f;
+	return;
+lost:
+	py_push(sc, PY_TAG_LOST << PY_TAG_SHIFT | PY_LOST_READ);
+	w->frame = 0;
+}
+
+#endif /* EBPFPROF_PYTHON_BPF_H */

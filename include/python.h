@@ -1,0 +1,81 @@
+/* python.h -- what userspace tells the BPF Python frame reader (bpf/python.bpf.h) about one CPython process */
+#ifndef EBPFPROF_PYTHON_H
+#define EBPFPROF_PYTHON_H
+
+/*
+ * How an interpreter loop call owns its Python frames:
+ * - OBJECT (3.8-3.10): each _PyEval_EvalFrameDefault call runs one PyFrameObject.
+ * - ENTRY (3.11): a run of _PyInterpreterFrames, the last one with is_entry set.
+ * - OWNER (3.12+): a run of _PyInterpreterFrames ended by the C-stack shim
+ *   frame the call pushed (owner == PY_OWNED_BY_CSTACK), skipped.
+ */
+enum py_frames_kind { PY_FRAMES_OBJECT = 1, PY_FRAMES_ENTRY = 2, PY_FRAMES_OWNER = 3 };
+
+#define PY_OWNED_BY_CSTACK 3	/* FRAME_OWNED_BY_CSTACK, 3.12 and 3.13 */
+#define PY_NO_OFFSET 0xffff	/* a pointer hop a version does not have */
+
+/* Python frames one interpreter loop call may own before the rest is marked lost */
+#ifndef PY_MAX_RUN
+#define PY_MAX_RUN 32
+#endif
+/* threads searched for the sampled one's PyThreadState */
+#ifndef PY_MAX_THREADS
+#define PY_MAX_THREADS 64
+#endif
+
+/*
+ * One CPython process: where the interpreter loop is, where _PyRuntime is,
+ * and the struct offsets the walk needs (from _Py_DebugOffsets on 3.13+, from
+ * our table checked against the process before). Addresses are the process's.
+ */
+struct py_proc {
+	__u64 runtime;		/* &_PyRuntime */
+	__u64 eval_start[2];	/* _PyEval_EvalFrameDefault and its .cold part: [start, end) */
+	__u64 eval_end[2];
+	__u32 version;		/* PY_VERSION_HEX >> 16: 0x030b for 3.11 */
+	__u16 kind;		/* enum py_frames_kind */
+	__u16 rt_interp_head;	/* _PyRuntime.interpreters.head */
+	__u16 interp_tstate_head; /* PyInterpreterState: tstate_head / threads.head */
+	__u16 ts_next;		/* PyThreadState.next */
+	__u16 ts_thread_id;	/* PyThreadState.thread_id: pthread_self(), the thread's fsbase */
+	__u16 ts_frame;		/* PyThreadState: frame (3.8-3.10), cframe (3.11-3.12), current_frame (3.13+) */
+	__u16 cframe_frame;	/* _PyCFrame.current_frame, or PY_NO_OFFSET */
+	__u16 fr_code;		/* f_code / f_executable */
+	__u16 fr_previous;	/* f_back / previous */
+	__u16 fr_instr;		/* f_lasti (int, OBJECT) or prev_instr / instr_ptr (pointer) */
+	__u16 fr_entry;		/* is_entry (ENTRY) or owner (OWNER) byte */
+	__u16 co_firstlineno;	/* the check against a reused code object address */
+	__u16 pad[2];
+};
+
+/*
+ * A Python frame takes two slots of a walked user stack: PY_TAG_FRAME | code
+ * object address, then (co_firstlineno << 32 | instruction offset). The
+ * offset is f_lasti on OBJECT versions, else the byte distance from the code
+ * object to the instruction pointer. No user address has these top bits.
+ */
+#define PY_TAG_SHIFT 56
+#define PY_TAG_FRAME 0xfeULL
+#define PY_TAG_LOST 0xfdULL	/* one slot: Python frames we could not read here (reason below) */
+/*
+ * One slot: a -X perf trampoline (3.12+) that called the interpreter loop.
+ * Its perf map name would repeat the Python frame BPF read, so it is folded
+ * into that frame (and counted) instead of shown twice.
+ */
+#define PY_TAG_TRAMPOLINE 0xfcULL
+#define PY_ADDR_MASK ((1ULL << PY_TAG_SHIFT) - 1)
+
+enum py_lost_reason {
+	PY_LOST_NO_THREAD = 1,	/* no PyThreadState of the sampled thread */
+	PY_LOST_READ = 2,	/* a frame could not be read */
+	PY_LOST_RUN = 3,	/* more than PY_MAX_RUN frames in one loop call */
+};
+
+/* a new code object seen in a sample, so userspace names it while it lives */
+struct py_code_event {
+	__u32 pid;
+	__u32 pad;
+	__u64 code;
+};
+
+#endif /* EBPFPROF_PYTHON_H */

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# test_python.sh -- CPython 3.8+ frames walked in BPF: CPU split of two functions within 5 points, the hot line, threads, json object_hook order, wall time in sleep and recv, a short-lived process named
+set -u
+SUITE=python
+. "$(dirname "$0")/lib.sh"
+PYDIR=$(cd "$(dirname "$0")/python" && pwd)
+FREQ=${PYTHON_FREQUENCY:-199}
+SECS=${PYTHON_SECONDS:-4}	# CPU seconds of each split run
+TOL=${PYTHON_TOLERANCE:-5}
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# every CPython 3.8+ on the machine: pyenv's shared builds and Debian's static one
+pythons=()
+for p in /root/.pyenv/versions/3.*/bin/python3.* /usr/bin/python3.*; do
+	[[ "$p" =~ python3\.([0-9]+)$ ]] && [ -x "$p" ] && [ "${BASH_REMATCH[1]}" -ge 8 ] && pythons+=("$p")
+done
+[ ${#pythons[@]} -gt 0 ] || { skip all "no CPython 3.8+ on this machine"; exit 0; }
+
+tag() { echo "$(basename "$1")$([ "${1#/usr/}" != "$1" ] && echo -static)"; }
+
+# profile NAME PID...: attaches to the pids, then opens $tmp/NAME.gate; the caller waits and stops it
+start_profile() {
+	local name=$1; shift
+	"$EBPFPROF" "$@" --frequency "$FREQ" --duration 120 --output "$tmp/$name.pb.gz" \
+		2>"$tmp/$name.err" &
+	PROF=$!
+	for _ in $(seq 300); do
+		grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break
+		kill -0 $PROF 2>/dev/null || break
+		sleep 0.1
+	done
+	touch "$tmp/$name.gate"
+}
+stop_profile() { kill -INT "$PROF" 2>/dev/null; wait "$PROF"; }
+
+# cum share (percent) of the samples whose stack holds function $2 in profile $1
+cum() { pprof_top "$1" | awk -v f="$2" '$6 == f { sub("%", "", $5); print $5; exit }'; }
+
+# split PY MODE [PYTHON OPTIONS]: the profile's alpha/beta split against the one the script measured
+split_check() {
+	local py=$1 mode=$2 name t a b want got line hot
+	t=$(tag "$py")
+	name="$t-$mode"
+	"$py" "${@:3}" "$PYDIR/split.py" "$mode" "$SECS" "$tmp/$name.gate" >"$tmp/$name.out" 2>&1 &
+	local pid=$!
+	start_profile "$name" --pid "$pid"
+	wait "$pid"
+	stop_profile
+	read -r _ a _ b <"$tmp/$name.out"
+	want=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", 100 * a / (a + b) }')
+	a=$(cum "$tmp/$name.pb.gz" split.alpha)
+	b=$(cum "$tmp/$name.pb.gz" split.beta)
+	if [ -z "$a" ] || [ -z "$b" ]; then
+		fail "$name" "alpha or beta missing from the profile: $(pprof_top "$tmp/$name.pb.gz" | head -12 | tr '\n' '|')"
+		return
+	fi
+	got=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", 100 * a / (a + b) }')
+	if awk -v g="$got" -v w="$want" -v t="$TOL" 'BEGIN { d = g - w; exit !(d <= t && -d <= t) }'; then
+		pass "$name split: profile $got% alpha, measured $want%"
+	else
+		fail "$name split" "profile $got% alpha, measured $want% (tolerance $TOL points)"
+	fi
+	# the hottest line of alpha is its loop body
+	hot=$(grep -n 'HOT alpha' "$PYDIR/split.py" | cut -d: -f1)
+	line=$(go tool pprof -top -lines -nodecount=500 -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null |
+		awk '$6 == "split.alpha" { print $7 }' | head -1)
+	if [ "$line" = "$PYDIR/split.py:$hot" ]; then
+		pass "$name line: split.alpha's hottest line is $line"
+	else
+		fail "$name line" "split.alpha's hottest line is '$line', not split.py:$hot"
+	fi
+	named_check "$name"
+}
+
+# wall PY: compute / time.sleep / socket.recv shares of wall time against the script's own clock
+wall_check() {
+	local py=$1 name out fn want got bad=""
+	name="$(tag "$py")-wall"
+	"$py" "$PYDIR/wall.py" "$SECS" "$tmp/$name.gate" >"$tmp/$name.out" 2>&1 &
+	local pid=$!
+	start_profile "$name" --mode wall --pid "$pid"
+	wait "$pid"
+	stop_profile
+	read -r _ c _ d _ r <"$tmp/$name.out"
+	local sum_m sum_p pc pd pr
+	pc=$(cum "$tmp/$name.pb.gz" wall.compute)
+	pd=$(cum "$tmp/$name.pb.gz" wall.doze)
+	pr=$(cum "$tmp/$name.pb.gz" wall.receive)
+	if [ -z "$pc" ] || [ -z "$pd" ] || [ -z "$pr" ] || [ -z "${r:-}" ]; then
+		fail "$name" "compute, doze or receive missing: $(pprof_top "$tmp/$name.pb.gz" | head -14 | tr '\n' '|')"
+		return
+	fi
+	out=""
+	for fn in compute:$c:$pc doze:$d:$pd receive:$r:$pr; do
+		IFS=: read -r f m g <<<"$fn"
+		want=$(awk -v m="$m" -v c="$c" -v d="$d" -v r="$r" 'BEGIN { printf "%.1f", 100 * m / (c + d + r) }')
+		got=$(awk -v g="$g" -v a="$pc" -v b="$pd" -v e="$pr" 'BEGIN { printf "%.1f", 100 * g / (a + b + e) }')
+		out="$out $f $got% (measured $want%)"
+		awk -v g="$got" -v w="$want" -v t="$TOL" 'BEGIN { d = g - w; exit !(d <= t && -d <= t) }' || bad=1
+	done
+	if [ -z "$bad" ]; then
+		pass "$name:$out"
+	else
+		fail "$name" "$out (tolerance $TOL points)"
+	fi
+}
+
+# -X perf (3.12+): its trampolines are crossed, not a stack's end, and never double a Python frame
+xperf_check() {
+	local py=$1 name total trunc doubled
+	name="$(tag "$py")-xperf"
+	split_check "$py" xperf -X perf
+	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.traces"
+	total=$(grep -c '^-----' "$tmp/$name.traces")
+	trunc=$(grep -c 'truncated user stack' "$tmp/$name.traces")
+	doubled=$(grep -c 'py::' "$tmp/$name.traces")
+	if [ "$total" -gt 10 ] && [ $((trunc * 100)) -le "$total" ] && [ "$doubled" = 0 ]; then
+		pass "$name whole: $trunc of $total stacks truncated, no py:: perf-map frame doubling a Python one"
+	else
+		fail "$name whole" "$trunc of $total stacks truncated, $doubled py:: frames"
+	fi
+}
+
+# the share of Python frames named; lost walks are counted as unnamed too
+named_check() {
+	local name=$1 total bad
+	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.traces"
+	total=$(grep -cE '^ +[^ ]*(split|threading|hook)\.[A-Za-z_<]' "$tmp/$name.traces")
+	bad=$(grep -cE 'unknown python function|python frames lost' "$tmp/$name.traces")
+	echo "info: $name: $total named Python frames in traces, $bad unnamed or lost"
+	if [ "$total" -gt 0 ] && [ $((bad * 100)) -le "$total" ]; then
+		pass "$name named: $bad of $((total + bad)) Python frames unnamed"
+	else
+		fail "$name named" "$bad unnamed or lost Python frames against $total named"
+	fi
+}
+
+# json.loads (the C scanner) calls object_hook: hook -> eval loop -> C scanner -> raw_decode -> loads -> run
+hook_check() {
+	local py=$1 name
+	name="$(tag "$py")-hook"
+	"$py" "$PYDIR/hook.py" 3 >/dev/null 2>&1 &
+	local pid=$!
+	start_profile "$name" --pid "$pid"
+	wait "$pid"
+	stop_profile
+	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.traces"
+	# pprof -traces: one frame a line, leaf first, traces apart by dashes
+	if awk '
+		/^-+/ { ok += done(); n = 0; delete at; next }
+		{ f = $NF; if ($1 ~ /^[0-9.]+[a-z]*$/ && NF > 1) f = $NF; n++;
+		  if (f == "hook.object_hook" && !at["hook"]) at["hook"] = n;
+		  if (f == "_PyEval_EvalFrameDefault" && at["hook"] && !at["eval"]) at["eval"] = n;
+		  if (f ~ /raw_decode$/ && !at["raw"]) at["raw"] = n;
+		  if (f == "json.loads" && !at["loads"]) at["loads"] = n;
+		  if (f == "hook.run" && !at["run"]) at["run"] = n }
+		function done() { return at["hook"] && at["hook"] < at["eval"] && at["eval"] < at["raw"] &&
+				  at["raw"] < at["loads"] && at["loads"] < at["run"] }
+		END { ok += done(); exit !ok }' "$tmp/$name.traces"; then
+		pass "$name: object_hook under the C scanner under raw_decode under json.loads under run"
+	else
+		fail "$name" "no stack with object_hook -> eval loop -> raw_decode -> json.loads -> run in order"
+	fi
+}
+
+# a process that starts and ends while the profile runs is named after it ended
+short_check() {
+	local py=$1 name
+	name="$(tag "$py")-short"
+	start_profile "$name"
+	"$py" "$PYDIR/short.py"
+	sleep 0.5
+	stop_profile
+	if go tool pprof -top -lines -nodecount=500 -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null |
+		grep -q "short.short_lived_work $PYDIR/short.py:"; then
+		pass "$name: a 0.4 s process is named after it exited"
+	else
+		fail "$name" "short.short_lived_work not in the profile"
+	fi
+}
+
+for py in "${pythons[@]}"; do
+	split_check "$py" alternate
+	split_check "$py" threads
+	hook_check "$py"
+	wall_check "$py"
+	[[ "$py" =~ python3\.1[2-9]$ ]] && xperf_check "$py"
+done
+short_check "${pythons[0]}"
+short_check "${pythons[${#pythons[@]} - 1]}"

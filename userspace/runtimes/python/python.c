@@ -1,0 +1,576 @@
+/* python.c -- CPython processes: detection, the BPF table, and naming code objects read from their memory */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <bpf/bpf.h>
+#include "lib/array.h"
+#include "lib/hashmap.h"
+#include "lib/log.h"
+#include "symbolize/proc_maps.h"
+#include "symbolize/procfs.h"
+#include "python_elf.h"
+#include "python_int.h"
+#include "python_runtime.h"
+
+#define CODE_HEADER_MAX 512		/* bytes of a code object we read: every field we use is below */
+#define STR_MAX 4096			/* bytes of a str object: longer names are cut */
+#define LINETABLE_MAX (1u << 20)	/* a line table larger than this is refused */
+#define CODES_PER_PID_MAX 65536		/* code objects cached per process */
+
+/* One code object as read from the process. */
+struct py_code {
+	__u64 addr;
+	__s32 first;		/* co_firstlineno: a different one means the address was reused */
+	bool ok;		/* read in full; else function says unknown */
+	char *function;		/* module.qualname */
+	char *file;
+	__u8 *lines;		/* co_linetable / co_lnotab bytes */
+	__u32 n_lines;
+};
+
+struct py_pid {
+	__u32 pid;
+	bool dead;		/* gone at the last sweep: freed at the next */
+	bool unknown;		/* a CPython we do not know: counted, not walked */
+	struct py_layout layout;
+	struct hmap *index;	/* code address -> codes[] id + 1 */
+	struct py_code *codes;
+	size_t n_codes, cap_codes;
+};
+
+struct python {
+	struct python_opts opts;
+	struct py_pid **pids;
+	size_t n_pids, cap_pids;
+	struct python_stats stats;
+	__u8 said[2][256];	/* versions already reported unknown / mismatched, by minor */
+};
+
+/* One line per version and reason for the whole run: a fleet of one Python says it once. */
+static bool first_time(struct python *py, int reason, __u32 version)
+{
+	__u8 *said = &py->said[reason][version & 0xff];
+
+	if (*said)
+		return false;
+	*said = 1;
+	return true;
+}
+
+struct python *python__new(const struct python_opts *opts)
+{
+	struct python *py = calloc(1, sizeof(*py));
+
+	if (!py)
+		return NULL;
+	py->opts = *opts;
+	if (!py->opts.proc_root)
+		py->opts.proc_root = "/proc";
+	return py;
+}
+
+static void free_pid(struct python *py, struct py_pid *p)
+{
+	for (size_t i = 0; i < p->n_codes; i++) {
+		free(p->codes[i].function);
+		free(p->codes[i].file);
+		free(p->codes[i].lines);
+	}
+	free(p->codes);
+	hmap__free(p->index);
+	free(p);
+}
+
+void python__free(struct python *py)
+{
+	if (!py)
+		return;
+	for (size_t i = 0; i < py->n_pids; i++)
+		free_pid(py, py->pids[i]);
+	free(py->pids);
+	free(py);
+}
+
+static struct py_pid *find_pid(const struct python *py, __u32 pid)
+{
+	for (size_t i = 0; i < py->n_pids; i++)
+		if (py->pids[i]->pid == pid)
+			return py->pids[i];
+	return NULL;
+}
+
+/* Reads up to len bytes at addr of pid; how many were read (a fault stops it), or -errno. */
+static ssize_t read_mem(__u32 pid, __u64 addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	return n < 0 ? -errno : n;
+}
+
+static int read_exact(__u32 pid, __u64 addr, void *buf, size_t len)
+{
+	ssize_t n = read_mem(pid, addr, buf, len);
+
+	return n < 0 ? (int)n : (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* "libpython3.11.so.1.0" or "python3.9": the minor version its name says, else -1 */
+static int version_from_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	int minor;
+
+	base = base ? base + 1 : path;
+	if (sscanf(base, "libpython3.%d", &minor) == 1 || sscanf(base, "python3.%d", &minor) == 1)
+		return minor;
+	return -1;
+}
+
+/*
+ * The files that may hold the interpreter: libpython3.X, and the executable
+ * (the first file mapped), which a static build links it into whatever its
+ * name. Other libraries are not read: their symbols are not ours to scan.
+ */
+static bool candidate(const struct proc_map *m, bool first_file)
+{
+	const char *base = strrchr(m->path, '/');
+
+	if (!m->inode || m->path[0] != '/')
+		return false;
+	base = base ? base + 1 : m->path;
+	return first_file || !strncmp(base, "libpython3.", 11);
+}
+
+/* the version from Py_Version (3.11+) in memory, else the file's name */
+static __u32 find_version(__u32 pid, const struct py_elf *e, __u64 bias, const char *path)
+{
+	__u64 v;
+	int minor;
+
+	if (e->sym[PY_SYM_VERSION].value &&
+	    !read_exact(pid, e->sym[PY_SYM_VERSION].value + bias, &v, sizeof(v)) && (v >> 24) == 3)
+		return (__u32)(v >> 16) & 0xffff;
+	minor = version_from_name(path);
+	return minor >= 0 && minor < 256 ? 0x0300 | (__u32)minor : 0;
+}
+
+/* The layout of the process's version, or -ENOTSUP. */
+static int find_layout(__u32 pid, __u32 version, __u64 runtime, struct py_layout *out)
+{
+	const struct py_layout *l;
+	__u8 buf[PY_DEBUG_OFFSETS_SIZE];
+
+	if (version >= 0x030d) {
+		if (read_exact(pid, runtime, buf, sizeof(buf)) ||
+		    py_layout__from_debug_offsets(buf, sizeof(buf), out))
+			return -ENOTSUP;
+		return 0;
+	}
+	l = py_layout__table(version);
+	if (!l)
+		return -ENOTSUP;
+	*out = *l;
+	return 0;
+}
+
+/*
+ * Our offsets against the process: the first thread state must point back at
+ * its interpreter. A process still starting (no interpreter yet) passes.
+ */
+static int check_layout(__u32 pid, const struct py_layout *l, __u64 runtime)
+{
+	__u64 interp, ts, back;
+
+	if (read_exact(pid, runtime + l->bpf.rt_interp_head, &interp, 8))
+		return -EFAULT;
+	if (!interp)
+		return 0;
+	if (read_exact(pid, interp + l->bpf.interp_tstate_head, &ts, 8))
+		return -EINVAL;
+	if (!ts)
+		return 0;
+	if (read_exact(pid, ts + l->ts_interp, &back, 8) || back != interp)
+		return -EINVAL;
+	return 0;
+}
+
+/* Fills *proc from the file mapped at m if it holds an interpreter. */
+static int probe_file(struct python *py, __u32 pid, const struct proc_map *m,
+		      struct py_layout *layout, struct py_proc *proc)
+{
+	struct py_elf e;
+	struct stat st;
+	__u64 bias;
+	__u32 version;
+	int fd, err;
+
+	err = procfs__open_mapped(py->opts.proc_root, pid, m, &fd, &st);
+	if (err)
+		return err;
+	err = py_elf__read(fd, m->pgoff, &e);
+	close(fd);
+	if (err == -ENOENT && e.sym[PY_SYM_EVAL].value && !e.sym[PY_SYM_RUNTIME].value) {
+		/* an interpreter loop without _PyRuntime: CPython 3.6, older than we walk */
+		if (first_time(py, 0, 0))
+			p_warn("pid %u: %s is a CPython older than 3.7: its processes get native frames only",
+			       pid, m->path);
+		return -ENOTSUP;
+	}
+	if (err)
+		return err;
+	bias = m->start - e.map_vaddr;
+	version = find_version(pid, &e, bias, m->path);
+	if (version < 0x0308 || find_layout(pid, version, e.sym[PY_SYM_RUNTIME].value + bias, layout)) {
+		if (first_time(py, 0, version))
+			p_warn("pid %u: CPython %u.%u in %s is a version we do not know: its processes get native frames only",
+			       pid, version >> 8, version & 0xff, m->path);
+		return -ENOTSUP;
+	}
+	*proc = layout->bpf;
+	proc->version = version;
+	proc->runtime = e.sym[PY_SYM_RUNTIME].value + bias;
+	for (int k = 0; k < 2; k++) {
+		enum py_sym s = k ? PY_SYM_EVAL_COLD : PY_SYM_EVAL;
+
+		if (!e.sym[s].value)
+			continue;
+		proc->eval_start[k] = e.sym[s].value + bias;
+		/* a symbol without size: the loop is large, 64 KiB covers its calls */
+		proc->eval_end[k] = proc->eval_start[k] + (e.sym[s].size ? e.sym[s].size : 65536);
+	}
+	if (check_layout(pid, layout, proc->runtime)) {
+		py->stats.layout_mismatch++;
+		if (first_time(py, 1, version))
+			p_warn("pid %u: CPython %u.%u does not match our offsets: its processes get native frames only",
+			       pid, version >> 8, version & 0xff);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static struct py_pid *new_pid(struct python *py, __u32 pid)
+{
+	struct py_pid *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->index = hmap__new();
+	if (!p->index || ARRAY_RESERVE(py->pids, py->cap_pids, py->n_pids + 1)) {
+		hmap__free(p->index);
+		free(p);
+		return NULL;
+	}
+	py->pids[py->n_pids++] = p;
+	return p;
+}
+
+int python__add_pid(struct python *py, __u32 pid)
+{
+	struct proc_map *maps = NULL;
+	struct py_layout layout;
+	struct py_proc proc = {};
+	struct py_pid *p;
+	size_t n = 0;
+	int err, found = -ENOENT;
+	__u64 last_inode = 0;
+
+	if (!py)
+		return -EINVAL;
+	err = proc_maps__read(py->opts.proc_root, pid, &maps, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && found == -ENOENT; i++) {
+		if (!candidate(&maps[i], !last_inode) || maps[i].inode == last_inode)
+			continue;
+		last_inode = maps[i].inode;	/* a file's several mappings: probed once */
+		err = probe_file(py, pid, &maps[i], &layout, &proc);
+		p_debug("pid %u: %s: %d", pid, maps[i].path, err);
+		if (!err || err == -ENOTSUP)
+			found = err;
+	}
+	proc_maps__free(maps);
+	p_debug("pid %u: python probe %d", pid, found);
+	if (found == -ENOENT)
+		return found;
+	p = find_pid(py, pid);
+	if (p && !p->dead &&
+	    ((found == -ENOTSUP && p->unknown) ||
+	     (!found && !p->unknown && p->layout.version == layout.version)))
+		return found;	/* known already: a re-read of the maps found the same */
+	if (p) {
+		/* an exec: the old image's code objects mean nothing now */
+		for (size_t i = 0; i < py->n_pids; i++)
+			if (py->pids[i] == p)
+				py->pids[i] = py->pids[--py->n_pids];
+		free_pid(py, p);
+	}
+	p = new_pid(py, pid);
+	if (!p)
+		return -ENOMEM;
+	if (found == -ENOTSUP) {
+		p->unknown = true;
+		py->stats.unknown_versions++;
+		return found;
+	}
+	p->layout = layout;
+	if (bpf_map_update_elem(py->opts.procs_fd, &pid, &proc, BPF_ANY))
+		return -errno;
+	py->stats.procs++;
+	p_debug("pid %u: CPython %u.%u, its frames walked in BPF", pid, proc.version >> 8,
+		proc.version & 0xff);
+	return 0;
+}
+
+/* a str object of the process as UTF-8, or NULL */
+static char *read_str(__u32 pid, __u64 addr, const struct py_layout *l)
+{
+	__u8 *buf = malloc(STR_MAX);
+	char *out = NULL;
+	ssize_t n;
+
+	if (!buf || !addr)
+		goto out;
+	n = read_mem(pid, addr, buf, STR_MAX);
+	if (n <= 0)
+		goto out;
+	out = malloc(STR_MAX);
+	if (out && py_unicode__utf8(buf, (size_t)n, l, out, STR_MAX)) {
+		free(out);
+		out = NULL;
+	}
+out:
+	free(buf);
+	return out;
+}
+
+/* a bytes object's contents (PyBytesObject: ob_size at 16, ob_sval at 32), bounded */
+static __u8 *read_bytes(__u32 pid, __u64 addr, __u32 *len)
+{
+	__u64 size;
+	__u8 *buf;
+
+	if (!addr || read_exact(pid, addr + 16, &size, sizeof(size)) || size > LINETABLE_MAX)
+		return NULL;
+	buf = malloc(size ? size : 1);
+	if (buf && read_exact(pid, addr + 32, buf, size)) {
+		free(buf);
+		return NULL;
+	}
+	*len = (__u32)size;
+	return buf;
+}
+
+/* "app" for /srv/app.py; a package's __init__.py is named after its folder */
+static char *module_name(const char *file)
+{
+	const char *base = strrchr(file, '/'), *dot;
+	size_t len;
+
+	base = base ? base + 1 : file;
+	if (!strcmp(base, "__init__.py") && base > file + 1) {
+		const char *end = base - 1, *start = end;
+
+		while (start > file && start[-1] != '/')
+			start--;
+		return strndup(start, (size_t)(end - start));
+	}
+	dot = strrchr(base, '.');
+	len = dot ? (size_t)(dot - base) : strlen(base);
+	return strndup(base, len);
+}
+
+static __u64 code_size(const struct py_code *c)
+{
+	return c->ok ? sizeof(*c) + c->n_lines + strlen(c->function) + strlen(c->file) + 2 : 0;
+}
+
+static __u64 u64_at(const __u8 *h, __u16 off)
+{
+	__u64 v;
+
+	memcpy(&v, h + off, sizeof(v));
+	return v;
+}
+
+/* Reads code object addr into c (c->ok says whether every part was read). */
+static void read_code(__u32 pid, const struct py_layout *l, __u64 addr, struct py_code *c)
+{
+	__u8 h[CODE_HEADER_MAX];
+	char *name = NULL, *module = NULL;
+	__s32 first;
+
+	memset(c, 0, sizeof(*c));
+	c->addr = addr;
+	if (read_exact(pid, addr, h, CODE_HEADER_MAX))
+		return;
+	memcpy(&first, h + l->bpf.co_firstlineno, sizeof(first));
+	c->first = first;
+	name = read_str(pid, u64_at(h, l->co_qualname ? l->co_qualname : l->co_name), l);
+	c->file = read_str(pid, u64_at(h, l->co_filename), l);
+	c->lines = read_bytes(pid, u64_at(h, l->co_linetable), &c->n_lines);
+	module = c->file ? module_name(c->file) : NULL;
+	if (name && module && asprintf(&c->function, "%s.%s", module, name) < 0)
+		c->function = NULL;
+	c->ok = c->function && c->file && c->lines;
+	free(name);
+	free(module);
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static int code_eq(__u32 id, const void *key, const void *ctx)
+{
+	const struct py_pid *p = ctx;
+
+	return p->codes[id - 1].addr == *(const __u64 *)key;
+}
+
+/*
+ * The cached code object at addr, read now if new or if its first line says
+ * the address now holds another one (check < 0: no check, the BPF event).
+ */
+static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr, __s64 check)
+{
+	__u64 h = hash_u64(addr, 0), t0;
+	__u32 id = hmap__find(p->index, h, code_eq, &addr, p);
+	struct py_code *c;
+
+	if (id) {
+		c = &p->codes[id - 1];
+		if (check < 0 || c->first == check)
+			return c;
+		/* reused address: read again in place */
+		py->stats.code_bytes -= code_size(c);
+		free(c->function);
+		free(c->file);
+		free(c->lines);
+	} else {
+		if (p->n_codes >= CODES_PER_PID_MAX ||
+		    ARRAY_RESERVE(p->codes, p->cap_codes, p->n_codes + 1) ||
+		    hmap__insert(p->index, h, (__u32)p->n_codes + 1))
+			return NULL;
+		c = &p->codes[p->n_codes++];
+	}
+	t0 = now_ns();
+	read_code(p->pid, &p->layout, addr, c);
+	py->stats.read_ns += now_ns() - t0;
+	if (c->ok) {
+		py->stats.codes++;
+		py->stats.code_bytes += code_size(c);
+	} else {
+		py->stats.codes_failed++;
+	}
+	return c;
+}
+
+void python__code_seen(struct python *py, __u32 pid, __u64 code)
+{
+	struct py_pid *p = py ? find_pid(py, pid) : NULL;
+
+	if (p && !p->unknown)
+		get_code(py, p, code, -1);
+}
+
+bool python__is_frame(__u64 slot)
+{
+	return slot >> PY_TAG_SHIFT == PY_TAG_FRAME;
+}
+
+bool python__is_lost(__u64 slot)
+{
+	return slot >> PY_TAG_SHIFT == PY_TAG_LOST;
+}
+
+bool python__fold_trampoline(struct python *py, __u64 slot)
+{
+	if (slot >> PY_TAG_SHIFT != PY_TAG_TRAMPOLINE)
+		return false;
+	py->stats.trampolines++;
+	return true;
+}
+
+const char *python__lost_name(struct python *py, __u64 slot)
+{
+	py->stats.frames_lost[(slot & 0xff) < 4 ? slot & 0xff : 0]++;
+	switch (slot & 0xff) {
+	case PY_LOST_NO_THREAD:
+		return "[python frames lost: no thread state]";
+	case PY_LOST_RUN:
+		return "[python frames lost: too deep]";
+	default:
+		return "[python frames lost: unreadable frame]";
+	}
+}
+
+/* bytes from the first instruction, by how the version records where a frame is */
+static __u32 byte_offset(const struct py_layout *l, __u32 raw)
+{
+	if (l->lines == PY_LINES_LNOTAB)
+		return raw;			/* f_lasti in bytes */
+	if (l->lines == PY_LINES_310)
+		return raw * 2;			/* f_lasti in code units */
+	return raw - l->co_code_adaptive;	/* instruction pointer - code object */
+}
+
+int python__frame(struct python *py, __u32 pid, __u64 a, __u64 b, struct src_line *out, __u64 *loc)
+{
+	struct py_pid *p = find_pid(py, pid);
+	__u64 code = a & PY_ADDR_MASK;
+	__s32 first = (__s32)(b >> 32);
+	__u32 raw = (__u32)b;
+	struct py_code *c = p && !p->unknown ? get_code(py, p, code, first) : NULL;
+
+	*loc = hash_u64(b, hash_u64(code, pid)) | 1ull << 63;
+	if (!c || !c->ok) {
+		py->stats.frames_unnamed++;
+		*out = (struct src_line){ .function = "[unknown python function]" };
+		return -ENOENT;
+	}
+	py->stats.frames_named++;
+	*out = (struct src_line){ .function = c->function, .file = c->file };
+	/* f_lasti -1: the frame has not started; its first line is the best truth */
+	if (raw == 0xffffffffu && p->layout.lines != PY_LINES_311)
+		out->line = (__u32)c->first;
+	else
+		out->line = py_lines__find(p->layout.lines, c->lines, c->n_lines, c->first,
+					   byte_offset(&p->layout, raw));
+	return 0;
+}
+
+void python__sweep(struct python *py)
+{
+	for (size_t i = 0; i < py->n_pids;) {
+		struct py_pid *p = py->pids[i];
+		bool alive = !kill((pid_t)p->pid, 0) || errno != ESRCH;
+
+		if (alive || !p->dead) {
+			p->dead = !alive;
+			i++;
+			continue;
+		}
+		bpf_map_delete_elem(py->opts.procs_fd, &p->pid);
+		for (size_t k = 0; k < p->n_codes; k++)
+			py->stats.code_bytes -= code_size(&p->codes[k]);
+		py->pids[i] = py->pids[--py->n_pids];
+		free_pid(py, p);
+	}
+}
+
+void python__stats(const struct python *py, struct python_stats *out)
+{
+	*out = py->stats;
+}
