@@ -122,6 +122,33 @@ xperf_check() {
 	fi
 }
 
+# the agent: its pull endpoint names Python frames as the one-shot profiler does, /metrics counts them
+agent_check() {
+	local py=$1 name port a b named
+	name="$(tag "$py")-agent"
+	"$EBPFPROF" agent --listen 127.0.0.1:0 --frequency 99 2>"$tmp/$name.err" &
+	local agent=$!
+	port=$(wait_port "$tmp/$name.err") || { fail "$name" "agent did not listen"; stop $agent; return; }
+	touch "$tmp/$name.gate"
+	"$py" "$PYDIR/split.py" threads 3 "$tmp/$name.gate" >/dev/null 2>&1 &
+	local pid=$!
+	sleep 0.5
+	go tool pprof -top -symbolize=none \
+		"http://127.0.0.1:$port/debug/pprof/profile?seconds=2&pid=$pid" >"$tmp/$name.top" 2>/dev/null
+	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/$name.metrics"
+	wait "$pid"
+	stop $agent
+	a=$(awk '$6 == "split.alpha"' "$tmp/$name.top" | wc -l)
+	b=$(awk '$6 == "split.beta"' "$tmp/$name.top" | wc -l)
+	named=$(sed -n 's/^ebpfprof_python_frames_named_total \([0-9]*\)$/\1/p' "$tmp/$name.metrics")
+	if [ "$a" = 1 ] && [ "$b" = 1 ] && [ "${named:-0}" -gt 0 ] &&
+		grep -Eq '^ebpfprof_python_processes_total [1-9]' "$tmp/$name.metrics"; then
+		pass "$name: the pull endpoint names split.alpha and split.beta; /metrics: $named frames named"
+	else
+		fail "$name" "alpha $a, beta $b in the pull profile; frames named '${named:-}'"
+	fi
+}
+
 # the share of Python frames named; lost walks are counted as unnamed too
 named_check() {
 	local name=$1 total bad
@@ -187,5 +214,6 @@ for py in "${pythons[@]}"; do
 	wall_check "$py"
 	[[ "$py" =~ python3\.1[2-9]$ ]] && xperf_check "$py"
 done
+agent_check "${pythons[0]}"
 short_check "${pythons[0]}"
 short_check "${pythons[${#pythons[@]} - 1]}"
