@@ -122,6 +122,30 @@ xperf_check() {
 	fi
 }
 
+# asyncio: a coroutine's frames are frames, the task's coroutine under the event loop's run
+aio_check() {
+	local py=$1 name share
+	name="$(tag "$py")-asyncio"
+	"$py" "$PYDIR/aio.py" 3 >/dev/null 2>&1 &
+	local pid=$!
+	start_profile "$name" --pid "$pid"
+	wait "$pid"
+	stop_profile
+	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.traces"
+	# the share of samples in crunch whose stack reads crunch <- worker <- ... <- asyncio's _run_once
+	share=$(awk '
+		/^-+/ { if (c) { n++; if (w && r) ok++ } c = w = r = 0; next }
+		{ f = $NF; if (f == "aio.crunch") c = 1; if (c && f == "aio.worker") w = 1;
+		  if (w && f ~ /_run_once$/) r = 1 }
+		END { if (c) { n++; if (w && r) ok++ } printf "%d %d", ok, n }' "$tmp/$name.traces")
+	read -r ok n <<<"$share"
+	if [ "$n" -gt 20 ] && [ $((ok * 100)) -ge $((n * 99)) ]; then
+		pass "$name: $ok of $n crunch stacks go through the worker coroutine to the event loop"
+	else
+		fail "$name" "$ok of $n crunch stacks go through the worker coroutine to the event loop"
+	fi
+}
+
 # the agent: its pull endpoint names Python frames as the one-shot profiler does, /metrics counts them
 agent_check() {
 	local py=$1 name port a b named
@@ -212,6 +236,7 @@ for py in "${pythons[@]}"; do
 	split_check "$py" threads
 	hook_check "$py"
 	wall_check "$py"
+	aio_check "$py"
 	[[ "$py" =~ python3\.1[2-9]$ ]] && xperf_check "$py"
 done
 agent_check "${pythons[0]}"

@@ -12,15 +12,19 @@
 #include <bpf/libbpf.h>
 #include "lib/bpf_util.h"
 #include "lib/clock.h"
+#include "lib/log.h"
 #include "sampler.h"
 #include "cpus.h"
 #include "exec_defer.h"
+#include "preload.h"
 #include "unwind.h"
 #include "python.h"
 #include "runtimes/python/python_runtime.h"
 #include "profile.skel.h"
 
 #define DEFAULT_STACK_ENTRIES 16384
+#define PRELOAD_NS 1500000000ull	/* start-up time a whole-system profile may spend loading tables */
+#define PRELOAD_MAX 4096		/* processes it may load them for */
 #define DEFAULT_COUNT_ENTRIES 40960
 #define DEFAULT_UNWIND_ROWS (2u << 20)	/* 16 MiB of rows */
 #define PENDING_MAX 1024
@@ -228,7 +232,32 @@ static void load_pending(struct sampler *s)
 	s->n_pending = 0;
 }
 
-static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids)
+/*
+ * A whole-system profile: the tables of the processes already running load
+ * before sampling starts, busiest first, so their first samples are whole
+ * too. Bounded in time and in rows, since idle processes may never be
+ * sampled; the rest load at their first sample, as new processes do.
+ */
+static void preload_running(struct sampler *s)
+{
+	__s64 deadline = clock_ns(CLOCK_MONOTONIC) + (__s64)PRELOAD_NS;
+	struct unwinder_stats us;
+	__u32 *pids;
+	int n = preload__busiest("/proc", PRELOAD_MAX, &pids), i;
+
+	for (i = 0; i < n && clock_ns(CLOCK_MONOTONIC) < deadline; i++) {
+		unwinder__stats(s->unwinder, &us);
+		if (us.cache.rows > us.cache.capacity / 2)
+			break;
+		unwinder__add_pid(s->unwinder, pids[i]);
+		python__add_pid(s->python, pids[i]);
+	}
+	p_debug("preloaded the tables of %d of %d running processes", i > 0 ? i : 0, n);
+	if (n >= 0)
+		free(pids);
+}
+
+static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool whole_system)
 {
 	struct unwinder_opts uo = {
 		.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows),
@@ -254,6 +283,8 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids)
 		unwinder__add_pid(s->unwinder, pids[i]);
 		python__add_pid(s->python, pids[i]);
 	}
+	if (whole_system)
+		preload_running(s);
 	return 0;
 }
 
@@ -287,7 +318,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 				&opts->cgroup_fd, BPF_ANY))
 		err = -errno;
 	if (!err)
-		err = new_unwinder(s, opts->pids, opts->n_pids);
+		err = new_unwinder(s, opts->pids, opts->n_pids, !opts->n_pids && opts->cgroup_fd <= 0);
 	if (err)
 		goto err_free;
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
