@@ -51,8 +51,10 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make 
 	golang-go golang-github-google-pprof-dev python3 python3-yaml util-linux curl
 # the OTLP test decodes our export with protoc and Python's protobuf, from the published .proto
 DEB_PKGS += protobuf-compiler python3-protobuf
+# the container suite: Docker, and debootstrap for the images' offline Debian bases
+DEB_PKGS += docker.io debootstrap
 
-.PHONY: all deps run test bench clean vmlinux fixtures fuzz
+.PHONY: all deps run test bench clean vmlinux fixtures fuzz image
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
@@ -113,6 +115,10 @@ run: deps all
 
 test: deps all $(UNIT_BINS) fixtures
 	@BUILD=$(abspath $(OUTPUT)) EBPFPROF=$(abspath $(OUTPUT))/ebpfprof bash tests/run.sh
+
+# the agent image ebpfprof:latest, built with Docker offline (deploy/image.sh)
+image:
+	@bash deploy/image.sh
 
 bench: deps all fixtures
 	@bash tests/bench/run.sh

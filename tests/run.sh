@@ -28,6 +28,10 @@ done
 for t in tests/integration/test_*.sh; do
 	[ -f "$t" ] && run_one "$(basename "$t" .sh)" bash "$t"
 done
+# real containers: the first run builds the images' Debian bases with debootstrap (minutes)
+for t in tests/containers/test_*.sh; do
+	[ -f "$t" ] && TEST_TIMEOUT=${CONTAINERS_TIMEOUT:-1500} run_one "$(basename "$t" .sh)" bash "$t"
+done
 
 pass=$(grep -c '^PASS: ' "$log")
 fail=$(grep -c '^FAIL: ' "$log")

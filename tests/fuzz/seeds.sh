@@ -8,7 +8,7 @@ max=65536	# libFuzzer mutates small inputs best; larger real files are cut or le
 
 rm -rf "$out"
 for t in kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle gopclntab http_request python; do
+	perfmap demangle gopclntab http_request python docker_meta; do
 	mkdir -p "$out/$t"
 done
 
@@ -154,6 +154,13 @@ for f in unwind_deep unwind_cxx unwind_debug_frame; do
 done
 [ -f /bin/true ] && eh_seed true-hdr /bin/true 2
 rm -f "$out/eh.tmp" "$out/dbg.tmp" "$out/obj.tmp"
+
+# docker_meta: a config.v2.json of the shape dockerd writes (a length byte first), and real ones here
+printf '\x40{"ID":"ab","Config":{"Labels":{"Name":"x"}},"Name":"/web-1","Driver":"overlay2"}' \
+	>"$out/docker_meta/crafted"
+for f in /var/lib/docker/containers/*/config.v2.json; do
+	[ -f "$f" ] && { printf '\x80'; head -c $max "$f"; } >"$out/docker_meta/$(basename "$(dirname "$f")")"
+done
 
 # python: the real line tables, str objects and _Py_DebugOffsets of each CPython 3.8+ here
 for py in /root/.pyenv/versions/3.*/bin/python3.* /usr/bin/python3.*; do

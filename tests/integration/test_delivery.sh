@@ -22,6 +22,14 @@ print(len(ok), len(mine) - len(ok), len(series), int(contiguous))
 EOF
 }
 
+wait_windows() {	# log service n: until the collector accepted n windows of service (20 s at most)
+	for _ in $(seq 80); do
+		[ -s "$1" ] && [ "$(log_summary "$1" "$2" | cut -d' ' -f1)" -ge "$3" ] && return 0
+		sleep 0.25
+	done
+	return 1
+}
+
 test_no_head_of_line() {	# one service refused forever (429): the other delivers every window, on time
 	cp "$FIX/cpu_split" "$tmp/svc_good"; cp "$FIX/cpu_split" "$tmp/svc_bad"
 	start_collector "$tmp/hol.log" -fail-service svc_bad -fail-count -1 -fail-status 429 ||
@@ -56,13 +64,13 @@ test_bounded_series() {	# 20 processes of one program: at most 3 series on the s
 	start_collector "$tmp/series.log" || { fail bounded_series "collector did not start"; return; }
 	"$EBPFPROF" agent --interval 2 --frequency 99 --pid "$list" --push "http://$COLLECTOR_ADDR" \
 		2>"$tmp/series.err" & local agent=$!
-	sleep 4.5
+	wait_windows "$tmp/series.log" worker 2
 	stop $agent
 	stop $COLLECTOR_PID
 	start_collector "$tmp/series_pid.log" || { fail bounded_series "collector did not start"; return; }
 	"$EBPFPROF" agent --interval 2 --frequency 99 --pid "$list" --push "http://$COLLECTOR_ADDR" \
 		--push-sample-labels 2>>"$tmp/series.err" & agent=$!
-	sleep 4.5
+	wait_windows "$tmp/series_pid.log" worker 2
 	stop $agent
 	stop $COLLECTOR_PID
 	kill "${pids[@]}" 2>/dev/null

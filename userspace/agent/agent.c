@@ -183,7 +183,8 @@ static int open_symbols(struct agent *a)
 			p_warn("kubernetes names unavailable: %s", strerror(errno));
 	}
 	a->sym = symbolizer__new(&so);
-	a->procs = a->sym ? proc_table__new(NULL, a->cfg->ag.group_by, a->k8s) : NULL;
+	a->procs = a->sym ? proc_table__new(NULL, a->cfg->ag.group_by, a->k8s,
+							    a->cfg->ag.docker_dir) : NULL;
 	if (!a->procs) {
 		p_err("cannot set up symbolization: %s", strerror(errno));
 		return -ENOMEM;

@@ -7,12 +7,14 @@
 #include <unistd.h>
 #include "lib/array.h"
 #include "lib/hashmap.h"
+#include "docker_meta.h"
 #include "proc_table.h"
 
 struct proc_table {
 	char proc_root[64];
 	enum group_by group_by;
 	struct k8s *k8s;
+	char docker_dir[256];		/* "": no Docker names */
 	struct proc_info **entries;	/* hmap ids are index + 1; NULL: a freed slot */
 	size_t n, cap;
 	__u32 *free_ids;		/* slots to reuse, so the table does not grow with churn */
@@ -20,7 +22,8 @@ struct proc_table {
 	struct hmap *index;
 };
 
-struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by, struct k8s *k8s)
+struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by, struct k8s *k8s,
+				   const char *docker_dir)
 {
 	struct proc_table *t = calloc(1, sizeof(*t));
 
@@ -29,6 +32,7 @@ struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by
 	snprintf(t->proc_root, sizeof(t->proc_root), "%s", proc_root ? proc_root : "/proc");
 	t->group_by = group_by;
 	t->k8s = k8s;
+	snprintf(t->docker_dir, sizeof(t->docker_dir), "%s", docker_dir ? docker_dir : "");
 	t->index = hmap__new();
 	if (!t->index) {
 		free(t);
@@ -103,6 +107,11 @@ static void read_info(const struct proc_table *t, struct proc_info *pi, const ch
 		memset(&pi->cg, 0, sizeof(pi->cg));
 	if (t->k8s && pi->cg.pod_uid[0])
 		k8s__lookup(t->k8s, pi->cg.pod_uid, pi->cg.container_id, &pi->k8s);
+	/* without Kubernetes names, Docker's own, where its metadata is mounted */
+	if (!pi->k8s.container[0] && pi->cg.container_id[0] && t->docker_dir[0] &&
+	    docker_meta__name(t->docker_dir, pi->cg.container_id, pi->k8s.container,
+			      sizeof(pi->k8s.container)))
+		pi->k8s.container[0] = '\0';
 	name_service(t, pi, comm, n > 0 || alive(t, pi->pid));
 }
 

@@ -21,8 +21,13 @@ struct proc_info {
 	__u64 last_window;		/* the last window a sample of it was seen in */
 };
 
-/* k8s may be NULL. NULL with errno set. */
-struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by, struct k8s *k8s);
+/*
+ * k8s may be NULL; docker_dir (NULL: none) is where dockerd's per-container
+ * config.v2.json files are, for container names without Kubernetes. NULL
+ * with errno set.
+ */
+struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by, struct k8s *k8s,
+				   const char *docker_dir);
 void proc_table__free(struct proc_table *t);
 
 /*

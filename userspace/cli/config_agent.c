@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config_int.h"
+#include "agent/docker_meta.h"
 #include "symbolize/symbolize.h"
 #include "lib/log.h"
 
@@ -51,6 +52,8 @@ static const char usage[] =
 	"      --group-by MODE        process (default), container or none: one series per group\n"
 	"      --kubernetes           name pods and containers through the API server\n"
 	"      --node-name NAME       this node (default $NODE_NAME, else the hostname)\n"
+	"      --docker-dir DIR       name Docker containers from DIR/ID/config.v2.json\n"
+	"                             (default /var/lib/docker/containers; \"\" for none)\n"
 	"      --scope node|pod       pod: only the processes of the agent's own pod (sidecar)\n"
 	"      --cgroup PATH          only processes in this cgroup v2 subtree\n"
 	"  -p, --pid LIST             only these processes\n"
@@ -65,7 +68,7 @@ enum {
 	OPT_PUSH = OPT_COMMON_END, OPT_PUSH_API, OPT_BASIC_AUTH_FILE, OPT_BEARER_FILE, OPT_TENANT,
 	OPT_CA_FILE, OPT_PUSH_TIMEOUT, OPT_QUEUE_MAX, OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_LISTEN,
 	OPT_HTTP_TOKEN_FILE, OPT_OUTPUT_DIR, OPT_RETENTION, OPT_LABEL, OPT_GROUP_BY,
-	OPT_KUBERNETES, OPT_NODE_NAME, OPT_SCOPE, OPT_CGROUP, OPT_PUSH_MAX_ATTEMPTS,
+	OPT_KUBERNETES, OPT_NODE_NAME, OPT_DOCKER_DIR, OPT_SCOPE, OPT_CGROUP, OPT_PUSH_MAX_ATTEMPTS,
 	OPT_PUSH_MAX_AGE, OPT_PUSH_SAMPLE_LABELS, OPT_PUSH_MAX_SAMPLES, OPT_PUSH_OTLP,
 };
 
@@ -94,6 +97,7 @@ static const struct option agent_opts[] = {
 	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "kubernetes", no_argument, NULL, OPT_KUBERNETES },
 	{ "node-name", required_argument, NULL, OPT_NODE_NAME },
+	{ "docker-dir", required_argument, NULL, OPT_DOCKER_DIR },
 	{ "scope", required_argument, NULL, OPT_SCOPE },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	CONFIG_COMMON_OPTIONS,
@@ -258,6 +262,7 @@ static int agent_opt(struct config *cfg, int opt, const char *arg)
 		return err;
 	case OPT_KUBERNETES: ag->kubernetes = true; return 0;
 	case OPT_NODE_NAME: return set_str(&ag->node_name, arg);
+	case OPT_DOCKER_DIR: return set_str(&ag->docker_dir, arg);
 	case OPT_SCOPE:
 		err = parse_enum("--scope (node, pod)", arg, scope_names, 2, &e);
 		ag->scope = e;
@@ -342,6 +347,8 @@ static int agent_defaults(struct config *cfg)
 		return -ENOMEM;
 	if (!ag->node_name && node && *node && set_str(&ag->node_name, node))
 		return -ENOMEM;
+	if (!ag->docker_dir && set_str(&ag->docker_dir, DOCKER_META_DIR))
+		return -ENOMEM;
 	if (ag->push_api && !ag->push_url) {
 		p_err("--push-api needs --push URL");
 		return -EINVAL;
@@ -392,6 +399,7 @@ void config__free_agent(struct agent_config *ag)
 	free(ag->http_token);
 	free(ag->output_dir);
 	free(ag->node_name);
+	free(ag->docker_dir);
 	free(ag->cgroup);
 	*ag = (struct agent_config){};
 }

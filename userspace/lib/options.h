@@ -43,6 +43,7 @@ struct agent_config {
 	enum group_by group_by;
 	bool kubernetes;
 	char *node_name;
+	char *docker_dir;	/* dockerd's containers directory, for names; "" none */
 	enum scope scope;
 	char *cgroup;			/* cgroup v2 path to restrict to */
 };

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# test_containers.sh -- the agent image built offline and run as Kubernetes runs it, profiling workloads in other Docker containers
+set -u
+SUITE=containers
+. "$(dirname "$0")/../integration/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+PREFIX=ebpfprof-test
+cleanup() {
+	docker ps -aq --filter "name=$PREFIX" | xargs -r docker rm -f >/dev/null 2>&1
+	docker image rm -f "$PREFIX-workload:latest" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+case "${BUILD:-}" in
+*/san) skip all "the image holds the plain build: containers run in the plain pass only"; exit 0 ;;
+esac
+if ! command -v dockerd >/dev/null; then
+	skip all "no dockerd (make deps installs docker.io)"
+	exit 0
+fi
+if ! docker info >/dev/null 2>&1; then
+	(dockerd >/var/log/ebpfprof-dockerd.log 2>&1 &)
+	for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+fi
+docker info >/dev/null 2>&1 || { skip all "dockerd does not start here: $(tail -1 /var/log/ebpfprof-dockerd.log)"; exit 0; }
+
+# the agent's capabilities as deploy/kubernetes/daemonset.yaml grants them, where this Docker can:
+# Debian 12's Docker 20.10 knows no CAP_BPF or CAP_PERFMON by name (the manifest's fallback for such
+# runtimes is SYS_ADMIN), and this machine's bounding set has no SYS_RESOURCE (needed below 5.11 only)
+CAPS=(--cap-drop ALL --cap-add SYS_ADMIN --cap-add SYS_PTRACE --cap-add DAC_READ_SEARCH --cap-add SYSLOG)
+MOUNTS=(-v /sys/kernel/btf:/sys/kernel/btf:ro -v /sys/fs/cgroup:/sys/fs/cgroup:ro
+	-v /var/lib/docker/containers:/var/lib/docker/containers:ro)
+
+test_image() {	# make image, offline; the runtime stage holds exactly the libraries the binary links
+	local t0=$SECONDS
+	if ! (cd "$ROOT" && bash deploy/image.sh ebpfprof:latest) >"$tmp/image.log" 2>&1; then
+		fail image "make image failed: $(tail -3 "$tmp/image.log" | tr '\n' '|')"
+		return 1
+	fi
+	local size want have missing extra
+	size=$(docker image inspect -f '{{.Size}}' ebpfprof:latest)
+	docker run --rm --entrypoint /bin/sh ebpfprof:latest -c \
+		'ldd /usr/local/bin/ebpfprof; for l in $(ldd /usr/local/bin/ebpfprof | awk "/=> \\//{print \$3}"); do
+		 dpkg -S "$l" 2>/dev/null || dpkg -S "$(realpath "$l")"; done | cut -d: -f1 | sort -u | sed "s/^/pkg /"' \
+		>"$tmp/ldd" 2>&1
+	want=$(sed -n '/^ARG RUNTIME_PKGS="/,/"$/p' "$ROOT/deploy/Dockerfile" | sed 's/^ARG RUNTIME_PKGS="//; s/["\\]//g' |
+		xargs -n1 | grep -v ca-certificates | sort)
+	have=$(sed -n 's/^pkg //p' "$tmp/ldd" | sed 's/:amd64$//')
+	missing=$(comm -23 <(echo "$want") <(echo "$have" | sort) | xargs)
+	extra=$(comm -13 <(echo "$want") <(echo "$have" | sort) | wc -l)
+	if ! grep -q 'not found' "$tmp/ldd" && [ -z "$missing" ] && [ -n "$have" ]; then
+		pass "image: built in $((SECONDS - t0)) s, $((size / 1000000)) MB; every library ebpfprof links resolves, and each runtime package listed holds one of them ($extra more come in as their dependencies)"
+	else
+		fail image "ldd: $(grep 'not found' "$tmp/ldd" | xargs); listed but not linked: '$missing'"
+		return 1
+	fi
+}
+
+# the workload image: a static binary that exists only inside it, nothing on the host has its names
+workload_image() {
+	mkdir -p "$tmp/wl/bin" "$tmp/wl/tmp" && chmod 1777 "$tmp/wl/tmp"
+	gcc -O2 -static -fno-omit-frame-pointer -o "$tmp/wl/bin/workload" "$ROOT/tests/containers/workload.c" &&
+		tar -C "$tmp/wl" -c . | docker import -c 'ENTRYPOINT ["/bin/workload"]' - \
+			"$PREFIX-workload:latest" >/dev/null && rm -rf "$tmp/wl"
+}
+
+test_daemonset() {	# host PID namespace, the manifest's mounts: other containers named, symbolized, grouped
+	local port out f id_cpu id_jit
+	docker run -d --name "$PREFIX-wl-cpu" "$PREFIX-workload:latest" >/dev/null &&
+		docker run -d --name "$PREFIX-wl-jit" "$PREFIX-workload:latest" jit >/dev/null ||
+		{ fail daemonset "workload containers did not start"; return; }
+	id_cpu=$(docker inspect -f '{{.Id}}' "$PREFIX-wl-cpu")
+	id_jit=$(docker inspect -f '{{.Id}}' "$PREFIX-wl-jit")
+	port=$(free_port)
+	out="$tmp/windows" && mkdir -p "$out" && chmod 777 "$out"
+	docker run -d --name "$PREFIX-agent" --pid=host --network=host --read-only "${CAPS[@]}" "${MOUNTS[@]}" \
+		-v "$out:/out" ebpfprof:latest agent --listen "127.0.0.1:$port" --interval 2 \
+		--group-by container --output-dir /out >/dev/null || { fail daemonset "agent did not start"; return; }
+	for _ in $(seq 60); do
+		ls "$out" 2>/dev/null | grep -q "^$PREFIX-wl-jit-" && break
+		sleep 0.5
+	done
+	sleep 2.5	# a second window: the first may start before the workload's tables load
+	go tool pprof -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=2" \
+		>"$tmp/pull.raw" 2>/dev/null
+	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics" 2>/dev/null
+	docker logs "$PREFIX-agent" >"$tmp/agent.log" 2>&1
+	RSS_CTR=$(sed -n 's/^ebpfprof_resident_memory_bytes \([0-9.e+]*\)$/\1/p' "$tmp/metrics")
+	docker rm -f "$PREFIX-agent" >/dev/null
+	f=$(ls "$out"/"$PREFIX"-wl-cpu-*.pb.gz 2>/dev/null | tail -1)
+	local cpu_ok=0 jit_ok=0 series
+	[ -n "$f" ] && go tool pprof -raw -symbolize=none "$f" 2>/dev/null >"$tmp/cpu.raw" &&
+		grep -q "container:\[$PREFIX-wl-cpu\] container_id:\[$id_cpu\]" "$tmp/cpu.raw" &&
+		grep -q ' ctr_only_spin ' "$tmp/cpu.raw" && cpu_ok=1
+	f=$(ls "$out"/"$PREFIX"-wl-jit-*.pb.gz 2>/dev/null | tail -1)
+	[ -n "$f" ] && go tool pprof -traces -symbolize=none "$f" 2>/dev/null >"$tmp/jit.traces" &&
+		grep -q "container_id:  $id_jit" "$tmp/jit.traces" &&
+		grep -A1 ' jit_ctr_loop$' "$tmp/jit.traces" | grep -q ' main$' && jit_ok=1
+	series=$(ls "$out" | sed 's/-[0-9T.]*Z\.pb\.gz$//' | sort -u | grep -c "^$PREFIX-wl-")
+	if [ $cpu_ok = 1 ] && [ $jit_ok = 1 ] && [ "$series" = 2 ] && [ ! -e /bin/workload ] &&
+		grep -q ' ctr_only_spin ' "$tmp/pull.raw" && [ -n "$RSS_CTR" ]; then
+		pass "daemonset: workloads named by Docker name and container_id, symbols from inside their image, a perf map read from the container's /tmp under its own pid, one series per container, the pull endpoint too"
+	else
+		cat "$tmp/agent.log" | tail -5
+		fail daemonset "cpu window $cpu_ok, jit window $jit_ok, $series workload series, pull: $(grep -c ctr_only_spin "$tmp/pull.raw")"
+	fi
+}
+
+test_rss() {	# the agent's RSS in the container against the same agent on the host
+	local port rss_host
+	port=$(free_port)
+	"$EBPFPROF" agent --listen "127.0.0.1:$port" --interval 2 --group-by container \
+		--output-dir "$tmp/host-windows" 2>"$tmp/host.err" & local agent=$!
+	port=$(wait_port "$tmp/host.err") || { fail rss "host agent did not listen"; stop $agent; return; }
+	sleep 7
+	rss_host=$(curl -sf "http://127.0.0.1:$port/metrics" | sed -n 's/^ebpfprof_resident_memory_bytes \([0-9.e+]*\)$/\1/p')
+	stop $agent
+	if [ -n "$RSS_CTR" ] && [ -n "$rss_host" ]; then
+		pass "rss: $(awk -v c="$RSS_CTR" -v h="$rss_host" 'BEGIN { printf "%.1f MB in the container, %.1f MB on the host", c / 1e6, h / 1e6 }')"
+	else
+		fail rss "container '$RSS_CTR', host '$rss_host'"
+	fi
+}
+
+RSS_CTR=
+test_image || exit 0
+workload_image || { fail workload "the workload image did not build"; exit 0; }
+test_daemonset
+test_rss
