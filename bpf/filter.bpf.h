@@ -5,6 +5,13 @@
 /* Set by userspace between open and load. */
 const volatile bool filter_pid = false;
 const volatile bool filter_cgroup = false;
+/*
+ * Not 0 when ebpfprof runs in a child PID namespace (a sidecar sharing a
+ * workload's): only that namespace's tasks are kept, under the pids they
+ * have there, the ones its /proc shows.
+ */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
 
 /* --pid: the processes to keep */
 struct {
@@ -44,6 +51,28 @@ struct {
 } sync_outer SEC(".maps") = {
 	.values = { &sync_inner },
 };
+
+/*
+ * The current task's process and thread ids as ebpfprof sees them: the
+ * host's, or its own PID namespace's. False: a task of another namespace.
+ */
+static __always_inline bool current_ids(__u32 *pid, __u32 *tid)
+{
+	struct bpf_pidns_info ns;
+	__u64 id;
+
+	if (pidns_ino) {
+		if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+			return false;
+		*pid = ns.tgid;
+		*tid = ns.pid;
+		return true;
+	}
+	id = bpf_get_current_pid_tgid();
+	*pid = id >> 32;
+	*tid = (__u32)id;
+	return true;
+}
 
 /* The current task passes --pid (its process pid) and --cgroup filters. */
 static __always_inline bool task_wanted(__u32 pid)

@@ -181,11 +181,10 @@ static __always_inline void credit(__u32 slot, struct offcpu_key *key, __u64 ns,
 		__sync_fetch_and_add(&val->count, count);
 }
 
-static __always_inline void make_key(struct offcpu_key *key, const struct offcpu_start *e,
-				     __u32 tid)
+static __always_inline void make_key(struct offcpu_key *key, const struct offcpu_start *e)
 {
 	key->pid = e->pid;
-	key->tid = per_thread ? tid : 0;
+	key->tid = per_thread ? e->tid : 0;
 	key->state = e->state;
 	key->kern_stack_id = e->kern_stack_id;
 	key->user_stack_id = e->user_stack_id;
@@ -215,7 +214,7 @@ static __always_inline void settle(struct offcpu_start *e, __u32 tid, __u64 g, _
 	from = max_u64(prev, e->ts);
 	if (end <= from)
 		return;
-	make_key(&key, e, tid);
+	make_key(&key, e);
 	if (from < boundary) {
 		old = slot ^ 1;
 		/* read after the exchange: the iterator passed over this entry without claiming */
@@ -327,8 +326,8 @@ static __always_inline void drop_stale(struct task_struct *task, __u32 tid, __u6
 static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 					struct task_struct *prev, __u64 g, __u64 now)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id;
+	/* the start map is keyed by the host's tid, which switch-in reads from next */
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid, seen_tid;
 	struct offcpu_start e = {};
 	struct task_struct *leader;
 	unsigned int state;
@@ -341,7 +340,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	kthread = BPF_CORE_READ(prev, flags) & PF_KTHREAD;
 	if (kthread && !include_kthreads)
 		return;
-	if (!task_wanted(pid))	/* prev is current here */
+	if (!current_ids(&pid, &seen_tid) || !task_wanted(pid))	/* prev is current here */
 		return;
 	state = prev_state(ctx, prev);
 	/* an exiting task is never switched in again */
@@ -355,6 +354,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	e.claimed = now;
 	e.runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	e.pid = pid;
+	e.tid = seen_tid;
 	e.state = state_class(preempt, state);
 	e.stack_epoch = stack_epoch;	/* before the captures: see offcpu__clear */
 	e.kern_stack_id = STACK_ID_SKIPPED;
@@ -451,7 +451,7 @@ static __always_inline void harvest_entry(__u32 tid, struct offcpu_start *e, boo
 	if (from >= boundary)
 		return;
 	stat_inc(OFFCPU_STAT_ITER_SPLITS);
-	make_key(&key, e, tid);
+	make_key(&key, e);
 	credit(harvest_slot, &key, boundary - from, 0);
 }
 

@@ -176,10 +176,10 @@ static __always_inline void get_user_stack(void *ctx, __u32 slot, __u32 pid,
 SEC("raw_tp/sched_process_exec")
 int on_exec(void *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u8 exec = SEEN_EXEC;
+	__u32 pid, tid;
 
-	if (!task_wanted(pid))
+	if (!current_ids(&pid, &tid) || !task_wanted(pid))
 		return 0;
 	bpf_map_update_elem(&seen, &pid, &exec, BPF_ANY);
 	bpf_map_delete_elem(&remapped, &pid);	/* the new image's libraries come next */
@@ -190,17 +190,16 @@ int on_exec(void *ctx)
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id;
+	__u32 host_tid = (__u32)bpf_get_current_pid_tgid(), pid, tid;
 	struct sample_key key = {};
 	struct task_struct *task, *leader;
 	__u32 slot = active_slot & 1;
 	bool kthread;
 
 	/* tid 0 is a CPU's idle task (swapper/N) */
-	if (tid == 0 && !include_idle)
+	if (host_tid == 0 && !include_idle)
 		return 0;
-	if (!task_wanted(pid))
+	if (!current_ids(&pid, &tid) || !task_wanted(pid))
 		return 0;
 	stat_inc(STAT_SAMPLES);
 	note_sighting(pid);

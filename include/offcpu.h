@@ -35,7 +35,7 @@ struct offcpu_start {
 	__s32 kern_stack_id;
 	__s32 user_stack_id;
 	__u32 stack_epoch;	/* stack map generation the ids belong to */
-	__u32 pad;
+	__u32 tid;		/* the thread's id as ebpfprof sees it (its PID namespace's) */
 	char comm[TASK_COMM_LEN];	/* the process's (group leader's) name */
 	__u64 user_hash;	/* with user_stack_id STACK_ID_UNWOUND: its key in ustacks */
 };

@@ -108,6 +108,31 @@ test_daemonset() {	# host PID namespace, the manifest's mounts: other containers
 	fi
 }
 
+test_sidecar() {	# --pid=container:WORKLOAD and --scope pod: that workload and nothing else
+	local port ids_wl ids_agent others
+	port=$(free_port)
+	docker run -d --name "$PREFIX-sidecar" --pid="container:$PREFIX-wl-cpu" --network=host --read-only \
+		"${CAPS[@]}" -v /sys/kernel/btf:/sys/kernel/btf:ro ebpfprof:latest \
+		agent --scope pod --listen "127.0.0.1:$port" >/dev/null || { fail sidecar "agent did not start"; return; }
+	sleep 3
+	go tool pprof -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=3" \
+		>"$tmp/side.raw" 2>/dev/null
+	docker logs "$PREFIX-sidecar" >"$tmp/side.log" 2>&1
+	ids_wl=$(docker inspect -f '{{.Id}}' "$PREFIX-wl-cpu")
+	ids_agent=$(docker inspect -f '{{.Id}}' "$PREFIX-sidecar")
+	docker rm -f "$PREFIX-sidecar" >/dev/null
+	# every sample is the workload's or the agent's own (it is in the pod too)
+	others=$(grep -o 'container_id:\[[0-9a-f]*\]' "$tmp/side.raw" | sort -u |
+		grep -vc -e "$ids_wl" -e "$ids_agent")
+	if grep -q ' ctr_only_spin ' "$tmp/side.raw" && ! grep -q jit_ctr_loop "$tmp/side.raw" &&
+		[ "$others" = 0 ] && grep -q "PID namespace" "$tmp/side.log"; then
+		pass "sidecar: only its workload's samples (under the pids of their namespace), named from its image; $(grep -- '--scope pod' "$tmp/side.log" | sed 's/^ebpfprof: //; s/ (.*//')"
+	else
+		tail -3 "$tmp/side.log"
+		fail sidecar "spin $(grep -c ctr_only_spin "$tmp/side.raw"), jit $(grep -c jit_ctr_loop "$tmp/side.raw"), $others other containers"
+	fi
+}
+
 test_rss() {	# the agent's RSS in the container against the same agent on the host
 	local port rss_host
 	port=$(free_port)
@@ -128,4 +153,5 @@ RSS_CTR=
 test_image || exit 0
 workload_image || { fail workload "the workload image did not build"; exit 0; }
 test_daemonset
+test_sidecar
 test_rss

@@ -122,6 +122,31 @@ xperf_check() {
 	fi
 }
 
+# off-cpu PY: the Python functions that wait, time.sleep against socket.recv, as the script measured them
+offcpu_check() {
+	local py=$1 name pd pr want got
+	name="$(tag "$py")-offcpu"
+	"$py" "$PYDIR/wall.py" "$SECS" "$tmp/$name.gate" >"$tmp/$name.out" 2>&1 &
+	local pid=$!
+	start_profile "$name" --mode off-cpu --pid "$pid"
+	wait "$pid"
+	stop_profile
+	read -r _ c _ d _ r <"$tmp/$name.out"
+	pd=$(cum "$tmp/$name.pb.gz" wall.doze)
+	pr=$(cum "$tmp/$name.pb.gz" wall.receive)
+	if [ -z "$pd" ] || [ -z "$pr" ] || [ -z "${r:-}" ]; then
+		fail "$name" "doze or receive missing: $(pprof_top "$tmp/$name.pb.gz" | head -12 | tr '\n' '|')"
+		return
+	fi
+	want=$(awk -v d="$d" -v r="$r" 'BEGIN { printf "%.1f", 100 * d / (d + r) }')
+	got=$(awk -v d="$pd" -v r="$pr" 'BEGIN { printf "%.1f", 100 * d / (d + r) }')
+	if awk -v g="$got" -v w="$want" -v t="$TOL" 'BEGIN { d = g - w; exit !(d <= t && -d <= t) }'; then
+		pass "$name: time.sleep in wall.doze $got% of the waiting, measured $want%"
+	else
+		fail "$name" "wall.doze $got% of the waiting, measured $want%"
+	fi
+}
+
 # asyncio: a coroutine's frames are frames, the task's coroutine under the event loop's run
 aio_check() {
 	local py=$1 name share
@@ -240,5 +265,6 @@ for py in "${pythons[@]}"; do
 	[[ "$py" =~ python3\.1[2-9]$ ]] && xperf_check "$py"
 done
 agent_check "${pythons[0]}"
+offcpu_check "${pythons[0]}"
 short_check "${pythons[0]}"
 short_check "${pythons[${#pythons[@]} - 1]}"

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cgroup.h"
+#include "collect/pidns.h"
 #include "lib/log.h"
 #include "symbolize/symbolize.h"
 #include "scope.h"
@@ -38,6 +39,22 @@ int scope__cgroup2_mount(char *buf, size_t len)
 	return err;
 }
 
+/*
+ * --scope pod without a pod cgroup (cgroup v1 or hybrid hosts, plain
+ * Docker): a sidecar sharing its workload's PID namespace is scoped by that
+ * namespace, which the BPF programs keep to by themselves (collect/pidns.h).
+ */
+static bool pidns_scope(const char *why)
+{
+	__u64 dev, ino;
+
+	if (pidns__child(&dev, &ino) != 1)
+		return false;
+	p_info("--scope pod: %s; sampling only the agent's PID namespace (%llu), which it shares with its workload",
+	       why, (unsigned long long)ino);
+	return true;
+}
+
 /* The pod's cgroup: the parent of the agent's own container cgroup. */
 static int own_pod_path(char *buf, size_t len)
 {
@@ -45,7 +62,9 @@ static int own_pod_path(char *buf, size_t len)
 	char *slash;
 
 	if (cgroup__read("/proc", getpid(), &self) || !self.pod_uid[0]) {
-		p_err("--scope pod: the agent does not run in a Kubernetes pod (no pod UID in /proc/self/cgroup)");
+		if (pidns__child(&(__u64){ 0 }, &(__u64){ 0 }) == 1)
+			return -ENOENT;	/* the caller scopes by PID namespace */
+		p_err("--scope pod: the agent does not run in a Kubernetes pod (no pod UID in /proc/self/cgroup) nor in a PID namespace of its own");
 		return -ENOENT;
 	}
 	snprintf(buf, len, "%s", self.path);
@@ -67,12 +86,16 @@ int scope__open(const struct config *cfg, int *fd)
 	if (!cfg->ag.cgroup && cfg->ag.scope != SCOPE_POD)
 		return 0;
 	err = scope__cgroup2_mount(mnt, sizeof(mnt));
+	if (err && cfg->ag.scope == SCOPE_POD && pidns_scope("cgroup v2 is not mounted"))
+		return 0;
 	if (err) {
 		p_err("cgroup v2 is not mounted: --cgroup and --scope pod need it");
 		return err;
 	}
 	if (cfg->ag.scope == SCOPE_POD) {
 		err = own_pod_path(rel, sizeof(rel));
+		if (err && pidns_scope("no Kubernetes pod cgroup"))
+			return 0;
 		if (err)
 			return err;
 	} else {

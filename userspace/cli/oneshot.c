@@ -334,8 +334,7 @@ static int write_output(struct run *r)
 		.demangle = r->cfg->demangle,
 		.mode = r->cfg->mode,
 	};
-	/* off-cpu mode keeps the sampler for its process announcements, not its samples */
-	struct pprof *prof = report__build(r->cfg->mode == MODE_OFFCPU ? NULL : r->sampler,
+	struct pprof *prof = report__build(r->sampler,
 					   sampler__active_slot(r->sampler), r->offcpu,
 					   r->offcpu_slot, r->watch.sym, &ro);
 	int err;

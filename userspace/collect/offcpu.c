@@ -10,6 +10,7 @@
 #include "lib/bpf_util.h"
 #include "lib/log.h"
 #include "offcpu.h"
+#include "pidns.h"
 #include "unwind.h"
 #include "offcpu.skel.h"
 
@@ -114,6 +115,8 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	o->double_buffer = opts->double_buffer;
 	skel->rodata->filter_pid = opts->n_pids > 0;
 	skel->rodata->filter_cgroup = opts->cgroup_fd > 0;
+	if (pidns__child(&skel->rodata->pidns_dev, &skel->rodata->pidns_ino) < 0)
+		skel->rodata->pidns_ino = 0;	/* cannot tell: the host's pids */
 	skel->rodata->per_thread = opts->per_thread;
 	skel->rodata->include_kthreads = opts->include_kernel_threads;
 	skel->rodata->min_ns = opts->min_us * 1000;

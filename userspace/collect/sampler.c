@@ -16,6 +16,7 @@
 #include "sampler.h"
 #include "cpus.h"
 #include "exec_defer.h"
+#include "pidns.h"
 #include "preload.h"
 #include "unwind.h"
 #include "python.h"
@@ -130,6 +131,9 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	skel->rodata->collect_user = !o->no_user;
 	skel->rodata->per_thread = o->per_thread;
 	skel->rodata->filter_cgroup = o->cgroup_fd > 0;
+	/* a sidecar in a workload's PID namespace keeps that namespace, under its pids */
+	if (pidns__child(&skel->rodata->pidns_dev, &skel->rodata->pidns_ino) < 0)
+		skel->rodata->pidns_ino = 0;
 	skel->rodata->unwind_mode = cfi ? UNWIND_MODE_CFI : UNWIND_MODE_FP;
 	s->unwind_rows = cfi ? rows : 1;
 
@@ -581,7 +585,7 @@ int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out)
 
 struct python *sampler__python(struct sampler *s)
 {
-	return s->python;
+	return s ? s->python : NULL;	/* off-cpu mode runs without a sampler */
 }
 
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt)

@@ -127,7 +127,7 @@ int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt);
 /* The CFI table loader's figures; -ENOENT when user stacks use frame pointers. */
 int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out);
 
-/* The CPython namer (borrowed), or NULL without the CFI unwinder. */
+/* The CPython namer (borrowed), or NULL without the CFI unwinder (or without a sampler: s NULL). */
 struct python *sampler__python(struct sampler *s);
 
 /* Number of CPUs sampled after sampler__start. */

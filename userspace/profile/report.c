@@ -153,7 +153,8 @@ struct pprof *report__build(struct sampler *s, int slot, struct offcpu *oc, int 
 		goto out;
 	}
 	r->slot = slot;
-	if (s)
+	/* off-cpu mode has a sampler for its tables and Python namer, not for its samples */
+	if (s && opts->mode != MODE_OFFCPU)
 		err = sampler__for_each(s, slot, add_cpu, r);
 	r->slot = oc_slot;
 	if (!err && oc)

@@ -37,8 +37,9 @@ int report__cpu_values(enum profile_mode mode, __s64 period, __u64 count, __s64 
 int report__offcpu_values(enum profile_mode mode, __u64 ns, __u64 blocks, __s64 *values);
 
 /*
- * Reads every count and stack of s's slot (s may be NULL) and of oc's slot
- * oc_slot (oc may be NULL), names the frames with sym. NULL with errno set.
+ * Reads every count and stack of s's slot (s may be NULL; its samples are
+ * left out in off-cpu mode) and of oc's slot oc_slot (oc may be NULL), names
+ * the frames with sym. NULL with errno set.
  */
 struct pprof *report__build(struct sampler *s, int slot, struct offcpu *oc, int oc_slot,
 			    struct symbolizer *sym, const struct report_opts *opts);
