@@ -8,7 +8,7 @@ tmp=$(mktemp -d)
 PREFIX=ebpfprof-test
 cleanup() {
 	docker ps -aq --filter "name=$PREFIX" | xargs -r docker rm -f >/dev/null 2>&1
-	docker image rm -f "$PREFIX-workload:latest" >/dev/null 2>&1
+	docker image rm -f "$PREFIX-workload:latest" "$PREFIX-python:latest" >/dev/null 2>&1
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -66,11 +66,35 @@ workload_image() {
 			"$PREFIX-workload:latest" >/dev/null && rm -rf "$tmp/wl"
 }
 
+# a Python workload image: pyenv's CPython 3.12 under /opt/python and a script under /app, paths the
+# host does not have, on the agent image's Debian base
+python_image() {
+	local py=/root/.pyenv/versions/3.12.1
+	[ -x "$py/bin/python3.12" ] || return 1
+	mkdir -p "$tmp/pyimg/opt/python/bin" "$tmp/pyimg/opt/python/lib" "$tmp/pyimg/app"
+	cp "$py/bin/python3.12" "$tmp/pyimg/opt/python/bin/" &&
+		cp "$py/lib/libpython3.12.so.1.0" "$tmp/pyimg/opt/python/lib/" &&
+		tar -C "$py/lib" --exclude test --exclude site-packages --exclude __pycache__ \
+			--exclude idlelib --exclude tkinter --exclude ensurepip -c python3.12 |
+		tar -C "$tmp/pyimg/opt/python/lib" -x &&
+		cp "$ROOT/tests/integration/python/split.py" "$tmp/pyimg/app/split.py" || return 1
+	cat >"$tmp/pyimg/Dockerfile" <<-'DOCKERFILE'
+	FROM ebpfprof:latest
+	COPY opt /opt
+	COPY app /app
+	ENV LD_LIBRARY_PATH=/opt/python/lib PYTHONHOME=/opt/python
+	ENTRYPOINT ["/opt/python/bin/python3.12", "/app/split.py", "alternate", "600"]
+	DOCKERFILE
+	docker build -q -t "$PREFIX-python:latest" "$tmp/pyimg" >/dev/null
+}
+
 test_daemonset() {	# host PID namespace, the manifest's mounts: other containers named, symbolized, grouped
 	local port out f id_cpu id_jit
 	docker run -d --name "$PREFIX-wl-cpu" "$PREFIX-workload:latest" >/dev/null &&
 		docker run -d --name "$PREFIX-wl-jit" "$PREFIX-workload:latest" jit >/dev/null ||
 		{ fail daemonset "workload containers did not start"; return; }
+	PY=0
+	python_image && docker run -d --name "$PREFIX-wl-py" "$PREFIX-python:latest" >/dev/null && PY=1
 	id_cpu=$(docker inspect -f '{{.Id}}' "$PREFIX-wl-cpu")
 	id_jit=$(docker inspect -f '{{.Id}}' "$PREFIX-wl-jit")
 	port=$(free_port)
@@ -98,7 +122,15 @@ test_daemonset() {	# host PID namespace, the manifest's mounts: other containers
 	[ -n "$f" ] && go tool pprof -traces -symbolize=none "$f" 2>/dev/null >"$tmp/jit.traces" &&
 		grep -q "container_id:  $id_jit" "$tmp/jit.traces" &&
 		grep -A1 ' jit_ctr_loop$' "$tmp/jit.traces" | grep -q ' main$' && jit_ok=1
-	series=$(ls "$out" | sed 's/-[0-9T.]*Z\.pb\.gz$//' | sort -u | grep -c "^$PREFIX-wl-")
+	series=$(ls "$out" | sed 's/-[0-9T.]*Z\.pb\.gz$//' | sort -u | grep -c "^$PREFIX-wl-[cj]")
+	# CPython in a container: found through its mount namespace, frames named with the image's paths
+	local py_ok=skip
+	if [ $PY = 1 ]; then
+		py_ok=0
+		f=$(ls "$out"/"$PREFIX"-wl-py-*.pb.gz 2>/dev/null | tail -1)
+		[ -n "$f" ] && go tool pprof -top -lines -symbolize=none "$f" 2>/dev/null |
+			grep -q 'split.alpha /app/split.py:11$' && py_ok=1
+	fi
 	if [ $cpu_ok = 1 ] && [ $jit_ok = 1 ] && [ "$series" = 2 ] && [ ! -e /bin/workload ] &&
 		grep -q ' ctr_only_spin ' "$tmp/pull.raw" && [ -n "$RSS_CTR" ]; then
 		pass "daemonset: workloads named by Docker name and container_id, symbols from inside their image, a perf map read from the container's /tmp under its own pid, one series per container, the pull endpoint too"
@@ -106,6 +138,11 @@ test_daemonset() {	# host PID namespace, the manifest's mounts: other containers
 		cat "$tmp/agent.log" | tail -5
 		fail daemonset "cpu window $cpu_ok, jit window $jit_ok, $series workload series, pull: $(grep -c ctr_only_spin "$tmp/pull.raw")"
 	fi
+	case $py_ok in
+	skip) skip python "no /root/.pyenv/versions/3.12.1 to put in a workload image" ;;
+	1) pass "python: CPython 3.12 in a container, its frames named as split.alpha /app/split.py:11" ;;
+	*) fail python "split.alpha at /app/split.py:11 not in the container's window" ;;
+	esac
 }
 
 test_sidecar() {	# --pid=container:WORKLOAD and --scope pod: that workload and nothing else

@@ -25,6 +25,14 @@ start_collector() {	# log, extra flags...: sets COLLECTOR_PID and COLLECTOR_ADDR
 
 stop() { kill -TERM "$1" 2>/dev/null; wait "$1"; }
 
+wait_started() {	# agent stderr file: waits until the agent says it samples (a loaded machine loads BPF slowly)
+	for _ in $(seq 300); do
+		grep -qs '^ebpfprof: agent: ' "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 wait_port() {	# agent stderr file: prints the port the agent bound
 	for _ in $(seq 100); do
 		local p

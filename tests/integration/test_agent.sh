@@ -52,6 +52,7 @@ test_push_no_loss() {	# windows arrive contiguous, and sum exactly to the sample
 	"$FIX/cpu_split" 30 & local work=$!
 	"$EBPFPROF" agent --interval 1 --frequency 499 --pid $work --push "http://$COLLECTOR_ADDR" \
 		--label env=test 2>"$tmp/agent.err" & local agent=$!
+	wait_started "$tmp/agent.err"
 	sleep 5.5
 	local start=$SECONDS
 	stop $agent; local rc=$?
@@ -73,6 +74,7 @@ test_outage() {	# collector down for three windows, then back: every window arri
 	"$FIX/cpu_split" 30 & local work=$!
 	"$EBPFPROF" agent --interval 1 --pid $work --push "http://127.0.0.1:$port" --label env=test \
 		2>"$tmp/outage.err" & local agent=$!
+	wait_started "$tmp/outage.err"
 	sleep 3.5
 	start_collector "$tmp/outage.log" -listen "127.0.0.1:$port" || { fail outage "collector did not start"; return; }
 	sleep 8	# the retries back off: give them time to catch up
@@ -144,6 +146,7 @@ test_output_dir() {	# no backend: windows land in --output-dir, bounded by --ret
 	"$FIX/cpu_split" 30 & local work=$!
 	EBPFPROF_INTERVAL=1 "$EBPFPROF" agent --pid $work --output-dir "$tmp/profiles" --retention 3 \
 		2>"$tmp/dir.err" & local agent=$!
+	wait_started "$tmp/dir.err"
 	sleep 5.5
 	stop $agent; local rc=$?
 	kill $work
@@ -169,6 +172,7 @@ test_cgroup_scope() {	# --cgroup samples only the processes of that cgroup v2 su
 	echo $inside >"$cg/cgroup.procs"
 	"$EBPFPROF" agent --interval 1 --cgroup "/ebpfprof-test-$$" --output-dir "$tmp/cg" 2>"$tmp/cg.err" &
 	local agent=$!
+	wait_started "$tmp/cg.err"
 	sleep 3.5
 	stop $agent
 	kill $inside $outside

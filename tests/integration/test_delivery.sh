@@ -38,6 +38,7 @@ test_no_head_of_line() {	# one service refused forever (429): the other delivers
 	"$tmp/svc_bad" 30 & local b=$!
 	"$EBPFPROF" agent --interval 1 --pid $g,$b --push "http://$COLLECTOR_ADDR" \
 		--push-max-attempts 3 2>"$tmp/hol.err" & local agent=$!
+	wait_started "$tmp/hol.err"
 	sleep 8.5
 	stop $agent; local rc=$?
 	stop $COLLECTOR_PID
@@ -64,6 +65,7 @@ test_bounded_series() {	# 20 processes of one program: at most 3 series on the s
 	start_collector "$tmp/series.log" || { fail bounded_series "collector did not start"; return; }
 	"$EBPFPROF" agent --interval 2 --frequency 99 --pid "$list" --push "http://$COLLECTOR_ADDR" \
 		2>"$tmp/series.err" & local agent=$!
+	wait_started "$tmp/series.err"
 	wait_windows "$tmp/series.log" worker 2
 	stop $agent
 	stop $COLLECTOR_PID
@@ -93,6 +95,7 @@ test_invalid_utf8() {	# a program whose name is not UTF-8 is delivered, not refu
 	"$tmp/$name" 30 & local w=$!
 	"$EBPFPROF" agent --interval 1 --pid $w --push "http://$COLLECTOR_ADDR" --push-api \
 		2>"$tmp/utf8.err" & local agent=$!
+	wait_started "$tmp/utf8.err"
 	sleep 3.5
 	stop $agent
 	stop $COLLECTOR_PID
@@ -143,6 +146,7 @@ test_old_spooled_window() {	# windows that waited past --push-max-age are droppe
 	"$FIX/cpu_split" 30 & local w=$!
 	"$EBPFPROF" agent --interval 1 --pid $w --push "http://127.0.0.1:$port" --spool-dir "$tmp/spool" \
 		--push-max-age 3 2>"$tmp/old.err" & local agent=$!
+	wait_started "$tmp/old.err"
 	sleep 6.5
 	local started
 	started=$(date +%s%N)
@@ -197,6 +201,7 @@ test_otlp() {	# OTLP export decoded by Python classes protoc made from the publi
 	"$FIX/cpu_split" 30 & local w=$!
 	"$EBPFPROF" agent --interval 1 --frequency 199 --pid $w --push "http://$COLLECTOR_ADDR" \
 		--push-otlp "http://$COLLECTOR_ADDR" --label env=test 2>"$tmp/otlp.err" & local agent=$!
+	wait_started "$tmp/otlp.err"
 	sleep 4.5
 	stop $agent
 	stop $COLLECTOR_PID

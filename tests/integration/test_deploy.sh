@@ -301,14 +301,30 @@ except OSError as e:
     lines = []
     problems.append(str(e))
 instrs = [l.strip() for l in lines if l.strip() and not l.strip().startswith("#")]
-stages = []
+# ARG defaults expand as Docker expands them: global ones in FROM, a stage's own in its RUNs
+def expand(text, args):
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), text)
+stages, global_args, args = [], {}, {}
 for l in instrs:
     op, _, rest = l.partition(" ")
     op = op.upper()
+    rest = rest.strip()
+    if op == "ARG":
+        name, eq, val = rest.partition("=")
+        val = val.strip().strip('"')
+        if not stages:
+            global_args[name] = val
+        else:
+            args[name] = val if eq else global_args.get(name, "")
+        continue
     if op == "FROM":
         stages.append([])
+        args = {}
+        rest = expand(rest, global_args)
+    elif op == "RUN":
+        rest = expand(rest, args)
     if stages:
-        stages[-1].append((op, rest.strip()))
+        stages[-1].append((op, rest))
 if len(stages) < 2:
     problems.append("%d FROM lines, want a build and a runtime stage" % len(stages))
 else:

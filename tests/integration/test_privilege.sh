@@ -49,8 +49,9 @@ kernel_sampled() { grep -q '_\[k\]' "$1" 2>/dev/null; }
 
 test_all_caps() {
 	profile all "$CAPS"
+	# a stack map collision is a loss of its own, counted and said, not a matter of privilege
 	if [ $RC = 0 ] && user_named "$tmp/out/all.folded" && kernel_named "$tmp/out/all.folded" &&
-		! grep -q warning "$tmp/all.err"; then
+		! grep warning "$tmp/all.err" | grep -qv 'stacks to map collisions'; then
 		pass all_caps
 	else
 		cat "$tmp/all.err"; fail all_caps "exit $RC, user frames named: $(user_named "$tmp/out/all.folded" && echo yes || echo no), kernel: $(kernel_named "$tmp/out/all.folded" && echo yes || echo no)"

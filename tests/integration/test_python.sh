@@ -256,6 +256,35 @@ short_check() {
 	fi
 }
 
+# CPython we do not walk (3.7, and 3.6 without _PyRuntime): native frames only, said once per
+# version however many processes run it, counted per process in -v; never a guessed Python frame
+unknown_check() {
+	local py37=/root/.pyenv/versions/3.7.16/bin/python3.7 py36=/root/.pyenv/versions/3.6.15/bin/python3.6
+	local name=unknown p1 p2 p3 said37 said36 counted
+	[ -x "$py37" ] && [ -x "$py36" ] || { skip $name "no pyenv CPython 3.7.16 and 3.6.15 here"; return; }
+	"$py37" "$PYDIR/split.py" alternate 2 "$tmp/$name.gate" >/dev/null 2>&1 & p1=$!
+	"$py37" "$PYDIR/split.py" alternate 2 "$tmp/$name.gate" >/dev/null 2>&1 & p2=$!
+	"$py36" -c 'import os, time
+while not os.path.exists("'"$tmp/$name.gate"'"): time.sleep(0.05)
+end = time.time() + 2
+while time.time() < end: sum(i * i for i in range(300))' & p3=$!
+	start_profile $name -v --pid "$p1,$p2,$p3"
+	wait $p1 $p2 $p3
+	stop_profile
+	said37=$(grep -c 'CPython 3.7 in .* is a version we do not know' "$tmp/$name.err")
+	said36=$(grep -c 'is a CPython older than 3.7' "$tmp/$name.err")
+	counted=$(sed -n 's/.*processes walked, \([0-9]*\) of versions we do not know.*/\1/p' "$tmp/$name.err")
+	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.traces"
+	if [ "$said37" = 1 ] && [ "$said36" = 1 ] && [ "${counted:-0}" = 3 ] &&
+		grep -q ' _PyEval_EvalFrameDefault$' "$tmp/$name.traces" &&
+		! grep -qE 'split\.|unknown python function|python frames lost' "$tmp/$name.traces"; then
+		pass "$name: 3.7 and 3.6 said once each, 3 processes counted, native frames only"
+	else
+		grep -i python "$tmp/$name.err" | head -5
+		fail $name "3.7 said $said37 times, 3.6 $said36, counted '${counted:-}', eval loop $(grep -c _PyEval_EvalFrameDefault "$tmp/$name.traces") traces, Python names $(grep -cE 'split\.' "$tmp/$name.traces")"
+	fi
+}
+
 for py in "${pythons[@]}"; do
 	split_check "$py" alternate
 	split_check "$py" threads
@@ -268,3 +297,4 @@ agent_check "${pythons[0]}"
 offcpu_check "${pythons[0]}"
 short_check "${pythons[0]}"
 short_check "${pythons[${#pythons[@]} - 1]}"
+unknown_check

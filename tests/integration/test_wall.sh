@@ -98,6 +98,7 @@ test_agent_windows() {	# 1 s windows: the thread's wall time adds up across them
 	sleep 0.3
 	"$EBPFPROF" agent --mode wall --per-thread --interval 1 --pid $pid --output-dir "$tmp/win" \
 		2>"$tmp/agent.err" & local agent=$!
+	wait_started "$tmp/agent.err"
 	sleep 4.5
 	kill -TERM $agent; wait $agent; local rc=$?
 	kill $pid 2>/dev/null; wait $pid 2>/dev/null
