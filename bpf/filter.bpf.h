@@ -6,6 +6,14 @@
 const volatile bool filter_pid = false;
 const volatile bool filter_cgroup = false;
 /*
+ * --cgroup on a cgroup v1 hierarchy (v1 and hybrid hosts, where the v2
+ * hierarchy does not hold the directory): the subsystem whose hierarchy holds
+ * it (its line in /proc/cgroups) and the directory's kernfs id (its inode
+ * number). 0: no v1 filter.
+ */
+const volatile __u32 filter_cgroup1_ssid = 0;
+const volatile __u64 filter_cgroup1_id = 0;
+/*
  * Not 0 when ebpfprof runs in a child PID namespace (a sidecar sharing a
  * workload's): only that namespace's tasks are kept, under the pids they
  * have there, the ones its /proc shows.
@@ -74,12 +82,41 @@ static __always_inline bool current_ids(__u32 *pid, __u32 *tid)
 	return true;
 }
 
+/* v1 hierarchies nest a few levels (docker/ID, kubepods/QOS/pod/ID); deeper is not under the filter */
+#define CGROUP1_MAX_DEPTH 32
+
+/*
+ * bpf_current_task_under_cgroup knows cgroup v2 only: on a v1 hierarchy the
+ * current task's cgroup and its ancestors are compared by kernfs id.
+ */
+static __always_inline bool current_under_cgroup1(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cgs = BPF_CORE_READ(task, cgroups);
+
+	if (!cgs || bpf_probe_read_kernel(&css, sizeof(css),
+					  (void *)cgs + bpf_core_field_offset(struct css_set, subsys) +
+						  (filter_cgroup1_ssid & 63) * sizeof(css)))
+		return false;
+	for (int i = 0; i < CGROUP1_MAX_DEPTH; i++) {
+		if (!css)
+			return false;
+		if (BPF_CORE_READ(css, cgroup, kn, id) == filter_cgroup1_id)
+			return true;
+		css = BPF_CORE_READ(css, parent);
+	}
+	return false;
+}
+
 /* The current task passes --pid (its process pid) and --cgroup filters. */
 static __always_inline bool task_wanted(__u32 pid)
 {
 	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
 		return false;
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	if (filter_cgroup1_id && !current_under_cgroup1())
 		return false;
 	return true;
 }

@@ -107,7 +107,7 @@ test_daemonset() {	# host PID namespace, the manifest's mounts: other containers
 		sleep 0.5
 	done
 	sleep 2.5	# a second window: the first may start before the workload's tables load
-	go tool pprof -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=2" \
+	go tool pprof -timeout 60 -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=2" \
 		>"$tmp/pull.raw" 2>/dev/null
 	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics" 2>/dev/null
 	docker logs "$PREFIX-agent" >"$tmp/agent.log" 2>&1
@@ -152,7 +152,7 @@ test_sidecar() {	# --pid=container:WORKLOAD and --scope pod: that workload and n
 		"${CAPS[@]}" -v /sys/kernel/btf:/sys/kernel/btf:ro ebpfprof:latest \
 		agent --scope pod --listen "127.0.0.1:$port" >/dev/null || { fail sidecar "agent did not start"; return; }
 	sleep 3
-	go tool pprof -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=3" \
+	go tool pprof -timeout 60 -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=3" \
 		>"$tmp/side.raw" 2>/dev/null
 	docker logs "$PREFIX-sidecar" >"$tmp/side.log" 2>&1
 	ids_wl=$(docker inspect -f '{{.Id}}' "$PREFIX-wl-cpu")

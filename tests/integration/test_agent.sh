@@ -126,9 +126,9 @@ test_pull() {	# go tool pprof reads the pull endpoint, whole machine and ?pid=
 	"$EBPFPROF" agent --listen 127.0.0.1:0 --frequency 99 2>"$tmp/pull.err" & local agent=$!
 	local port
 	port=$(wait_port "$tmp/pull.err") || { fail pull "agent did not listen"; stop $agent; return; }
-	go tool pprof -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=2" \
+	go tool pprof -timeout 60 -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=2" \
 		>"$tmp/pull.raw" 2>"$tmp/pull.stderr"
-	go tool pprof -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=1&pid=$work" \
+	go tool pprof -timeout 60 -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=1&pid=$work" \
 		>"$tmp/pullpid.raw" 2>/dev/null
 	stop $agent
 	kill $work
@@ -207,3 +207,30 @@ test_rejected_and_metrics
 test_pull
 test_output_dir
 test_cgroup_scope
+
+test_cgroup_v1_scope() {	# --cgroup on a v1 hierarchy (v1 and hybrid hosts): a nested cgroup's process kept, others not
+	local mnt
+	mnt=$(awk '$9 == "cgroup" && $NF ~ /(^|,)(cpu|memory|pids)(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$mnt" ] || { skip cgroup_v1_scope "no cgroup v1 hierarchy with a controller on this host"; return; }
+	local name="ebpfprof-v1-$$" cg="$mnt/ebpfprof-v1-$$"
+	mkdir -p "$cg/inner" 2>/dev/null || { skip cgroup_v1_scope "cannot create a cgroup under $mnt"; return; }
+	"$FIX/cpu_split" 30 & local inside=$!
+	"$FIX/syscall_heavy" 30 & local outside=$!
+	echo $inside >"$cg/inner/cgroup.procs"
+	"$EBPFPROF" agent --interval 1 --cgroup "/$name" --output-dir "$tmp/cg1" 2>"$tmp/cg1.err" &
+	local agent=$!
+	wait_started "$tmp/cg1.err"
+	sleep 3.5
+	stop $agent
+	kill $inside $outside
+	wait $inside $outside 2>/dev/null
+	rmdir "$cg/inner" "$cg"
+	local services
+	services=$(ls "$tmp/cg1" 2>/dev/null | sed 's/-[0-9T.]*Z\.pb\.gz$//' | sort -u | tr '\n' ' ')
+	if [ "$services" = "cpu_split " ] && grep -q "sampling only cgroup $cg (cgroup v1" "$tmp/cg1.err"; then
+		pass "cgroup_v1_scope: $mnt: only the process in a cgroup below $name, said in one line"
+	else
+		tail -2 "$tmp/cg1.err"; fail cgroup_v1_scope "series: '$services' (want only cpu_split)"
+	fi
+}
+test_cgroup_v1_scope

@@ -182,7 +182,7 @@ agent_check() {
 	"$py" "$PYDIR/split.py" threads 3 "$tmp/$name.gate" >/dev/null 2>&1 &
 	local pid=$!
 	sleep 0.5
-	go tool pprof -top -symbolize=none \
+	go tool pprof -timeout 60 -top -symbolize=none \
 		"http://127.0.0.1:$port/debug/pprof/profile?seconds=2&pid=$pid" >"$tmp/$name.top" 2>/dev/null
 	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/$name.metrics"
 	wait "$pid"

@@ -52,7 +52,7 @@ static int open_sampler(struct agent *a)
 	struct offcpu_opts oo = {
 		.pids = cfg->pids,
 		.n_pids = cfg->n_pids,
-		.cgroup_fd = a->cgroup_fd,
+		.cgroup = a->scope,
 		.per_thread = cfg->per_thread,
 		.no_kernel = cfg->no_kernel,
 		.no_user = cfg->no_user,
@@ -61,7 +61,7 @@ static int open_sampler(struct agent *a)
 		.sampler = &maps,
 	};
 
-	a->sampler = sampler_config__load(cfg, true, a->cgroup_fd);
+	a->sampler = sampler_config__load(cfg, true, &a->scope);
 	if (!a->sampler)
 		return -errno;
 	if (cfg->mode == MODE_CPU)
@@ -216,12 +216,12 @@ static int setup(struct agent *a)
 	int err;
 
 	gethostname(a->hostname, sizeof(a->hostname) - 1);
-	a->cgroup_fd = -1;
+	a->scope.fd = -1;
 	a->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (a->wake_fd < 0 || pthread_mutex_init(&a->lock, NULL) ||
 	    pthread_cond_init(&a->done_cond, NULL))
 		return -errno;
-	if (preflight__check() || scope__open(a->cfg, &a->cgroup_fd))
+	if (preflight__check() || scope__open(a->cfg, &a->scope))
 		return -EINVAL;
 	err = open_sampler(a);	/* before kallsyms: it reuses the memory libbpf frees */
 	malloc_trim(0);		/* what libbpf's parse of the kernel BTF left */
@@ -524,8 +524,8 @@ static void teardown(struct agent *a)
 	k8s__free(a->k8s);
 	offcpu__free(a->offcpu);
 	sampler__free(a->sampler);
-	if (a->cgroup_fd >= 0)
-		close(a->cgroup_fd);
+	if (a->scope.fd >= 0)
+		close(a->scope.fd);
 	if (a->wake_fd >= 0)
 		close(a->wake_fd);
 	pthread_cond_destroy(&a->done_cond);

@@ -67,7 +67,7 @@ struct agent {
 	__u64 harvest_records;		/* counted by harvest(), published in fig */
 	__u64 harvest_samples;
 	char hostname[256];
-	int cgroup_fd;
+	struct cgroup_scope scope;	/* --cgroup, --scope pod */
 	int wake_fd;			/* eventfd: HTTP threads wake the loop */
 
 	pthread_mutex_t lock;		/* guards pending, n_pulls, figures, done flags */

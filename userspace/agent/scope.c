@@ -1,10 +1,11 @@
-/* scope.c -- the cgroup v2 directory the agent restricts sampling to (--cgroup, --scope pod) */
+/* scope.c -- the cgroup (v2, else v1) the agent restricts sampling to (--cgroup, --scope pod) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "cgroup.h"
 #include "collect/pidns.h"
 #include "lib/log.h"
@@ -13,10 +14,27 @@
 
 #define MOUNTINFO_MAX (4 << 20)
 
-int scope__cgroup2_mount(char *buf, size_t len)
+/* The mount point (field 5) of a mountinfo line, or -EINVAL. */
+static int mount_point(const char *line, char *buf, size_t len)
+{
+	char mnt[512];
+
+	if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1 || strlen(mnt) >= len)
+		return -EINVAL;
+	strcpy(buf, mnt);
+	return 0;
+}
+
+/*
+ * Calls fn for each cgroup mount of the given type ("cgroup2", "cgroup"),
+ * with its mount point and super options ("rw,cpu,cpuacct"), until fn
+ * returns 0.
+ */
+static int each_cgroup_mount(const char *type, int (*fn)(const char *mnt, const char *opts, void *arg),
+			     void *arg)
 {
 	char *text, *line, *save = NULL;
-	size_t n;
+	size_t n, tlen = strlen(type);
 	int err;
 
 	err = procfs__read_file(AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &text, &n, NULL);
@@ -25,18 +43,110 @@ int scope__cgroup2_mount(char *buf, size_t len)
 	err = -ENOENT;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* "36 25 0:30 / /sys/fs/cgroup/unified rw,... shared:10 - cgroup2 cgroup2 rw" */
-		char *sep = strstr(line, " - "), mnt[512];
+		char *sep = strstr(line, " - "), mnt[512], *opts;
 
-		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+		if (!sep || strncmp(sep + 3, type, tlen) || sep[3 + tlen] != ' ')
 			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1 && strlen(mnt) < len) {
-			strcpy(buf, mnt);
+		opts = strrchr(sep, ' ');
+		*sep = '\0';
+		if (!mount_point(line, mnt, sizeof(mnt)) && !fn(mnt, opts + 1, arg)) {
 			err = 0;
 			break;
 		}
 	}
 	free(text);
 	return err;
+}
+
+struct mount_buf {
+	char *buf;
+	size_t len;
+};
+
+static int copy_mount(const char *mnt, const char *opts, void *arg)
+{
+	struct mount_buf *mb = arg;
+
+	(void)opts;
+	if (strlen(mnt) >= mb->len)
+		return -ENAMETOOLONG;
+	strcpy(mb->buf, mnt);
+	return 0;
+}
+
+int scope__cgroup2_mount(char *buf, size_t len)
+{
+	struct mount_buf mb = { buf, len };
+
+	return each_cgroup_mount("cgroup2", copy_mount, &mb);
+}
+
+/* A controller's subsystem index: its line among /proc/cgroups' (the kernel prints them by id). */
+static int subsys_index(const char *name, size_t len)
+{
+	char *text, *line, *save = NULL;
+	size_t n;
+	int idx = -ENOENT, i = 0;
+
+	if (procfs__read_file(AT_FDCWD, "/proc/cgroups", 64 << 10, &text, &n, NULL))
+		return -ENOENT;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#')
+			continue;
+		if (!strncmp(line, name, len) && (line[len] == '\t' || line[len] == ' ')) {
+			idx = i;
+			break;
+		}
+		i++;
+	}
+	free(text);
+	return idx;
+}
+
+struct v1_lookup {
+	const char *rel;		/* the cgroup path, as /proc/PID/cgroup shows it */
+	struct cgroup_scope *sc;
+	char path[800];
+};
+
+/* The first controller of a v1 mount whose hierarchy holds the directory. */
+static int find_v1(const char *mnt, const char *opts, void *arg)
+{
+	struct v1_lookup *l = arg;
+	const char *o = opts;
+	struct stat st;
+
+	snprintf(l->path, sizeof(l->path), "%s/%s", mnt, l->rel[0] == '/' ? l->rel + 1 : l->rel);
+	if (stat(l->path, &st) || !S_ISDIR(st.st_mode))
+		return -ENOENT;
+	while (o && *o) {	/* "rw,cpu,cpuacct": a named hierarchy (name=systemd) has no subsystem */
+		size_t len = strcspn(o, ",");
+		int idx = subsys_index(o, len);
+
+		if (idx >= 0) {
+			l->sc->v1_ssid = idx;
+			l->sc->v1_id = st.st_ino;
+			return 0;
+		}
+		o = o[len] ? o + len + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+/* The v2 directory: an absolute path already under the mount is taken as it is. */
+static int open_v2(const char *rel, struct cgroup_scope *sc, char *path, size_t len)
+{
+	char mnt[256];
+	int err = scope__cgroup2_mount(mnt, sizeof(mnt));
+
+	if (err)
+		return err;
+	if (!strncmp(rel, mnt, strlen(mnt)) && rel[strlen(mnt)] == '/')
+		snprintf(path, len, "%s", rel);
+	else
+		snprintf(path, len, "%s/%s", mnt, rel[0] == '/' ? rel + 1 : rel);
+	sc->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return sc->fd < 0 ? -errno : 0;
 }
 
 /*
@@ -77,21 +187,15 @@ static int own_pod_path(char *buf, size_t len)
 	return 0;
 }
 
-int scope__open(const struct config *cfg, int *fd)
+int scope__open(const struct config *cfg, struct cgroup_scope *sc)
 {
-	char mnt[256], rel[512], path[800];
+	struct v1_lookup l = { .sc = sc };
+	char rel[512], path[800] = "";
 	int err;
 
-	*fd = -1;
+	*sc = (struct cgroup_scope){ .fd = -1 };
 	if (!cfg->ag.cgroup && cfg->ag.scope != SCOPE_POD)
 		return 0;
-	err = scope__cgroup2_mount(mnt, sizeof(mnt));
-	if (err && cfg->ag.scope == SCOPE_POD && pidns_scope("cgroup v2 is not mounted"))
-		return 0;
-	if (err) {
-		p_err("cgroup v2 is not mounted: --cgroup and --scope pod need it");
-		return err;
-	}
 	if (cfg->ag.scope == SCOPE_POD) {
 		err = own_pod_path(rel, sizeof(rel));
 		if (err && pidns_scope("no Kubernetes pod cgroup"))
@@ -101,17 +205,21 @@ int scope__open(const struct config *cfg, int *fd)
 	} else {
 		snprintf(rel, sizeof(rel), "%s", cfg->ag.cgroup);
 	}
-	/* an absolute path already under the mount is taken as it is */
-	if (!strncmp(rel, mnt, strlen(mnt)) && rel[strlen(mnt)] == '/')
-		snprintf(path, sizeof(path), "%s", rel);
-	else
-		snprintf(path, sizeof(path), "%s/%s", mnt, rel[0] == '/' ? rel + 1 : rel);
-	*fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (*fd < 0) {
-		err = -errno;
-		p_err("cannot open cgroup %s: %s", path, strerror(-err));
-		return err;
+	err = open_v2(rel, sc, path, sizeof(path));
+	if (!err) {
+		p_info("sampling only cgroup %s", path);
+		return 0;
 	}
-	p_info("sampling only cgroup %s", path);
-	return 0;
+	/* v1 and hybrid hosts: Docker with cgroupfs, kubelet on v1 put containers in v1 hierarchies */
+	l.rel = rel;
+	if (!each_cgroup_mount("cgroup", find_v1, &l)) {
+		p_info("sampling only cgroup %s (cgroup v1: matched in BPF by the task's cgroup and its ancestors there)",
+		       l.path);
+		return 0;
+	}
+	if (cfg->ag.scope == SCOPE_POD && pidns_scope("no pod cgroup in cgroup v2 or v1"))
+		return 0;
+	p_err("cannot open cgroup %s: %s, and no cgroup v1 hierarchy holds it", path[0] ? path : rel,
+	      err == -ENOENT && !path[0] ? "cgroup v2 is not mounted" : strerror(-err));
+	return err;
 }

@@ -55,7 +55,7 @@ static const char usage[] =
 	"      --docker-dir DIR       name Docker containers from DIR/ID/config.v2.json\n"
 	"                             (default /var/lib/docker/containers; \"\" for none)\n"
 	"      --scope node|pod       pod: only the processes of the agent's own pod (sidecar)\n"
-	"      --cgroup PATH          only processes in this cgroup v2 subtree\n"
+	"      --cgroup PATH          only processes in this cgroup subtree (v2, else v1)\n"
 	"  -p, --pid LIST             only these processes\n"
 	"      --include-idle, --no-kernel, --no-user, --per-thread, --stack-storage-size N,\n"
 	"      --count-storage-size N, --demangle MODE, --debuginfod, --dwarf-mb N,\n"

@@ -237,7 +237,6 @@ static int load_offcpu(struct run *r)
 	struct offcpu_opts oo = {
 		.pids = cfg->pids,
 		.n_pids = cfg->n_pids,
-		.cgroup_fd = -1,
 		.per_thread = cfg->per_thread,
 		.no_kernel = cfg->no_kernel,
 		.no_user = cfg->no_user,
@@ -270,7 +269,7 @@ static int setup(struct run *r)
 	if (preflight__check())
 		return EXIT_USAGE;
 	/* load BPF first: libbpf frees the kernel BTF it parsed, and kallsyms reuses that memory */
-	r->sampler = sampler_config__load(r->cfg, false, -1);
+	r->sampler = sampler_config__load(r->cfg, false, NULL);
 	if (!r->sampler)
 		return EXIT_USAGE;
 	if (r->cfg->mode != MODE_CPU && load_offcpu(r))

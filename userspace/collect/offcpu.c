@@ -114,7 +114,9 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	o->stack_entries = opts->stack_entries ? opts->stack_entries : DEFAULT_STACK_ENTRIES;
 	o->double_buffer = opts->double_buffer;
 	skel->rodata->filter_pid = opts->n_pids > 0;
-	skel->rodata->filter_cgroup = opts->cgroup_fd > 0;
+	skel->rodata->filter_cgroup = opts->cgroup.fd > 0;
+	skel->rodata->filter_cgroup1_ssid = opts->cgroup.v1_ssid;
+	skel->rodata->filter_cgroup1_id = opts->cgroup.v1_id;
 	if (pidns__child(&skel->rodata->pidns_dev, &skel->rodata->pidns_ino) < 0)
 		skel->rodata->pidns_ino = 0;	/* cannot tell: the host's pids */
 	skel->rodata->per_thread = opts->per_thread;
@@ -153,8 +155,8 @@ static int set_filters(struct offcpu *o, const struct offcpu_opts *opts)
 	for (int i = 0; i < opts->n_pids; i++)
 		if (bpf_map_update_elem(fd, &opts->pids[i], &one, BPF_ANY))
 			return -errno;
-	if (opts->cgroup_fd > 0 &&
-	    bpf_map_update_elem(bpf_map__fd(o->skel->maps.cgroup_filter), &zero, &opts->cgroup_fd,
+	if (opts->cgroup.fd > 0 &&
+	    bpf_map_update_elem(bpf_map__fd(o->skel->maps.cgroup_filter), &zero, &opts->cgroup.fd,
 				BPF_ANY))
 		return -errno;
 	return 0;

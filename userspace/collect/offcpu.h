@@ -25,7 +25,7 @@ struct offcpu;
 struct offcpu_opts {
 	const __u32 *pids;	/* filter: only these processes; NULL: all */
 	int n_pids;
-	int cgroup_fd;		/* > 0: only tasks in this cgroup v2 directory's subtree */
+	struct cgroup_scope cgroup;	/* only tasks in that subtree */
 	bool per_thread;	/* keys carry the tid; else 0 */
 	bool include_kernel_threads;
 	bool no_kernel;		/* no kernel stacks (STACK_ID_SKIPPED) */

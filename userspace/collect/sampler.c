@@ -130,7 +130,9 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	skel->rodata->collect_kernel = !o->no_kernel;
 	skel->rodata->collect_user = !o->no_user;
 	skel->rodata->per_thread = o->per_thread;
-	skel->rodata->filter_cgroup = o->cgroup_fd > 0;
+	skel->rodata->filter_cgroup = o->cgroup.fd > 0;
+	skel->rodata->filter_cgroup1_ssid = o->cgroup.v1_ssid;
+	skel->rodata->filter_cgroup1_id = o->cgroup.v1_id;
 	/* a sidecar in a workload's PID namespace keeps that namespace, under its pids */
 	if (pidns__child(&skel->rodata->pidns_dev, &skel->rodata->pidns_ino) < 0)
 		skel->rodata->pidns_ino = 0;
@@ -317,12 +319,13 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	if (err)
 		goto err_free;
 	err = set_pid_filter(s, opts->pids, opts->n_pids);
-	if (!err && opts->cgroup_fd > 0 &&
+	if (!err && opts->cgroup.fd > 0 &&
 	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &(__u32){ 0 },
-				&opts->cgroup_fd, BPF_ANY))
+				&opts->cgroup.fd, BPF_ANY))
 		err = -errno;
 	if (!err)
-		err = new_unwinder(s, opts->pids, opts->n_pids, !opts->n_pids && opts->cgroup_fd <= 0);
+		err = new_unwinder(s, opts->pids, opts->n_pids,
+				   !opts->n_pids && opts->cgroup.fd <= 0 && !opts->cgroup.v1_id);
 	if (err)
 		goto err_free;
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);

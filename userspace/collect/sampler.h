@@ -16,6 +16,13 @@ enum sampler_unwind {
 	SAMPLER_UNWIND_CFI,		/* CFI tables, frame pointers where a file has none */
 };
 
+/* --cgroup / --scope pod: a cgroup v2 directory, or a directory of a cgroup v1 hierarchy */
+struct cgroup_scope {
+	int fd;			/* > 0: the cgroup v2 directory */
+	__u32 v1_ssid;		/* the v1 hierarchy's subsystem: its line in /proc/cgroups */
+	__u64 v1_id;		/* not 0: the v1 directory's kernfs id (inode number) */
+};
+
 struct sampler_opts {
 	int frequency;		/* samples per second per CPU */
 	const __u32 *pids;	/* filter: only these processes; NULL: all */
@@ -27,7 +34,7 @@ struct sampler_opts {
 	__u32 stack_entries;	/* stack map size; 0: default */
 	__u32 count_entries;	/* counts map size; 0: default */
 	bool double_buffer;	/* two slots of maps, for sampler__swap (agent mode) */
-	int cgroup_fd;		/* > 0: only tasks in this cgroup v2 directory's subtree */
+	struct cgroup_scope cgroup;	/* only tasks in that subtree */
 	enum sampler_unwind unwind;
 	__u32 unwind_rows;	/* CFI rows BPF can hold (8 bytes each); 0: default */
 };

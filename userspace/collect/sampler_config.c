@@ -4,7 +4,8 @@
 #include "sampler_config.h"
 #include "unwind.h"
 
-struct sampler *sampler_config__load(const struct config *cfg, bool double_buffer, int cgroup_fd)
+struct sampler *sampler_config__load(const struct config *cfg, bool double_buffer,
+				       const struct cgroup_scope *cgroup)
 {
 	struct sampler_opts so = {
 		.frequency = cfg->frequency,
@@ -17,7 +18,7 @@ struct sampler *sampler_config__load(const struct config *cfg, bool double_buffe
 		.stack_entries = cfg->stack_entries,
 		.count_entries = cfg->count_entries,
 		.double_buffer = double_buffer,
-		.cgroup_fd = cgroup_fd,
+		.cgroup = cgroup ? *cgroup : (struct cgroup_scope){ 0 },
 		.unwind = cfg->unwind,
 		.unwind_rows = (__u32)cfg->unwind_table_mb * ((1u << 20) / sizeof(struct unwind_row)),
 	};

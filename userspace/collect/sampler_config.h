@@ -11,6 +11,7 @@
  * On failure prints one line naming the likely cause and returns NULL with
  * errno set.
  */
-struct sampler *sampler_config__load(const struct config *cfg, bool double_buffer, int cgroup_fd);
+struct sampler *sampler_config__load(const struct config *cfg, bool double_buffer,
+				       const struct cgroup_scope *cgroup);
 
 #endif /* EBPFPROF_SAMPLER_CONFIG_H */
