@@ -33,7 +33,8 @@ wait_started() {	# agent stderr file: waits until the agent says it samples (a l
 	return 1
 }
 
-wait_port() {	# agent stderr file: prints the port the agent bound
+wait_port() {	# agent stderr file: prints the port the agent bound, once it samples
+	wait_started "$1" || return 1
 	for _ in $(seq 100); do
 		local p
 		p=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$1")

@@ -22,8 +22,8 @@ print(len(ok), len(mine) - len(ok), len(series), int(contiguous))
 EOF
 }
 
-wait_windows() {	# log service n: until the collector accepted n windows of service (20 s at most)
-	for _ in $(seq 80); do
+wait_windows() {	# log service n: until the collector accepted n windows of service (60 s at most)
+	for _ in $(seq 240); do
 		[ -s "$1" ] && [ "$(log_summary "$1" "$2" | cut -d' ' -f1)" -ge "$3" ] && return 0
 		sleep 0.25
 	done
@@ -59,7 +59,7 @@ test_no_head_of_line() {	# one service refused forever (429): the other delivers
 test_bounded_series() {	# 20 processes of one program: at most 3 series on the server; pid labels on request
 	local pids=() i
 	cp "$FIX/cpu_split" "$tmp/worker"
-	for i in $(seq 20); do "$tmp/worker" 30 & pids+=($!); done
+	for i in $(seq 20); do "$tmp/worker" 120 & pids+=($!); done	# outlive both agents on a loaded machine
 	local list
 	list=$(IFS=,; echo "${pids[*]}")
 	start_collector "$tmp/series.log" || { fail bounded_series "collector did not start"; return; }
@@ -71,7 +71,8 @@ test_bounded_series() {	# 20 processes of one program: at most 3 series on the s
 	stop $COLLECTOR_PID
 	start_collector "$tmp/series_pid.log" || { fail bounded_series "collector did not start"; return; }
 	"$EBPFPROF" agent --interval 2 --frequency 99 --pid "$list" --push "http://$COLLECTOR_ADDR" \
-		--push-sample-labels 2>>"$tmp/series.err" & agent=$!
+		--push-sample-labels 2>"$tmp/series_pid.err" & agent=$!
+	wait_started "$tmp/series_pid.err"
 	wait_windows "$tmp/series_pid.log" worker 2
 	stop $agent
 	stop $COLLECTOR_PID

@@ -120,6 +120,7 @@ test_garbage() {	# non-HTTP bytes, a dropped connection, 500s: retried, then all
 	"$FIX/cpu_split" 30 & local work=$!
 	"$EBPFPROF" agent --interval 1 --pid $work --push "http://$COLLECTOR_ADDR" 2>"$tmp/junk.err" &
 	local agent=$!
+	wait_started "$tmp/junk.err"
 	sleep 4.5
 	stop $agent; local rc=$?
 	stop $COLLECTOR_PID
@@ -196,6 +197,7 @@ test_sigterm_mid_push() {	# SIGTERM while a push hangs: the windows wait in the 
 	"$FIX/cpu_split" 60 & local work=$!
 	"$EBPFPROF" agent --interval 1 --pid $work --push "http://$COLLECTOR_ADDR" --push-timeout 30 \
 		--spool-dir "$tmp/term-spool" 2>"$tmp/term1.err" & local agent=$!
+	wait_started "$tmp/term1.err"
 	sleep 3.5
 	local start=$SECONDS
 	stop $agent; local rc=$?
@@ -208,6 +210,7 @@ test_sigterm_mid_push() {	# SIGTERM while a push hangs: the windows wait in the 
 	start_collector "$tmp/term2.log" || { fail sigterm_mid_push "collector did not start"; return; }
 	"$EBPFPROF" agent --interval 1 --pid $work --push "http://$COLLECTOR_ADDR" \
 		--spool-dir "$tmp/term-spool" 2>"$tmp/term2.err" & agent=$!
+	wait_started "$tmp/term2.err"
 	sleep 2.5
 	stop $agent; local rc2=$?
 	stop $COLLECTOR_PID
@@ -241,6 +244,7 @@ test_sigterm_no_spool() {	# without a spool the bound is the 5 s drain: past it 
 	"$FIX/cpu_split" 30 & local work=$!
 	"$EBPFPROF" agent --interval 1 --pid $work --push "http://$COLLECTOR_ADDR" --push-timeout 30 \
 		2>"$tmp/term3.err" & local agent=$!
+	wait_started "$tmp/term3.err"
 	sleep 2.5
 	local start=$SECONDS
 	stop $agent; local rc=$?
