@@ -36,6 +36,24 @@ struct {
 	__uint(max_entries, 1);
 } events_lost SEC(".maps");
 
+/* When this program last woke userspace for announcements (racy across CPUs: at worst one more wakeup) */
+__u64 events_last_wake = 0;
+
+/*
+ * A wakeup per announcement was a third of the agent's CPU under process
+ * churn: wake at most once per EVENTS_BATCH_NS, or when the buffer fills.
+ */
+static __always_inline __u64 wake_flag(void)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - events_last_wake < EVENTS_BATCH_NS &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < 64 * 1024)
+		return BPF_RB_NO_WAKEUP;
+	events_last_wake = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 /* False when the ring buffer was full and the event is lost (counted). */
 static __always_inline bool announce(__u32 pid, __u32 kind)
 {
@@ -51,7 +69,7 @@ static __always_inline bool announce(__u32 pid, __u32 kind)
 	}
 	e->pid = pid;
 	e->kind = kind;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wake_flag());
 	return true;
 }
 

@@ -9,6 +9,13 @@
 /* Frames kept per stack; the stack map's value size follows from it. */
 #ifndef MAX_STACK_DEPTH
 #define MAX_STACK_DEPTH 127
+
+/*
+ * Process announcements wake userspace at most once per this many ns; after
+ * a wakeup that found events userspace looks again this long later, so an
+ * announcement that did not wake it waits no longer than that.
+ */
+#define EVENTS_BATCH_NS 25000000ULL
 #endif
 
 /* A stack id the sampler chose not to collect (kernel thread, --no-user, --no-kernel). */

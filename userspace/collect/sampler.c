@@ -21,6 +21,7 @@
 #include "unwind.h"
 #include "python.h"
 #include "runtimes/python/python_runtime.h"
+#include "symbolize/symbolize.h"
 #include "profile.skel.h"
 
 #define DEFAULT_STACK_ENTRIES 16384
@@ -42,6 +43,8 @@ struct sampler {
 	int n_pending;
 	struct exec_defer *execs;	/* execs not yet handed on */
 	__u64 execs_skipped;	/* exited unsampled within EXEC_DEFER_NS: never read */
+	__u64 events_seen;	/* announcements read, to tell a poll that found some */
+	__s64 recheck_ns;	/* look for announcements that did not wake us (EVENTS_BATCH_NS) */
 	__u64 events_dropped;	/* STAT_EVENTS_DROPPED at the last sampler__announcements_lost */
 	struct user_stack ustack;	/* read buffer: 2 KiB, reused for every stack */
 	struct bpf_link *exec_link;
@@ -167,10 +170,15 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 static int hand_on(struct sampler *s, __u32 pid, __u32 kind)
 {
 	struct task_event e = { .pid = pid, .kind = kind };
-	int ret = s->event_fn ? s->event_fn(&e, s->event_ctx) : 0;
+	int ret;
 
+	/* the symbolizer now, the unwinder and the runtimes in load_pending: one read of its maps */
+	proc_maps__share(NULL, pid);
+	ret = s->event_fn ? s->event_fn(&e, s->event_ctx) : 0;
 	if (s->unwinder && s->n_pending < PENDING_MAX)
 		s->pending[s->n_pending++] = pid;	/* past that: frame pointers, counted in BPF */
+	else
+		proc_maps__unshare(pid);
 	return ret;
 }
 
@@ -181,6 +189,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	const struct task_event *e = data;
 	__u32 oldest;
 
+	s->events_seen++;
 	if (size < sizeof(*e) || !e->pid)
 		return 0;
 	if (e->kind == TASK_EVENT_EXEC) {
@@ -233,6 +242,7 @@ static void load_pending(struct sampler *s)
 	for (int i = 0; i < s->n_pending; i++) {
 		unwinder__add_pid(s->unwinder, s->pending[i]);	/* failure: frame pointers */
 		python__add_pid(s->python, s->pending[i]);	/* failure: native frames only */
+		proc_maps__unshare(s->pending[i]);
 		ring_buffer__consume(s->events);		/* may append to pending */
 	}
 	s->n_pending = 0;
@@ -431,6 +441,7 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out)
 int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx)
 {
 	__s64 due = sampler__next_event_ns(s) - clock_ns(CLOCK_MONOTONIC);
+	__u64 seen = s->events_seen;
 	int n;
 
 	/* wake for the next deferred exec too */
@@ -443,12 +454,19 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
 		n = -ECANCELED;
 	load_pending(s);
 	s->event_fn = NULL;
+	/* BPF may have submitted more without waking us: look again within the batch time */
+	s->recheck_ns = s->events_seen != seen ? clock_ns(CLOCK_MONOTONIC) + EVENTS_BATCH_NS : INT64_MAX;
 	return n == -EINTR ? 0 : n;
 }
 
 __s64 sampler__next_event_ns(const struct sampler *s)
 {
-	return exec_defer__next_due(s->execs);
+	__s64 due = exec_defer__next_due(s->execs);
+
+	/* execs falling due in one batch time are handed on together, with the announcements */
+	if (due != INT64_MAX)
+		due = (due + (__s64)EVENTS_BATCH_NS - 1) / (__s64)EVENTS_BATCH_NS * (__s64)EVENTS_BATCH_NS;
+	return due < s->recheck_ns ? due : s->recheck_ns;
 }
 
 __u64 sampler__execs_unsampled(const struct sampler *s)

@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/clock.h"
 #include "proc_maps.h"
 #include "procfs.h"
 
@@ -164,29 +166,131 @@ int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t 
 	return 0;
 }
 
-int proc_maps__read(const char *proc_root, __u32 pid, struct proc_map **out, size_t *n)
+/*
+ * The symbolizer, the unwinder and each runtime read a new process's maps
+ * one after the other when it is handed on, and the kernel's walk of a
+ * process's mappings was the agent's largest cost under process churn.
+ * Between proc_maps__share() and proc_maps__unshare() they share the first
+ * one's read. Reads of processes not shared always go to the kernel.
+ */
+#define SHARE_SLOTS 16
+#define SHARE_TEXT_MAX (1u << 20)	/* larger texts are read each time */
+#define SHARE_NS 1000000000LL		/* a share never unshared ends after this */
+#define SHARE_ROOT_MAX 64
+
+struct share {
+	__u32 pid;
+	__s64 at;		/* CLOCK_MONOTONIC ns of proc_maps__share(); 0: slot free */
+	char root[SHARE_ROOT_MAX];
+	char *text;		/* NULL: not read yet */
+	size_t len;
+};
+
+static struct share shares[SHARE_SLOTS];
+static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void share_drop(struct share *sh)
+{
+	free(sh->text);
+	*sh = (struct share){ 0 };
+}
+
+/* Under share_lock: the live share of (root, pid), shares past SHARE_NS ended on the way. */
+static struct share *share_find(const char *root, __u32 pid, __s64 now)
+{
+	struct share *hit = NULL;
+
+	for (int i = 0; i < SHARE_SLOTS; i++) {
+		struct share *sh = &shares[i];
+
+		if (sh->at && now - sh->at >= SHARE_NS)
+			share_drop(sh);
+		else if (sh->at && sh->pid == pid && !strcmp(sh->root, root))
+			hit = sh;
+	}
+	return hit;
+}
+
+void proc_maps__share(const char *proc_root, __u32 pid)
+{
+	const char *root = proc_root ? proc_root : "/proc";
+	__s64 now = clock_ns(CLOCK_MONOTONIC);
+	struct share *sh;
+
+	if (strlen(root) >= SHARE_ROOT_MAX)
+		return;
+	pthread_mutex_lock(&share_lock);
+	sh = share_find(root, pid, now);
+	if (!sh) {	/* a free slot, or the oldest share ends early */
+		sh = &shares[0];
+		for (int i = 1; i < SHARE_SLOTS && sh->at; i++)
+			if (!shares[i].at || shares[i].at < sh->at)
+				sh = &shares[i];
+	}
+	share_drop(sh);
+	*sh = (struct share){ .pid = pid, .at = now };
+	strcpy(sh->root, root);
+	pthread_mutex_unlock(&share_lock);
+}
+
+void proc_maps__unshare(__u32 pid)
+{
+	pthread_mutex_lock(&share_lock);
+	for (int i = 0; i < SHARE_SLOTS; i++)
+		if (shares[i].at && shares[i].pid == pid)
+			share_drop(&shares[i]);
+	pthread_mutex_unlock(&share_lock);
+}
+
+static int read_text(const char *root, __u32 pid, char **buf, size_t *len)
 {
 	char path[PATH_MAX];
 	bool truncated;
-	size_t len;
-	char *buf;
 	int err;
 
-	err = snprintf(path, sizeof(path), "%s/%u/maps", proc_root ? proc_root : "/proc", pid);
+	err = snprintf(path, sizeof(path), "%s/%u/maps", root, pid);
 	if (err < 0 || (size_t)err >= sizeof(path))
 		return -ENAMETOOLONG;
-	err = procfs__read_file(AT_FDCWD, path, PROC_MAPS_READ_CAP, &buf, &len, &truncated);
+	err = procfs__read_file(AT_FDCWD, path, PROC_MAPS_READ_CAP, buf, len, &truncated);
 	if (err == -ENOENT)
 		return -ESRCH;
 	if (err)
 		return err;
 	if (truncated) {
 		/* drop the line the cap cut in two */
-		char *nl = memrchr(buf, '\n', len);
+		char *nl = memrchr(*buf, '\n', *len);
 
-		len = nl ? (size_t)(nl - buf) + 1 : 0;
+		*len = nl ? (size_t)(nl - *buf) + 1 : 0;
 	}
+	return 0;
+}
+
+int proc_maps__read(const char *proc_root, __u32 pid, struct proc_map **out, size_t *n)
+{
+	const char *root = proc_root ? proc_root : "/proc";
+	struct share *sh;
+	size_t len;
+	char *buf;
+	int err;
+
+	pthread_mutex_lock(&share_lock);
+	sh = share_find(root, pid, clock_ns(CLOCK_MONOTONIC));
+	err = sh && sh->text ? proc_maps__parse(sh->text, sh->len, out, n) : 1;
+	pthread_mutex_unlock(&share_lock);
+	if (err <= 0)
+		return err;
+	err = read_text(root, pid, &buf, &len);
+	if (err)
+		return err;
 	err = proc_maps__parse(buf, len, out, n);
+	pthread_mutex_lock(&share_lock);
+	sh = share_find(root, pid, clock_ns(CLOCK_MONOTONIC));
+	if (!err && sh && !sh->text && len <= SHARE_TEXT_MAX) {
+		sh->text = buf;	/* the share keeps the text */
+		sh->len = len;
+		buf = NULL;
+	}
+	pthread_mutex_unlock(&share_lock);
 	free(buf);
 	return err;
 }

@@ -35,9 +35,19 @@ int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t 
 /*
  * Reads and parses PROC_ROOT/PID/maps (PROC_ROOT NULL: "/proc"), at most
  * PROC_MAPS_READ_CAP bytes; past that, the last partial line is dropped.
- * Returns 0 or a negative errno (-ESRCH: no such process).
+ * While PID is shared (proc_maps__share), reads after the first parse the
+ * first one's text. Thread-safe. Returns 0 or a negative errno (-ESRCH: no
+ * such process).
  */
 int proc_maps__read(const char *proc_root, __u32 pid, struct proc_map **out, size_t *n);
+
+/*
+ * From here to proc_maps__unshare(pid) (at most 1 s; 16 processes at once,
+ * the oldest share ends first), the readers of PID's maps share one read of
+ * the kernel's: for the consumers of one new process, one after the other.
+ */
+void proc_maps__share(const char *proc_root, __u32 pid);
+void proc_maps__unshare(__u32 pid);
 
 void proc_maps__free(struct proc_map *maps);
 

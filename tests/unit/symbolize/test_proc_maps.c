@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/auxv.h>
 #include "symbolize/proc_maps.h"
 #include "test.h"
@@ -135,6 +136,53 @@ static int test_self(void)
 	return TEST_OK;
 }
 
+/* Whether [addr, addr + 1) is in one of PID's mappings, as proc_maps__read() gives them. */
+static int mapped(__u64 addr)
+{
+	struct proc_map *m;
+	size_t n;
+	int in = 0;
+
+	if (proc_maps__read(NULL, getpid(), &m, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		in |= addr >= m[i].start && addr < m[i].end;
+	proc_maps__free(m);
+	return in;
+}
+
+static int test_share(void)
+{
+	void *p;
+	__u64 a;
+
+	/* not shared: every read sees the maps as they are */
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	a = (__u64)(unsigned long)p;
+	CHECK(mapped(a) == 1);
+	munmap(p, 4096);
+	CHECK(mapped(a) == 0);
+
+	/* shared: the reads after the first see its text; unshared, the kernel's again */
+	proc_maps__share(NULL, getpid());
+	CHECK(mapped(a) == 0);
+	p = mmap((void *)(unsigned long)a, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	a = (__u64)(unsigned long)p;
+	CHECK(mapped(a) == 0);
+	proc_maps__unshare(getpid());
+	CHECK(mapped(a) == 1);
+
+	/* another process's share is not ours */
+	proc_maps__share(NULL, getpid() + 1);
+	CHECK(mapped(a) == 1);
+	munmap(p, 4096);
+	CHECK(mapped(a) == 0);
+	proc_maps__unshare(getpid() + 1);
+	return TEST_OK;
+}
+
 static int test_no_such_pid(void)
 {
 	struct proc_map *m;
@@ -147,4 +195,4 @@ static int test_no_such_pid(void)
 }
 
 TEST_MAIN("proc_maps", TEST(test_crafted), TEST(test_malformed), TEST(test_every_prefix),
-	  TEST(test_self), TEST(test_no_such_pid))
+	  TEST(test_self), TEST(test_share), TEST(test_no_such_pid))
