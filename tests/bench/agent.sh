@@ -28,7 +28,11 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 sysctl -qw kernel.bpf_stats_enabled=1	# BPF ns per sample; costs the programs a few ns a run
 echo "ebpfprof agent bench: ${SECONDS_RUN} s per run, ${INTERVAL} s windows, $(nproc) CPUs, ~100 new processes/s"
-printf '%-6s %-14s %-12s %-14s %-14s %-10s %-14s %s\n' "Hz" "CPU % of core" "peak RSS MB" "steady RSS MB" "BPF ns/sample" "windows" "bytes/window" "lost"
+# bpftrace beside the agent, at the same rate in the same run: the BPF cost of the same job (kernel and
+# user stacks per sample) by the kernel's own stack walker, for comparison
+bt=$(command -v bpftrace || true)
+echo "bpftrace beside it: ${bt:-not installed, no comparison}"
+printf '%-6s %-14s %-12s %-14s %-14s %-10s %-14s %-6s %s\n' "Hz" "CPU % of core" "peak RSS MB" "steady RSS MB" "BPF ns/sample" "windows" "bytes/window" "lost" "bpftrace ns/sample"
 for f in $FREQS; do
 	busy
 	log=$out/collector-$f.log
@@ -41,6 +45,14 @@ for f in $FREQS; do
 	apid=$!
 	sleep 1
 	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/agent-$f.err")
+	btpid=""
+	if [ -n "$bt" ]; then
+		bpftrace -e "$(printf "$BT_PROG" "$f")" >"$out/bt-$f.out" 2>&1 &
+		btpid=$!
+		wait_line "$out/bt-$f.out" '^Attaching' 15
+		sleep 1
+		read -r btns0 btcnt0 <<<"$(bpf_prog_stats $btpid)"
+	fi
 	t0=$(ticks $apid)
 	read -r bns0 bcnt0 <<<"$(bpf_prog_stats $apid)"
 	: >"$out/rss-$f"
@@ -50,6 +62,12 @@ for f in $FREQS; do
 	done
 	t1=$(ticks $apid)
 	read -r bns1 bcnt1 <<<"$(bpf_prog_stats $apid)"
+	btns="-"
+	if [ -n "$btpid" ]; then
+		read -r btns1 btcnt1 <<<"$(bpf_prog_stats $btpid)"
+		btns=$(awk -v t=$((btns1 - btns0)) -v c=$((btcnt1 - btcnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }')
+		kill -INT $btpid; wait $btpid 2>/dev/null
+	fi
 	steady=$(tail -n +$((INTERVAL + 2)) "$out/rss-$f" | sort -n | tail -1)
 	curl -sf "http://127.0.0.1:$port/metrics" >"$out/metrics-$f.txt"
 	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$apid/status")
@@ -59,10 +77,10 @@ for f in $FREQS; do
 	windows=$(awk '/^ebpfprof_windows_total/ { print $2 }' "$out/metrics-$f.txt")
 	bytes=$(awk '/^ebpfprof_push_bytes_total/ { print $2 }' "$out/metrics-$f.txt")
 	lost=$(awk '/^ebpfprof_samples_lost_total/ { s += $2 } END { print s + 0 }' "$out/metrics-$f.txt")
-	printf '%-6s %-14s %-12s %-14s %-14s %-10s %-14s %s\n' "$f" \
+	printf '%-6s %-14s %-12s %-14s %-14s %-10s %-14s %-6s %s\n' "$f" \
 		"$(awk -v t="$((t1 - t0))" -v s="$SECONDS_RUN" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz / s * 100 }')" \
 		"$(awk -v k="$hwm" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"$(awk -v k="${steady:-0}" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"$(awk -v t=$((bns1 - bns0)) -v c=$((bcnt1 - bcnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }')" "$windows" \
-		"$(awk -v b="$bytes" -v w="$windows" 'BEGIN { if (w) printf "%d", b / w; else print "-" }')" "$lost"
+		"$(awk -v b="$bytes" -v w="$windows" 'BEGIN { if (w) printf "%d", b / w; else print "-" }')" "$lost" "$btns"
 done
