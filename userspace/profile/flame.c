@@ -595,6 +595,12 @@ int pprof__write_html(const struct pprof *p, FILE *out, const struct pprof_html_
 		err = add_profile(&f, o->base, base_type, 0);
 	if (!err)
 		err = add_profile(&f, p, o->base ? def : -1, o->base ? 1 : 0);
+	for (int i = 0; i < o->n_more && !o->base && !err; i++) {
+		if (o->more[i]->n_types != p->n_types)
+			err = -EINVAL;	/* the values would land in other types' columns */
+		else
+			err = add_profile(&f, o->more[i], -1, 0);
+	}
 	if (!err)
 		err = write_page(out, &f, p, o, def);
 out:

@@ -176,6 +176,8 @@ int pprof__write_top_diff(const struct pprof *before, int tb, const struct pprof
 struct pprof_html_opts {
 	const char *title;		/* shown on the page; NULL: "ebpfprof" */
 	const struct pprof *base;	/* a differential graph against this profile; NULL: none */
+	const struct pprof *const *more;	/* not a diff: merged in too (same sample types) */
+	int n_more;
 	int value_index;		/* the type shown first; -1: the profile's default */
 	const char *refresh_url;	/* the agent's page: a reload link; NULL: none */
 	const char *const *series;	/* the agent's page: series to pick (NULL-terminated) */
