@@ -136,6 +136,7 @@ bench: deps all fixtures
 	@bash tests/bench/unwind.sh
 	@bash tests/bench/completeness.sh
 	@bash tests/bench/churn.sh
+	@bash tests/bench/flame.sh
 	@bash tests/bench/python.sh
 	@bash tests/bench/compare.sh
 

@@ -5,7 +5,18 @@ usage: flame_check.py rows DOM.html          -> one line per function row: name 
        flame_check.py attr DOM.html ID NAME  -> the attribute NAME of the element with id ID
        flame_check.py png FILE.png           -> "width height distinct_colours stddev magenta_pixels"
        flame_check.py synth OUT.pb.gz SAMPLES STACKS
+       flame_check.py interact URL FUNCTION  -> drives Chromium over the DevTools protocol: types FUNCTION
+                                                into search, presses Enter, clicks its frame, presses Esc;
+                                                prints what the page showed after each step, as JSON
 """
+import base64
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
 import gzip
 import html.parser
 import random
@@ -159,6 +170,132 @@ def synth(out, n_samples, n_stacks):
     open(out, "wb").write(gzip.compress(bytes(prof), 6))
 
 
+class Cdp:
+    """the DevTools protocol over a WebSocket, written on the stdlib: text frames, masked, one at a time"""
+
+    def __init__(self, ws_url):
+        host, rest = ws_url[len("ws://"):].split("/", 1)
+        h, p = host.split(":")
+        self.sock = socket.create_connection((h, int(p)), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(("GET /%s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                           "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % (rest, host, key)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += self.sock.recv(1)
+        assert b" 101 " in head.split(b"\r\n")[0], head
+        self.next_id = 0
+
+    def _recv_exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise EOFError("devtools closed the connection")
+            buf += chunk
+        return buf
+
+    def _frame(self):
+        b0, b1 = self._recv_exact(2)
+        n = b1 & 0x7F
+        if n == 126:
+            n = struct.unpack(">H", self._recv_exact(2))[0]
+        elif n == 127:
+            n = struct.unpack(">Q", self._recv_exact(8))[0]
+        return b0 & 0x0F, self._recv_exact(n)
+
+    def call(self, method, **params):
+        self.next_id += 1
+        data = json.dumps({"id": self.next_id, "method": method, "params": params}).encode()
+        head = bytes([0x81])
+        n = len(data)
+        head += bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536 \
+            else bytes([0x80 | 127]) + struct.pack(">Q", n)
+        mask = os.urandom(4)
+        self.sock.sendall(head + mask + bytes(c ^ mask[i % 4] for i, c in enumerate(data)))
+        text = b""
+        while True:
+            op, payload = self._frame()
+            text += payload
+            if op == 0 and not text:
+                continue
+            msg = json.loads(text)
+            text = b""
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise RuntimeError("%s: %s" % (method, msg["error"]))
+                return msg.get("result", {})
+
+    def js(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True)
+        return r.get("result", {}).get("value")
+
+    def key(self, name, code, keycode):
+        for kind in ("keyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", type=kind, key=name, code=code, windowsVirtualKeyCode=keycode)
+
+    def click(self, x, y):
+        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+
+STATE_JS = """(() => {
+  const fg = document.getElementById('fg'), m = document.getElementById('matched');
+  const frames = Array.from(fg.querySelectorAll('.f[data-n]')).map((e) => ({
+    name: e.textContent, w: e.getBoundingClientRect().width, match: e.classList.contains('match')}));
+  const tip = document.getElementById('tip');
+  return {crumbs: document.getElementById('crumbs').textContent, matched: m.textContent,
+          share: m.dataset.share || '', width: fg.clientWidth, frames: frames,
+          tip: tip.style.display === 'block' ? tip.textContent : ''};
+})()"""
+
+
+def frame_rect_js(name):
+    return """(() => { const e = Array.from(document.querySelectorAll('#fg .f[data-n]')).find((x) => x.textContent === %s);
+      if (!e) return null; const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()""" % json.dumps(name)
+
+
+def interact(url, function):
+    tmp = tempfile.mkdtemp()
+    proc = subprocess.Popen(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                             "--window-size=1200,800", "--user-data-dir=" + tmp, "--remote-debugging-port=0",
+                             "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = os.path.join(tmp, "DevToolsActivePort")
+        for _ in range(300):
+            if os.path.exists(port_file) and open(port_file).read().count("\n") >= 1:
+                break
+            time.sleep(0.1)
+        port = int(open(port_file).read().split()[0])
+        pages = json.load(urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port))
+        cdp = Cdp([p for p in pages if p["type"] == "page"][0]["webSocketDebuggerUrl"])
+        cdp.call("Page.enable")
+        cdp.call("Page.navigate", url=url)
+        for _ in range(300):
+            if cdp.js("document.body && document.body.dataset.ready") == "1":
+                break
+            time.sleep(0.1)
+        steps = {"loaded": cdp.js(STATE_JS)}
+        cdp.call("Runtime.evaluate", expression="document.getElementById('search').focus()")
+        cdp.call("Input.insertText", text=function)
+        cdp.key("Enter", "Enter", 13)
+        steps["searched"] = cdp.js(STATE_JS)
+        xy = cdp.js(frame_rect_js(function))
+        if xy:
+            cdp.call("Input.dispatchMouseEvent", type="mouseMoved", x=xy[0], y=xy[1])
+            steps["hovered"] = cdp.js(STATE_JS)
+            cdp.click(*xy)
+        steps["zoomed"] = cdp.js(STATE_JS)
+        cdp.key("Escape", "Escape", 27)
+        steps["reset"] = cdp.js(STATE_JS)
+        print(json.dumps(steps))
+    finally:
+        proc.terminate()
+        proc.wait()
+        subprocess.run(["rm", "-rf", tmp])
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "rows":
@@ -167,6 +304,8 @@ if __name__ == "__main__":
         attr(*sys.argv[2:5])
     elif cmd == "png":
         png(sys.argv[2])
+    elif cmd == "interact":
+        interact(sys.argv[2], sys.argv[3])
     elif cmd == "synth":
         synth(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:

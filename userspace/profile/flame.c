@@ -4,7 +4,7 @@
  * The page (flame.html, embedded at build time) gets the profile as one
  * compact JSON object: a deduplicated string table, a frame table (name,
  * file, line, mapping, kind) and the call tree as a flat node array in
- * creation order (a parent always before its children), each node with its
+ * depth-first order, siblings by name (a parent always before its children), each node with its
  * total per sample type. Self values, shares, zoom and search are the
  * script's work; the tree is merged here so the browser never sees samples.
  */
@@ -466,7 +466,67 @@ static void json_head(FILE *out, const struct flame *f, const struct pprof *p,
 	}
 }
 
-static void json_tables(FILE *out, const struct flame *f)
+static int cmp_by_name(const void *a, const void *b, void *ctx)
+{
+	const struct flame *f = ctx;
+	const struct fl_node *x = &f->nodes[*(const __u32 *)a - 1], *y = &f->nodes[*(const __u32 *)b - 1];
+
+	return strcmp(fstr(f, f->frames[x->frame - 1].name), fstr(f, f->frames[y->frame - 1].name));
+}
+
+/*
+ * The order nodes are written in: depth first, siblings by name, so the
+ * page finds each node's children in place and in the order it draws them
+ * (flamegraph.pl's), without sorting anything. order[k] is the node id at
+ * position k, pos[id - 1] its position.
+ */
+static int order_nodes(const struct flame *f, __u32 **order_out, __u32 **pos_out)
+{
+	size_t n = f->n_nodes, top = 0;
+	__u32 *first = calloc(n + 2, sizeof(*first)), *kids = malloc((n + 1) * sizeof(*kids));
+	__u32 *fill = calloc(n + 1, sizeof(*fill)), *stack = malloc((n + 1) * sizeof(*stack));
+	__u32 *order = malloc((n + 1) * sizeof(*order)), *pos = malloc((n + 1) * sizeof(*pos));
+	size_t k = 0;
+
+	if (!first || !kids || !fill || !stack || !order || !pos) {
+		free(order);
+		free(pos);
+		order = pos = NULL;
+		goto out;
+	}
+	/* children of node id i are kids[first[i]..first[i + 1]) */
+	for (size_t i = 1; i < n; i++)
+		first[f->nodes[i].parent + 1]++;
+	for (size_t i = 1; i <= n; i++)
+		first[i + 1] += first[i];
+	for (size_t i = 1; i < n; i++) {
+		__u32 p = f->nodes[i].parent;
+
+		kids[first[p] + fill[p]++] = i + 1;
+	}
+	for (size_t i = 1; i <= n; i++)
+		if (first[i + 1] - first[i] > 1)
+			qsort_r(&kids[first[i]], first[i + 1] - first[i], sizeof(*kids), cmp_by_name, (void *)f);
+	stack[top++] = 1;
+	while (top) {
+		__u32 id = stack[--top];
+
+		pos[id - 1] = k;
+		order[k++] = id;
+		for (__u32 j = first[id + 1]; j-- > first[id];)
+			stack[top++] = kids[j];
+	}
+out:
+	free(first);
+	free(kids);
+	free(fill);
+	free(stack);
+	*order_out = order;
+	*pos_out = pos;
+	return order ? 0 : -ENOMEM;
+}
+
+static void json_tables(FILE *out, const struct flame *f, const __u32 *order, const __u32 *pos)
 {
 	fputs("\"strings\":[", out);
 	for (size_t i = 0; i < f->n_strs; i++) {
@@ -483,17 +543,20 @@ static void json_tables(FILE *out, const struct flame *f)
 	}
 	/* parent and frame are written 0-based, the root's as -1 */
 	fputs("],\"nodes\":[", out);
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		fprintf(out, "%s%ld,%ld", i ? "," : "", (long)f->nodes[i].parent - 1,
+	for (size_t k = 0; k < f->n_nodes; k++) {
+		size_t i = order[k] - 1;
+
+		fprintf(out, "%s%ld,%ld", k ? "," : "",
+			f->nodes[i].parent ? (long)pos[f->nodes[i].parent - 1] : -1L,
 			(long)f->nodes[i].frame - 1);
-		for (int k = 0; k < f->n_vals; k++)
-			fprintf(out, ",%" PRId64, (int64_t)f->vals[i * f->n_vals + k]);
+		for (int v = 0; v < f->n_vals; v++)
+			fprintf(out, ",%" PRId64, (int64_t)f->vals[i * f->n_vals + v]);
 	}
 	putc(']', out);
 }
 
 /* Each node's largest off-CPU state, -1 for none: what colours off-CPU time. */
-static void json_states(FILE *out, const struct flame *f)
+static void json_states(FILE *out, const struct flame *f, const __u32 *order)
 {
 	if (!f->n_states)
 		return;
@@ -504,7 +567,8 @@ static void json_states(FILE *out, const struct flame *f)
 		json_str(out, fstr(f, f->states[i]));
 	}
 	fputs("],\"nodeState\":[", out);
-	for (size_t i = 0; i < f->n_nodes; i++) {
+	for (size_t k = 0; k < f->n_nodes; k++) {
+		size_t i = order[k] - 1;
 		int best = -1;
 
 		if (f->nodes[i].state_of) {
@@ -514,7 +578,7 @@ static void json_states(FILE *out, const struct flame *f)
 				if (sv[s] > 0 && (best < 0 || sv[s] > sv[best]))
 					best = s;
 		}
-		fprintf(out, "%s%d", i ? "," : "", best);
+		fprintf(out, "%s%d", k ? "," : "", best);
 	}
 	putc(']', out);
 }
@@ -524,17 +588,24 @@ static int write_page(FILE *out, const struct flame *f, const struct pprof *p,
 {
 	const char *tpl = (const char *)flame_html;
 	const char *mark = memmem(tpl, flame_html_len, DATA_MARK, strlen(DATA_MARK));
+	__u32 *order, *pos;
 	size_t head;
+	int err;
 
 	if (!mark)
 		return -EINVAL;
+	err = order_nodes(f, &order, &pos);
+	if (err)
+		return err;
 	head = mark - tpl;
 	fwrite(tpl, 1, head, out);
 	json_head(out, f, p, o, def);
-	json_tables(out, f);
-	json_states(out, f);
+	json_tables(out, f, order, pos);
+	json_states(out, f, order);
 	putc('}', out);
 	fwrite(mark + strlen(DATA_MARK), 1, flame_html_len - head - strlen(DATA_MARK), out);
+	free(order);
+	free(pos);
 	if (fflush(out) || ferror(out))
 		return errno ? -errno : -EIO;
 	return 0;
