@@ -63,6 +63,17 @@ test_workload() {	# cpu_split's 50/30/20: the page's shares are go tool pprof's,
 		head -5 "$tmp/a.rows" "$tmp/a.top"; fail workload "$errs"
 	fi
 
+	# another writer: Go's profile package re-encodes the file (its own string table, ids and
+	# field layout); read back, the stacks and counts are the same
+	go tool pprof -proto -symbolize=none "$tmp/a.pb.gz" >"$tmp/a.go.pb.gz" 2>/dev/null
+	"$EBPFPROF" convert "$tmp/a.go.pb.gz" --format folded >"$tmp/a.go.folded" 2>&1
+	"$EBPFPROF" convert "$tmp/a.pb.gz" --format folded >"$tmp/a.folded" 2>&1
+	if [ -s "$tmp/a.folded" ] && cmp -s "$tmp/a.folded" "$tmp/a.go.folded" && grep -q cpu_split_fifty "$tmp/a.folded"; then
+		pass go_written
+	else
+		diff "$tmp/a.folded" "$tmp/a.go.folded" | head -5; fail go_written "Go's re-encoding reads back differently"
+	fi
+
 	# search: the matched share is thirty's total share, and the matched frames are highlighted
 	local matched
 	matched=$($CHECK attr "$tmp/a.dom" matched data-share | tr -d %)
