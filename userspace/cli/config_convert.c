@@ -1,6 +1,7 @@
 /* config_convert.c -- command lines of `ebpfprof convert IN` and `ebpfprof diff BEFORE AFTER` */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "config_int.h"
 #include "lib/log.h"
@@ -56,25 +57,25 @@ static int convert_opt(struct config *cfg, int opt, const char *arg)
 	}
 }
 
-/* argv[0] is "convert" or "diff"; the input files come first, options after (or before) them. */
-int config__parse_convert(struct config *cfg, int argc, char **argv)
+/* Splits argv into the input files (into cfg) and the options (into args, NULL-terminated). */
+static int split_files(struct config *cfg, int argc, char **argv, char **args, int *nargs)
 {
-	bool diff = !strcmp(argv[0], "diff");
-	int want = diff ? 2 : 1, n = 0, err;
-	char *args[64];
-	int nargs = 0;
+	bool diff = cfg->command == CMD_DIFF;
+	int want = diff ? 2 : 1, n = 0;
 
-	cfg->command = diff ? CMD_DIFF : CMD_CONVERT;
-	cfg->format = FORMAT_HTML;
-	cfg->top_n = 20;
-	/* the files are the arguments that are no option and no option's value */
-	for (int i = 0; i < argc && nargs < (int)(sizeof(args) / sizeof(args[0])) - 1; i++) {
+	*nargs = 0;
+	/* the files are the arguments that are no option and no option's value ("-" is stdin) */
+	for (int i = 0; i < argc; i++) {
 		bool takes_value = !strcmp(argv[i], "-f") || !strcmp(argv[i], "-o") ||
 				   !strcmp(argv[i], "-t") || !strcmp(argv[i], "--format") ||
 				   !strcmp(argv[i], "--output") || !strcmp(argv[i], "--type") ||
 				   !strcmp(argv[i], "--top");
 
 		if (i > 0 && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
+			if (!argv[i][0]) {
+				p_err("%s: an empty file name", argv[0]);
+				return -EINVAL;
+			}
 			if (n == want) {
 				p_err("%s takes %d file%s; unexpected '%s'", argv[0], want, diff ? "s" : "",
 				      argv[i]);
@@ -83,20 +84,37 @@ int config__parse_convert(struct config *cfg, int argc, char **argv)
 			cfg->inputs[n++] = argv[i];
 			continue;
 		}
-		args[nargs++] = argv[i];
+		args[(*nargs)++] = argv[i];
 		if (takes_value && i + 1 < argc)
-			args[nargs++] = argv[++i];
+			args[(*nargs)++] = argv[++i];
 	}
-	args[nargs] = NULL;
-	err = config__getopt(cfg, nargs, args, "f:o:t:vh", opts, usage, convert_opt);
-	if (err)
-		return err;
+	args[*nargs] = NULL;
 	if (n != want) {
 		p_err("%s needs %s (see ebpfprof %s --help)", argv[0],
 		      diff ? "BEFORE and AFTER profiles" : "a profile to read", argv[0]);
 		return -EINVAL;
 	}
-	if (diff && cfg->format == FORMAT_PPROF) {
+	return 0;
+}
+
+/* argv[0] is "convert" or "diff"; the input files come first, options after (or before) them. */
+int config__parse_convert(struct config *cfg, int argc, char **argv)
+{
+	char **args = calloc(argc + 1, sizeof(*args));
+	int nargs, err;
+
+	if (!args)
+		return -ENOMEM;
+	cfg->command = !strcmp(argv[0], "diff") ? CMD_DIFF : CMD_CONVERT;
+	cfg->format = FORMAT_HTML;
+	cfg->top_n = 20;
+	err = split_files(cfg, argc, argv, args, &nargs);
+	if (!err)
+		err = config__getopt(cfg, nargs, args, "f:o:t:vh", opts, usage, convert_opt);
+	free(args);
+	if (err)
+		return err;
+	if (cfg->command == CMD_DIFF && cfg->format == FORMAT_PPROF) {
 		p_err("diff writes html, folded or top, not pprof");
 		return -EINVAL;
 	}
