@@ -156,8 +156,9 @@ test_agent_page() {	# GET / on loopback: the last window, the series to pick, a 
 	done
 	dom "$tmp/ag.dom" "http://127.0.0.1:$port/?windows=3&q=cpu_split_fifty"
 	shot "$tmp/ag.png" "http://127.0.0.1:$port/"
-	local code_new code_index
-	code_new=$(curl -s -o "$tmp/ag_new.html" -w '%{http_code}' "http://127.0.0.1:$port/?seconds=1&series=cpu_split")
+	local code_last code_index code_none
+	code_last=$(curl -s -o "$tmp/ag_last.html" -w '%{http_code}' "http://127.0.0.1:$port/?seconds=4&series=cpu_split")
+	code_none=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/?series=no_such_series")
 	code_index=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/debug/pprof/")
 	stop $agent
 	kill $work 2>/dev/null
@@ -169,8 +170,13 @@ test_agent_page() {	# GET / on loopback: the last window, the series to pick, a 
 	near "$matched" "$(share "$tmp/ag.rows" cpu_split_fifty 3)" 0.005 || errs="$errs matched $matched%;"
 	grep -q '<option[^>]*>cpu_split</option>' "$tmp/ag.dom" || errs="$errs no cpu_split series to pick;"
 	grep -q 'last windows' "$tmp/ag.dom" || errs="$errs not the last windows;"
-	[ "$code_new" = 200 ] && grep -q '"title":"ebpfprof agent on [^"]*: collected' "$tmp/ag_new.html" &&
-		grep -q '"cpu_split_fifty"' "$tmp/ag_new.html" || errs="$errs ?seconds=1: $code_new;"
+	# the last 4 s: at least two 2 s windows, by the page's own from-to
+	local span
+	span=$(sed -n 's/.*"title":"ebpfprof agent on [^"]*: last windows \([0-9:]*\)-\([0-9:]*\) UTC".*/\1 \2/p' "$tmp/ag_last.html" |
+		awk '{ split($1, a, ":"); split($2, b, ":"); print (b[1] * 3600 + b[2] * 60 + b[3]) - (a[1] * 3600 + a[2] * 60 + a[3]) }')
+	[ "$code_last" = 200 ] && [ "${span:-0}" -ge 3 ] && grep -q '"cpu_split_fifty"' "$tmp/ag_last.html" ||
+		errs="$errs ?seconds=4: $code_last, ${span:-no} s of windows;"
+	[ "$code_none" = 404 ] || errs="$errs unknown series: $code_none;"
 	[ "$code_index" = 200 ] || errs="$errs /debug/pprof/: $code_index;"
 	read -r _ _ colours _ < <($CHECK png "$tmp/ag.png" 2>&1)
 	[ "${colours:-0}" -ge 20 ] || errs="$errs screenshot of $colours colours;"
@@ -178,6 +184,22 @@ test_agent_page() {	# GET / on loopback: the last window, the series to pick, a 
 		pass agent_page
 	else
 		head -5 "$tmp/ag.rows"; fail agent_page "$errs"
+	fi
+}
+
+test_agent_collect() {	# an agent without windows (pull only) collects for the page: ?seconds=1, ?series=
+	"$FIX/cpu_split" 30 & local work=$!
+	"$EBPFPROF" agent --pid $work --frequency 499 --listen 127.0.0.1:0 2>"$tmp/pullonly.err" & local agent=$!
+	local port code
+	port=$(wait_port "$tmp/pullonly.err") || { fail agent_collect "agent did not listen"; stop $agent; return; }
+	code=$(curl -s -o "$tmp/ag_new.html" -w '%{http_code}' "http://127.0.0.1:$port/?seconds=1&series=cpu_split")
+	stop $agent
+	kill $work 2>/dev/null
+	if [ "$code" = 200 ] && grep -q '"title":"ebpfprof agent on [^"]*: collected' "$tmp/ag_new.html" &&
+		grep -q '"cpu_split_fifty"' "$tmp/ag_new.html" && grep -q '"series":\["cpu_split"\]' "$tmp/ag_new.html"; then
+		pass agent_collect
+	else
+		fail agent_collect "GET /?seconds=1&series=cpu_split: $code"
 	fi
 }
 
@@ -257,3 +279,4 @@ test_wall
 test_diff
 test_large
 test_agent_page
+test_agent_collect

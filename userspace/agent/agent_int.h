@@ -29,6 +29,7 @@ struct page_window {
 	int n, cap;
 	__s64 start, end;	/* ns since the epoch */
 	size_t bytes;
+	int windows;		/* how many windows were merged into it (page requests) */
 };
 
 #define AGENT_PAGE_WINDOWS 16			/* windows kept for the page, newest first */

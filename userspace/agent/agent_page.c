@@ -1,4 +1,4 @@
-/* agent_page.c -- GET /: the agent's flame graph page, of its last windows or of seconds collected now */
+/* agent_page.c -- GET /: the agent's flame graph page, of its last windows (or seconds), or of seconds collected now */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,14 +98,24 @@ void agent_page__free(struct agent *a)
 	a->n_recent = 0;
 }
 
-/* Copies the newest n kept windows' series into one window, so decoding runs without the lock. */
-static int copy_recent(struct agent *a, int n, struct page_window *out)
+/*
+ * Copies the newest n kept windows' series into one window (or, seconds_ns
+ * > 0, as many as span that long, all there are at most), so decoding runs
+ * without the lock.
+ */
+static int copy_recent(struct agent *a, int n, __s64 seconds_ns, struct page_window *out)
 {
 	int err = 0;
 
 	pthread_mutex_lock(&a->lock);
+	if (seconds_ns > 0) {
+		for (n = 1; n < a->n_recent; n++)
+			if (a->recent[0]->end - a->recent[n - 1]->start >= seconds_ns)
+				break;
+	}
 	if (n > a->n_recent)
 		n = a->n_recent;
+	out->windows = n;
 	if (!n)
 		err = -ENODATA;
 	for (int i = 0; i < n && !err; i++) {
@@ -171,8 +181,8 @@ static const char **series_names(const struct page_window *w)
 	return names;
 }
 
-static void page_title(const struct agent *a, const struct page_window *w, int windows,
-		       bool collected, char *buf, size_t len)
+static void page_title(const struct agent *a, const struct page_window *w, bool collected,
+		       char *buf, size_t len)
 {
 	char from[32] = "", to[32] = "";
 	struct tm tm;
@@ -185,7 +195,7 @@ static void page_title(const struct agent *a, const struct page_window *w, int w
 	if (gmtime_r(&t, &tm))
 		strftime(to, sizeof(to), "%H:%M:%S", &tm);
 	snprintf(buf, len, "ebpfprof agent on %s: %s %s-%s UTC", a->hostname,
-		 collected ? "collected" : windows > 1 ? "last windows" : "last window", from, to);
+		 collected ? "collected" : w->windows > 1 ? "last windows" : "last window", from, to);
 }
 
 /* Reads the series of w (only those named series, when set) and writes one merged graph. */
@@ -218,7 +228,7 @@ static int render(struct agent *a, const struct page_window *w, const struct htt
 		err = -ENOENT;
 	if (err)
 		goto out;
-	page_title(a, w, args->windows, collected, title, sizeof(title));
+	page_title(a, w, collected, title, sizeof(title));
 	ho.title = title;
 	if (!n) {
 		/* nothing sampled: an empty graph of the agent's sample types */
@@ -255,13 +265,14 @@ int agent_page__render(void *ctx, const struct http_page_args *args, FILE *out)
 	if (!w)
 		return -ENOMEM;
 	pthread_mutex_lock(&a->lock);
-	collect = args->seconds_given || !a->n_recent;
+	collect = !a->n_recent;
 	pthread_mutex_unlock(&a->lock);
+	/* the past when the agent keeps windows; else (pull only) the next seconds */
 	if (collect)
 		err = agent_pull__page(a, args->seconds_given ? args->seconds : PAGE_DEFAULT_SECONDS,
 				       args->pid, w);
 	else
-		err = copy_recent(a, args->windows, w);
+		err = copy_recent(a, args->windows, args->seconds_given ? args->seconds * 1000000000LL : 0, w);
 	if (!err)
 		err = render(a, w, args, collect, out);
 	agent_page__window_free(w);

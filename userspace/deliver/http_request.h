@@ -44,7 +44,7 @@ struct http_decision {
 	char message[128];		/* a refusal's body, one line */
 	int seconds;			/* HTTP_EP_PROFILE: in [1, max_seconds] */
 	__u32 pid;			/* HTTP_EP_PROFILE: 0 is every process */
-	bool seconds_given;		/* HTTP_EP_PAGE: ?seconds= was there (collect anew) */
+	bool seconds_given;		/* HTTP_EP_PAGE: ?seconds= was there */
 	int windows;			/* HTTP_EP_PAGE: the last N windows, 1 when absent */
 	const char *series;		/* HTTP_EP_PAGE: one series, NULL: all */
 };

@@ -11,10 +11,10 @@ struct http_server;
 
 /* What GET / asks for. */
 struct http_page_args {
-	int seconds;		/* collect this long when seconds_given */
+	int seconds;		/* the last seconds of windows, or (no windows kept) to collect */
 	bool seconds_given;
 	int windows;		/* else: the last N windows */
-	__u32 pid;		/* 0: every process */
+	__u32 pid;		/* collecting: 0 is every process */
 	const char *series;	/* one series; NULL: all */
 };
 
@@ -32,9 +32,9 @@ struct http_server_opts {
 	 */
 	int (*profile)(void *ctx, int seconds, __u32 pid, void **data, size_t *len);
 	/*
-	 * Writes the flame graph page (HTML) for GET /: the last windows, or
-	 * seconds collected now when seconds_given. 0 or a negative errno
-	 * (-ENOENT: no such series).
+	 * Writes the flame graph page (HTML) for GET /: the last windows (or
+	 * the last seconds of them), or seconds collected now by an agent that
+	 * keeps none. 0 or a negative errno (-ENOENT: no such series).
 	 */
 	int (*page)(void *ctx, const struct http_page_args *args, FILE *out);
 	/* Writes the Prometheus text exposition of the agent's metrics. 0 or negative errno. */
