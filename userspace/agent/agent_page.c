@@ -244,6 +244,8 @@ static int render(struct agent *a, const struct page_window *w, const struct htt
 		}
 		n++;
 	}
+	/* the page's time line says what it covers: every window merged, not the first series' own */
+	pprof__set_time(profs[0], w->start, w->end - w->start);
 	ho.more = (const struct pprof *const *)profs + 1;
 	ho.n_more = n - 1;
 	err = pprof__write_html(profs[0], out, &ho);
