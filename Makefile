@@ -53,6 +53,8 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make 
 DEB_PKGS += protobuf-compiler python3-protobuf
 # the container suite: Docker, and debootstrap for the images' offline Debian bases
 DEB_PKGS += docker.io debootstrap
+# the HTML flame graph: xxd embeds the page, Chromium renders it in the tests
+DEB_PKGS += xxd chromium
 
 .PHONY: all deps run test bench clean vmlinux fixtures fuzz image
 .DELETE_ON_ERROR:
@@ -85,6 +87,12 @@ $(OUTPUT)/userspace/%.o: userspace/%.c $(USER_HDRS) $(wildcard include/*.h) $(SK
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# the flame graph page (userspace/profile/flame.html) goes into the binary as a byte array
+$(OUTPUT)/flame_html.h: userspace/profile/flame.html | $(OUTPUT)
+	$(call msg,XXD,$@)
+	$(Q)xxd -i -n flame_html $< > $@.tmp && mv $@.tmp $@
+$(OUTPUT)/userspace/profile/flame.o: $(OUTPUT)/flame_html.h
 
 $(OUTPUT)/ebpfprof: $(USER_OBJS)
 	$(call msg,LINK,$@)
@@ -128,6 +136,7 @@ bench: deps all fixtures
 	@bash tests/bench/unwind.sh
 	@bash tests/bench/completeness.sh
 	@bash tests/bench/churn.sh
+	@bash tests/bench/flame.sh
 	@bash tests/bench/python.sh
 	@bash tests/bench/compare.sh
 

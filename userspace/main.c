@@ -15,7 +15,12 @@ int main(int argc, char **argv)
 		return ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
 	log__init(cfg.verbose ? LOG_DEBUG : LOG_INFO);
-	ret = cfg.agent ? agent__run(&cfg) : oneshot__run(&cfg);
+	if (cfg.agent)
+		ret = agent__run(&cfg);
+	else if (cfg.command == CMD_CONVERT || cfg.command == CMD_DIFF)
+		ret = convert__run(&cfg);
+	else
+		ret = oneshot__run(&cfg);
 	config__free(&cfg);
 	return ret;
 }

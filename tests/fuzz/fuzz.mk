@@ -11,7 +11,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := -g -O1 $(FUZZ_SAN) -Wall -Wextra -Wno-unused-parameter \
-	-Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/fuzz
+	-Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/fuzz -I$(OUTPUT)
 
 # target (named after the module it fuzzes) -> the userspace modules it links, by folder
 FUZZ_MODS_kallsyms := symbolize/kallsyms symbolize/procfs
@@ -23,9 +23,11 @@ FUZZ_MODS_elf_notes := symbolize/elf_syms lib/array
 FUZZ_MODS_spool := deliver/spool lib/fdio lib/array
 FUZZ_MODS_push_url := deliver/push_url profile/pbuf lib/array lib/utf8
 FUZZ_MODS_prom := deliver/prom
-FUZZ_MODS_config := cli/config cli/config_agent lib/log symbolize/procfs
+FUZZ_MODS_config := cli/config cli/config_agent cli/config_convert lib/log symbolize/procfs
 FUZZ_MODS_pprof := profile/pprof profile/pprof_write profile/folded profile/top profile/pbuf lib/hashmap lib/array \
 	lib/utf8
+FUZZ_MODS_pprof_read := profile/pprof_read profile/pprof profile/pprof_write profile/folded profile/top \
+	profile/flame profile/pbuf lib/hashmap lib/array lib/utf8
 FUZZ_MODS_utf8 := lib/utf8
 FUZZ_MODS_hashmap := lib/hashmap
 FUZZ_MODS_perfmap := symbolize/perfmap symbolize/procfs lib/array
@@ -37,7 +39,7 @@ FUZZ_MODS_docker_meta := agent/docker_meta lib/fdio lib/utf8
 FUZZ_MODS_python := runtimes/python/python_lines runtimes/python/python_layout lib/utf8
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle ehframe gopclntab http_request utf8 python docker_meta
+	perfmap demangle ehframe gopclntab http_request utf8 python docker_meta pprof_read
 # which ones make fuzz / fuzz-smoke run, e.g. make fuzz FUZZ_TARGETS="cgroup kallsyms"
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_ALL))
@@ -80,6 +82,9 @@ $(FUZZ_SEEDS): tests/fuzz/seeds.sh tests/fuzz/config.args $(FUZZ_DIR)/seed_spool
 	$(Q)bash tests/fuzz/seeds.sh $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seed_spool $(FIXTURES_DIR) \
 		$(FUZZ_DIR)/seed_gopclntab
 	$(Q)touch $@
+
+# the page flame.c embeds
+$(FUZZ_DIR)/obj/profile/flame.o: $(OUTPUT)/flame_html.h
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ_SEEDS)
 

@@ -78,6 +78,13 @@ static void check(const struct config *cfg, int err)
 	FUZZ_CHECK(err <= 1);
 	if (err)
 		return;
+	if (cfg->command == CMD_CONVERT || cfg->command == CMD_DIFF) {
+		/* files to read, somewhere to write, and a format diff can write */
+		FUZZ_CHECK(cfg->inputs[0] && *cfg->inputs[0] && cfg->output && cfg->top_n >= 1);
+		FUZZ_CHECK((cfg->command == CMD_DIFF) == (cfg->inputs[1] != NULL));
+		FUZZ_CHECK(cfg->command == CMD_CONVERT || cfg->format != FORMAT_PPROF);
+		return;
+	}
 	FUZZ_CHECK(cfg->frequency >= 1 && cfg->frequency <= 100000);
 	FUZZ_CHECK(!cfg->n_pids || cfg->pids);
 	FUZZ_CHECK(!(cfg->no_kernel && cfg->no_user));

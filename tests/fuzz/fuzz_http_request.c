@@ -42,7 +42,7 @@ static bool ref_int(const char *v, long long min, long long max, long long *out)
 static bool routed(const char *path)
 {
 	return !strcmp(path, "/debug/pprof") || !strncmp(path, "/debug/pprof/", 13) ||
-	       !strcmp(path, "/metrics") || !strcmp(path, "/healthz");
+	       !strcmp(path, "/metrics") || !strcmp(path, "/healthz") || !strcmp(path, "/");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -86,8 +86,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* answered: only a fixed path, only GET without a body, and the token was right */
 	FUZZ_CHECK(routed(path));
 	FUZZ_CHECK(!strcmp(req.method, "GET") && !req.has_body);
-	if (!strncmp(path, "/debug/pprof/", 13))
+	if (!strncmp(path, "/debug/pprof/", 13) || !strcmp(path, "/"))
 		FUZZ_CHECK(ref_authorized(req.authorization, policy.bearer_token));
+	if (d.endpoint == HTTP_EP_PAGE) {
+		FUZZ_CHECK(!strcmp(path, "/") && d.windows >= 1 && d.windows <= HTTP_PAGE_MAX_WINDOWS);
+		FUZZ_CHECK(d.seconds_given == (req.seconds != NULL) && !d.series);
+	}
 	if (d.endpoint == HTTP_EP_PROFILE) {
 		FUZZ_CHECK(!strcmp(path, "/debug/pprof/profile"));
 		FUZZ_CHECK(d.seconds >= 1 && d.seconds <= max_seconds);

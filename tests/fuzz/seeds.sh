@@ -8,7 +8,7 @@ max=65536	# libFuzzer mutates small inputs best; larger real files are cut or le
 
 rm -rf "$out"
 for t in kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle gopclntab http_request python docker_meta; do
+	perfmap demangle gopclntab http_request python docker_meta pprof_read; do
 	mkdir -p "$out/$t"
 done
 
@@ -124,6 +124,45 @@ put("http_request/traversal", req(0x00, b"/debug/pprof/../../../etc/shadow"))
 put("http_request/post", req(0x21, b"/debug/pprof/profile", method=b"POST"))
 put("prom/int", struct.pack("<Bd", 0, 12345678901234.0) + strs(b""))
 PY
+# pprof_read: profile.proto written here by hand (not by our writer): two sample types, a kernel
+# and a user mapping, inline lines, labels, ids out of order; bare, gzip and zlib
+python3 - "$out/pprof_read" <<'PY'
+import gzip, sys, zlib
+out = sys.argv[1]
+def varint(v):
+    b = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        b.append(c | (0x80 if v else 0))
+        if not v: return bytes(b)
+def key(n, w): return varint(n << 3 | w)
+def vi(n, v): return key(n, 0) + varint(v)
+def ld(n, b): return key(n, 2) + varint(len(b)) + b
+def packed(n, vs): return ld(n, b"".join(varint(v) for v in vs))
+strs = ["", "samples", "count", "cpu", "nanoseconds", "[kernel.kallsyms]", "/usr/bin/app",
+        "main", "app.c", "work", "do_syscall_64", "pid", "42", "comm", "app", "helper", "x.go"]
+S = {s: i for i, s in enumerate(strs)}
+prof = ld(1, vi(1, S["samples"]) + vi(2, S["count"])) + ld(1, vi(1, S["cpu"]) + vi(2, S["nanoseconds"]))
+prof += ld(3, vi(1, 1) + vi(2, 0x400000) + vi(3, 0x500000) + vi(5, S["/usr/bin/app"]) + vi(7, 1))
+prof += ld(3, vi(1, 2) + vi(2, 0xffffffff81000000) + vi(3, 0xffffffff82000000) + vi(5, S["[kernel.kallsyms]"]))
+for fid, name, file in ((3, "main", "app.c"), (1, "work", "app.c"), (2, "do_syscall_64", ""), (4, "helper", "x.go")):
+    prof += ld(5, vi(1, fid) + vi(2, S[name]) + vi(3, S[name]) + vi(4, S[file]))
+prof += ld(4, vi(1, 10) + vi(2, 1) + vi(3, 0x401000) + ld(4, vi(1, 3) + vi(2, 12)))
+prof += ld(4, vi(1, 11) + vi(2, 1) + vi(3, 0x402000) + ld(4, vi(1, 4) + vi(2, 7)) + ld(4, vi(1, 1) + vi(2, 30)))
+prof += ld(4, vi(1, 12) + vi(2, 2) + vi(3, 0xffffffff81001000) + ld(4, vi(1, 2)))
+prof += ld(4, vi(1, 13) + vi(3, 0x999))
+lab = ld(3, vi(1, S["pid"]) + vi(2, S["42"])) + ld(3, vi(1, S["comm"]) + vi(2, S["app"]))
+prof += ld(2, packed(1, [11, 10]) + packed(2, [3, 30000000]) + lab)
+prof += ld(2, packed(1, [12, 11, 10]) + packed(2, [1, 10000000]) + lab)
+prof += ld(2, vi(1, 13) + vi(1, 10) + vi(2, 2) + vi(2, 20000000))
+prof += b"".join(ld(6, s.encode()) for s in strs)
+prof += vi(9, 1700000000000000000) + vi(10, 3000000000) + ld(11, vi(1, S["cpu"]) + vi(2, S["nanoseconds"]))
+prof += vi(12, 10101010) + vi(14, S["cpu"])
+open(out + "/bare", "wb").write(prof)
+open(out + "/gzip", "wb").write(gzip.compress(prof))
+open(out + "/zlib", "wb").write(zlib.compress(prof))
+PY
+
 # ehframe: real .eh_frame (and .debug_frame) sections behind fuzz_ehframe's header: flags,
 # the section's address (4 bytes), its length (2 bytes); cut to $max bytes like the rest
 mkdir -p "$out/ehframe"

@@ -152,6 +152,7 @@ static int open_http(struct agent *a)
 		.bearer_token = ag->http_token,
 		.profile = agent_pull__profile,
 		.metrics = agent_metrics__write,
+		.page = agent_page__render,
 		.ctx = a,
 	};
 
@@ -162,7 +163,7 @@ static int open_http(struct agent *a)
 		p_err("cannot listen on %s: %s", ag->listen, strerror(errno));
 		return -errno;
 	}
-	p_info("serving /debug/pprof/profile and /metrics on %s (port %d)", ho.listen,
+	p_info("serving / (flame graph), /debug/pprof/profile and /metrics on %s (port %d)", ho.listen,
 	       http_server__port(a->http));
 	return 0;
 }
@@ -515,6 +516,7 @@ static void shutdown_agent(struct agent *a)
 static void teardown(struct agent *a)
 {
 	http_server__free(a->http);	/* waits for running requests, all answered by now */
+	agent_page__free(a);
 	pusher__free(a->pusher);
 	pusher__free(a->otlp);
 	profile_dir__free(a->dir);

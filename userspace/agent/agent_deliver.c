@@ -218,6 +218,8 @@ static int deliver_series(const struct window_series *s, void *ctx)
 		err = err ?: e;
 	}
 	free(data);
+	if (a->delivering && agent_page__add(a->delivering, s))
+		p_debug("the page will miss the %s series: out of memory", s->name);
 	pthread_mutex_lock(&a->lock);
 	if (err)
 		a->fig.delivery_errors++;
@@ -230,7 +232,11 @@ static int deliver_series(const struct window_series *s, void *ctx)
 int agent_deliver__window(struct agent *a, struct window *w, __s64 end_real)
 {
 	struct deliver_ctx dc = { a, window__start(w), end_real };
-	int err = window__finish(w, end_real, deliver_series, &dc);
+	int err;
+
+	agent_page__window_begin(a, dc.start_real);
+	err = window__finish(w, end_real, deliver_series, &dc);
+	agent_page__window_end(a, end_real);
 
 	pthread_mutex_lock(&a->lock);
 	a->fig.windows++;

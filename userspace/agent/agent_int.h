@@ -16,6 +16,25 @@
 
 #define AGENT_MAX_PULLS 4	/* concurrent /debug/pprof/profile requests */
 
+/* One series of a window, as gzip pprof, kept for the page (GET /). */
+struct page_series {
+	char *name;
+	void *data;
+	size_t len;
+};
+
+/* The series of one window (or of one page request's collection). */
+struct page_window {
+	struct page_series *series;
+	int n, cap;
+	__s64 start, end;	/* ns since the epoch */
+	size_t bytes;
+	int windows;		/* how many windows were merged into it (page requests) */
+};
+
+#define AGENT_PAGE_WINDOWS 16			/* windows kept for the page, newest first */
+#define AGENT_PAGE_MAX_BYTES (16u << 20)	/* and at most this much of them */
+
 /* One /debug/pprof/profile request, owned by the HTTP thread that waits on it. */
 struct pull_req {
 	int seconds;
@@ -26,6 +45,7 @@ struct pull_req {
 	int err;
 	void *data;		/* gzip pprof, malloc'd; handed to the server */
 	size_t len;
+	struct page_window *page;	/* a page request: every series goes here, split by service */
 	struct pull_req *next;
 };
 
@@ -77,9 +97,24 @@ struct agent {
 	int n_pulls;
 	bool closing;			/* no new pull requests: the agent is stopping */
 	struct agent_figures fig;
+	struct page_window *delivering;	/* the loop's: the window being delivered, for the page */
+	struct page_window *recent[AGENT_PAGE_WINDOWS];	/* under lock: newest first */
+	int n_recent;
 };
 
+/* agent_page.c */
+int agent_page__render(void *ctx, const struct http_page_args *args, FILE *out);
+/* Adds a series (encoded) to w; 0 or a negative errno. */
+int agent_page__add(struct page_window *w, const struct window_series *s);
+/* The loop: around a window's delivery, keeps its series for the page (when listening). */
+void agent_page__window_begin(struct agent *a, __s64 start);
+void agent_page__window_end(struct agent *a, __s64 end);
+void agent_page__window_free(struct page_window *w);
+void agent_page__free(struct agent *a);
+
 /* agent_pull.c */
+/* A page request: collects seconds (pid 0: all), every series into *out. Blocks. */
+int agent_pull__page(struct agent *a, int seconds, __u32 pid, struct page_window *out);
 int agent_pull__profile(void *ctx, int seconds, __u32 pid, void **data, size_t *len);
 int agent_pull__activate(struct agent *a, __s64 now_mono, __s64 now_real);
 void agent_pull__finish_due(struct agent *a, __s64 now_mono, __s64 now_real, bool all);

@@ -7,10 +7,9 @@
 #include "lib/log.h"
 
 /* Called on an HTTP thread: queue the request, wake the loop, wait until it is answered. */
-int agent_pull__profile(void *ctx, int seconds, __u32 pid, void **data, size_t *len)
+static int submit(struct agent *a, struct pull_req *r)
 {
-	struct agent *a = ctx;
-	struct pull_req req = { .seconds = seconds, .pid = pid };
+	struct pull_req req = *r;
 	__u64 one = 1;
 
 	pthread_mutex_lock(&a->lock);
@@ -31,9 +30,25 @@ int agent_pull__profile(void *ctx, int seconds, __u32 pid, void **data, size_t *
 		pthread_cond_wait(&a->done_cond, &a->lock);
 	a->n_pulls--;
 	pthread_mutex_unlock(&a->lock);
+	*r = req;
+	return req.err;
+}
+
+int agent_pull__profile(void *ctx, int seconds, __u32 pid, void **data, size_t *len)
+{
+	struct pull_req req = { .seconds = seconds, .pid = pid };
+	int err = submit(ctx, &req);
+
 	*data = req.data;
 	*len = req.len;
-	return req.err;
+	return err;
+}
+
+int agent_pull__page(struct agent *a, int seconds, __u32 pid, struct page_window *out)
+{
+	struct pull_req req = { .seconds = seconds, .pid = pid, .page = out };
+
+	return submit(a, &req);
 }
 
 bool agent_pull__pending(struct agent *a)
@@ -72,6 +87,8 @@ int agent_pull__activate(struct agent *a, __s64 now_mono, __s64 now_real)
 			.pid = r->pid,
 			.demangle = a->cfg->demangle,
 			.mode = a->cfg->mode,
+			/* the page picks among services, as the agent's windows split them */
+			.split = r->page && a->cfg->ag.group_by != GROUP_NONE,
 		};
 
 		next = r->next;
@@ -91,6 +108,8 @@ static int take_series(const struct window_series *s, void *ctx)
 {
 	struct pull_req *r = ctx;
 
+	if (r->page)
+		return agent_page__add(r->page, s);
 	return agent_deliver__encode(s->prof, &r->data, &r->len);
 }
 
@@ -127,8 +146,12 @@ void agent_pull__finish_due(struct agent *a, __s64 now_mono, __s64 now_real, boo
 		}
 		*pp = r->next;
 		err = window__finish(r->win, now_real, take_series, r);
-		if (!err && !r->data)
+		if (r->page) {
+			r->page->start = start;
+			r->page->end = now_real;
+		} else if (!err && !r->data) {
 			err = empty_profile(a, r, start, now_real);
+		}
 		window__free(r->win);
 		r->win = NULL;
 		answer(a, r, err);

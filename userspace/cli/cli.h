@@ -4,5 +4,6 @@
 
 #include "config.h"
 #include "oneshot.h"
+#include "convert.h"
 
 #endif /* EBPFPROF_CLI_MODULE_H */

@@ -21,6 +21,8 @@ static const char usage[] =
 	"                [--demangle none|short|full] [--dwarf-mb N] [--debuginfod] [--verbose]\n"
 	"                [--unwind auto|fp|cfi] [--unwind-table-mb N]\n"
 	"       ebpfprof agent [OPTIONS]   (continuous profiling; see ebpfprof agent --help)\n"
+	"       ebpfprof convert IN.pb.gz [--format html|folded|top|pprof] [-o PATH]\n"
+	"       ebpfprof diff BEFORE.pb.gz AFTER.pb.gz [--format html|folded|top] [-o PATH]\n"
 	"\n"
 	"Samples the stacks of every CPU with eBPF and writes a symbolized profile.\n"
 	"\n"
@@ -28,7 +30,8 @@ static const char usage[] =
 	"  -F, --frequency HZ     samples per second on each CPU (default 99)\n"
 	"  -p, --pid LIST         only these processes (comma separated)\n"
 	"  -o, --output PATH      where to write (default ebpfprof.pb.gz for pprof, stdout otherwise)\n"
-	"  -f, --format FMT       pprof (gzip profile.proto), folded (flamegraph.pl), top\n"
+	"  -f, --format FMT       pprof (gzip profile.proto), folded (flamegraph.pl), top,\n"
+	"                         html (an interactive flame graph in one file)\n"
 	"      --include-idle     keep samples of idle CPUs (pid 0)\n"
 	"      --no-kernel        do not collect kernel stacks\n"
 	"      --no-user          do not collect user stacks\n"
@@ -207,6 +210,7 @@ static int parse_format(struct config *cfg, const char *arg)
 {
 	static const char *const names[] = {
 		[FORMAT_PPROF] = "pprof", [FORMAT_FOLDED] = "folded", [FORMAT_TOP] = "top",
+		[FORMAT_HTML] = "html",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -215,8 +219,13 @@ static int parse_format(struct config *cfg, const char *arg)
 			return 0;
 		}
 	}
-	p_err("unknown format '%s' (expected pprof, folded or top)", arg);
+	p_err("unknown format '%s' (expected pprof, folded, top or html)", arg);
 	return -EINVAL;
+}
+
+int config__format(struct config *cfg, const char *arg)
+{
+	return parse_format(cfg, arg);
 }
 
 static int oneshot_opt(struct config *cfg, int opt, const char *arg)
@@ -303,7 +312,8 @@ int config__parse_oneshot(struct config *cfg, int argc, char **argv)
 	if (err)
 		return err;
 	if (!cfg->output)
-		cfg->output = cfg->format == FORMAT_PPROF ? "ebpfprof.pb.gz" : "-";
+		cfg->output = cfg->format == FORMAT_PPROF ? "ebpfprof.pb.gz"
+			      : cfg->format == FORMAT_HTML ? "ebpfprof.html" : "-";
 	return config__validate(cfg);
 }
 
@@ -312,8 +322,11 @@ int config__parse(struct config *cfg, int argc, char **argv)
 	*cfg = (struct config){};
 	if (argc > 1 && !strcmp(argv[1], "agent")) {
 		cfg->agent = true;
+		cfg->command = CMD_AGENT;
 		return config__parse_agent(cfg, argc - 1, argv + 1);
 	}
+	if (argc > 1 && (!strcmp(argv[1], "convert") || !strcmp(argv[1], "diff")))
+		return config__parse_convert(cfg, argc - 1, argv + 1);
 	return config__parse_oneshot(cfg, argc, argv);
 }
 

@@ -59,6 +59,10 @@ int config__validate(const struct config *cfg);
 
 int config__parse_oneshot(struct config *cfg, int argc, char **argv);
 int config__parse_agent(struct config *cfg, int argc, char **argv);
+int config__parse_convert(struct config *cfg, int argc, char **argv);
+
+/* --format's value; prints the error. */
+int config__format(struct config *cfg, const char *arg);
 void config__free_agent(struct agent_config *ag);
 
 #endif /* EBPFPROF_CONFIG_INT_H */

@@ -9,6 +9,7 @@
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "output.h"
+#include "convert.h"
 #include "collect/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -105,12 +106,16 @@ static int collect(struct sampler *s, struct pid_watch *w, __s64 deadline)
 
 static int write_profile(const struct config *cfg, const struct pprof *p, struct output *out)
 {
+	struct pprof_html_opts ho = { .title = "ebpfprof", .value_index = report__default_value(cfg->mode) };
 	FILE *f = output__file(out);
+	struct pprof_top_opts to;
 
 	switch (cfg->format) {
 	case FORMAT_FOLDED: return pprof__write_folded(p, f, report__default_value(cfg->mode));
 	case FORMAT_TOP:
-		return pprof__write_top(p, f, report__default_value(cfg->mode), cfg->top_n);
+		convert__top_opts(f, &to);
+		return pprof__write_top_opts(p, f, report__default_value(cfg->mode), cfg->top_n, &to);
+	case FORMAT_HTML: return pprof__write_html(p, f, &ho);
 	default: return pprof__write(p, f);
 	}
 }

@@ -25,6 +25,7 @@ static const struct route routes[] = {
 	{ "/debug/pprof", false, false, HTTP_EP_INDEX_REDIRECT },
 	{ "/metrics", false, false, HTTP_EP_METRICS },
 	{ "/healthz", false, false, HTTP_EP_HEALTHZ },
+	{ "/", false, true, HTTP_EP_PAGE },
 };
 
 static const struct route *find_route(const char *path)
@@ -118,6 +119,27 @@ static int profile_params(const struct http_request *req, const struct http_requ
 	return 0;
 }
 
+/* the page: ?seconds= and ?pid= as a profile's, ?windows= and ?series= */
+static int page_params(const struct http_request *req, const struct http_request_policy *policy,
+		       struct http_decision *d)
+{
+	long long windows = 1;
+
+	if (profile_params(req, policy, d) || d->endpoint != HTTP_EP_PAGE)
+		return 0;
+	if (req->windows &&
+	    http_request__parse_int(req->windows, 1, HTTP_PAGE_MAX_WINDOWS, &windows))
+		return refuse(d, 400, "invalid windows: want an integer from 1 to %d\n",
+			      HTTP_PAGE_MAX_WINDOWS);
+	if (req->series && (!*req->series || strnlen(req->series, HTTP_PAGE_MAX_SERIES_LEN + 1) >
+					      HTTP_PAGE_MAX_SERIES_LEN))
+		return refuse(d, 400, "invalid series: want a series name\n");
+	d->seconds_given = req->seconds != NULL;
+	d->windows = (int)windows;
+	d->series = req->series;
+	return 0;
+}
+
 int http_request__decide(const struct http_request *req, const struct http_request_policy *policy,
 			 struct http_decision *d)
 {
@@ -146,5 +168,7 @@ int http_request__decide(const struct http_request *req, const struct http_reque
 	d->endpoint = r->endpoint;
 	if (r->endpoint == HTTP_EP_PROFILE)
 		return profile_params(req, policy, d);
+	if (r->endpoint == HTTP_EP_PAGE)
+		return page_params(req, policy, d);
 	return 0;
 }

@@ -14,6 +14,7 @@ enum http_endpoint {
 	HTTP_EP_UNKNOWN_PROFILE,	/* /debug/pprof/anything-else */
 	HTTP_EP_METRICS,		/* /metrics */
 	HTTP_EP_HEALTHZ,		/* /healthz */
+	HTTP_EP_PAGE,			/* /: the flame graph page */
 };
 
 /* What the request says, as the server library decoded it; every field is untrusted. */
@@ -24,6 +25,8 @@ struct http_request {
 	const char *pid;		/* first ?pid= value; NULL when absent */
 	const char *authorization;	/* the Authorization header; NULL when absent */
 	bool has_body;			/* Content-Length other than 0, or Transfer-Encoding */
+	const char *windows;		/* the page's ?windows=; NULL when absent */
+	const char *series;		/* the page's ?series=; NULL when absent */
 };
 
 /* The server's side: what it allows. */
@@ -41,7 +44,13 @@ struct http_decision {
 	char message[128];		/* a refusal's body, one line */
 	int seconds;			/* HTTP_EP_PROFILE: in [1, max_seconds] */
 	__u32 pid;			/* HTTP_EP_PROFILE: 0 is every process */
+	bool seconds_given;		/* HTTP_EP_PAGE: ?seconds= was there */
+	int windows;			/* HTTP_EP_PAGE: the last N windows, 1 when absent */
+	const char *series;		/* HTTP_EP_PAGE: one series, NULL: all */
 };
+
+#define HTTP_PAGE_MAX_WINDOWS 16
+#define HTTP_PAGE_MAX_SERIES_LEN 512
 
 /*
  * Decides how to answer REQ under POLICY, in the order the checks must run:

@@ -31,6 +31,7 @@ struct http_server {
 	struct MHD_Daemon *daemon;
 	int (*profile)(void *ctx, int seconds, __u32 pid, void **data, size_t *len);
 	int (*metrics)(void *ctx, FILE *out);
+	int (*page)(void *ctx, const struct http_page_args *args, FILE *out);
 	void *ctx;
 	char *bearer_token;	/* owned; policy.bearer_token points to it */
 	struct http_request_policy policy;
@@ -200,6 +201,38 @@ static enum MHD_Result handle_metrics(struct http_server *s, struct MHD_Connecti
 	return send_owned(conn, MHD_HTTP_OK, buf, len, PROM_CONTENT_TYPE, NULL, NULL);
 }
 
+static enum MHD_Result handle_page(struct http_server *s, struct MHD_Connection *conn,
+				  const struct http_decision *d)
+{
+	struct http_page_args args = { .seconds = d->seconds, .seconds_given = d->seconds_given,
+				       .windows = d->windows, .pid = d->pid, .series = d->series };
+	char *buf = NULL, msg[160], ebuf[64];
+	size_t len = 0;
+	FILE *out;
+	int err;
+
+	if (!s->page)
+		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+	out = open_memstream(&buf, &len);
+	if (!out)
+		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	err = s->page(s->ctx, &args, out);
+	if (fclose(out) && !err)
+		err = -errno;
+	if (err) {
+		free(buf);
+		if (err == -EBUSY)
+			return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					 "too many profiles in progress, retry later\n");
+		if (err == -ENOENT)
+			return send_text(conn, MHD_HTTP_NOT_FOUND, "no such series\n");
+		snprintf(msg, sizeof(msg), "could not make the page: %s\n",
+			 strerror_r(-err, ebuf, sizeof(ebuf)));
+		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+	}
+	return send_owned(conn, MHD_HTTP_OK, buf, len, "text/html; charset=utf-8", NULL, NULL);
+}
+
 static enum MHD_Result handle_healthz(struct http_server *s, struct MHD_Connection *conn,
 				     const struct http_decision *d)
 {
@@ -213,6 +246,7 @@ static const endpoint_fn endpoints[] = {
 	[HTTP_EP_UNKNOWN_PROFILE] = handle_unknown_profile,
 	[HTTP_EP_METRICS] = handle_metrics,
 	[HTTP_EP_HEALTHZ] = handle_healthz,
+	[HTTP_EP_PAGE] = handle_page,
 };
 
 static bool has_body(struct MHD_Connection *conn)
@@ -247,6 +281,8 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_AUTHORIZATION),
 		.has_body = has_body(conn),
+		.windows = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "windows"),
+		.series = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "series"),
 	};
 	struct http_decision d;
 
@@ -397,6 +433,7 @@ struct http_server *http_server__new(const struct http_server_opts *opts)
 	}
 	s->profile = opts->profile;
 	s->metrics = opts->metrics;
+	s->page = opts->page;
 	s->ctx = opts->ctx;
 	s->policy.default_seconds = DEFAULT_PROFILE_SECONDS;
 	s->policy.max_seconds = opts->max_profile_seconds ?: DEFAULT_MAX_PROFILE_SECONDS;

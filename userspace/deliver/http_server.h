@@ -2,11 +2,21 @@
 #ifndef EBPFPROF_HTTP_SERVER_H
 #define EBPFPROF_HTTP_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
 
 struct http_server;
+
+/* What GET / asks for. */
+struct http_page_args {
+	int seconds;		/* the last seconds of windows, or (no windows kept) to collect */
+	bool seconds_given;
+	int windows;		/* else: the last N windows */
+	__u32 pid;		/* collecting: 0 is every process */
+	const char *series;	/* one series; NULL: all */
+};
 
 struct http_server_opts {
 	const char *listen;		/* "127.0.0.1:7070", "[::1]:7070", "0.0.0.0:7070"; port 0 picks one */
@@ -21,6 +31,12 @@ struct http_server_opts {
 	 * Returns 0 or a negative errno (-EBUSY: too many profiles at once).
 	 */
 	int (*profile)(void *ctx, int seconds, __u32 pid, void **data, size_t *len);
+	/*
+	 * Writes the flame graph page (HTML) for GET /: the last windows (or
+	 * the last seconds of them), or seconds collected now by an agent that
+	 * keeps none. 0 or a negative errno (-ENOENT: no such series).
+	 */
+	int (*page)(void *ctx, const struct http_page_args *args, FILE *out);
 	/* Writes the Prometheus text exposition of the agent's metrics. 0 or negative errno. */
 	int (*metrics)(void *ctx, FILE *out);
 	void *ctx;

@@ -6,7 +6,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-enum output_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_TOP };
+enum output_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_TOP, FORMAT_HTML };
+enum command { CMD_PROFILE, CMD_AGENT, CMD_CONVERT, CMD_DIFF };
 enum group_by { GROUP_PROCESS, GROUP_CONTAINER, GROUP_NONE };
 enum scope { SCOPE_NODE, SCOPE_POD };
 enum profile_mode { MODE_CPU, MODE_OFFCPU, MODE_WALL };
@@ -72,6 +73,9 @@ struct config {
 	int unwind;			/* enum sampler_unwind: auto (default), fp, cfi */
 	int unwind_table_mb;		/* kernel memory for CFI rows */
 	struct agent_config ag;
+	enum command command;		/* CMD_AGENT also sets agent */
+	const char *inputs[2];		/* convert: IN; diff: BEFORE, AFTER */
+	const char *sample_type;	/* convert/diff --type; NULL: the first CPU-like one */
 };
 
 /* Exit codes: usage and environment errors are told apart from runtime failures. */

@@ -517,3 +517,21 @@ void pprof__unnamed_frame(const struct pprof *p, __u32 id, char *buf, size_t siz
 		snprintf(buf, size, "[%s+0x%" PRIx64 "]", base,
 			 (uint64_t)(loc->address - m->start + m->file_offset));
 }
+
+int pprof__find_type(const struct pprof *p, const char *type)
+{
+	for (int i = 0; i < p->n_types; i++)
+		if (!strcmp(pprof_str(p, p->sample_types[i][0]), type))
+			return i;
+	return -1;
+}
+
+const char *pprof__type_name(const struct pprof *p, int i)
+{
+	return i >= 0 && i < p->n_types ? pprof_str(p, p->sample_types[i][0]) : "";
+}
+
+const char *pprof__default_type(const struct pprof *p)
+{
+	return p->default_sample_type ? pprof_str(p, p->default_sample_type) : NULL;
+}

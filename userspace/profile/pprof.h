@@ -136,6 +136,61 @@ int pprof__write_folded(const struct pprof *p, FILE *out, int value_index);
  */
 int pprof__write_top(const struct pprof *p, FILE *out, int value_index, int n);
 
+/*
+ * Reads a pprof file's bytes (gzip, zlib or bare profile.proto, from any
+ * writer) into a profile. Untrusted input: every length and index is
+ * checked, the uncompressed size is capped at max_bytes. NULL with errno
+ * set (EBADMSG: not a valid profile) and a one-line reason in why.
+ */
+struct pprof *pprof__read(const void *data, size_t len, size_t max_bytes, char *why, size_t why_len);
+
+/* The index of the sample type named type ("cpu", "samples"...), -1 when there is none. */
+int pprof__find_type(const struct pprof *p, const char *type);
+
+/* The name of sample type i ("" out of range), and of the default sample type (NULL: unset). */
+const char *pprof__type_name(const struct pprof *p, int i);
+const char *pprof__default_type(const struct pprof *p);
+
+/* How the top writer lays out its rows. */
+struct pprof_top_opts {
+	int width;	/* columns to fill; 0: the classic `go tool pprof -top` layout, no bar */
+	bool unicode;	/* the bar in block characters (a terminal), else '#' */
+	bool fit_names;	/* cut names to the width (a terminal); else whole, for grep */
+};
+
+/*
+ * Top n functions by self value with self%, total and total% and a bar of
+ * the self share; names are cut to fit width when opts->width > 0.
+ */
+int pprof__write_top_opts(const struct pprof *p, FILE *out, int value_index, int n,
+			  const struct pprof_top_opts *opts);
+
+/*
+ * The functions whose share of the total changed most from before (type
+ * tb) to after (type ta): self and total shares of each and the change in
+ * percentage points, largest change first.
+ */
+int pprof__write_top_diff(const struct pprof *before, int tb, const struct pprof *after, int ta,
+			  FILE *out, int n);
+
+struct pprof_html_opts {
+	const char *title;		/* shown on the page; NULL: "ebpfprof" */
+	const struct pprof *base;	/* a differential graph against this profile; NULL: none */
+	const struct pprof *const *more;	/* not a diff: merged in too (same sample types) */
+	int n_more;
+	int value_index;		/* the type shown first; -1: the profile's default */
+	const char *refresh_url;	/* the agent's page: a reload link; NULL: none */
+	const char *const *series;	/* the agent's page: series to pick (NULL-terminated) */
+	const char *series_current;
+};
+
+/*
+ * A self-contained interactive flame graph (one HTML file, inline script,
+ * no network) of p: frames merged into a call tree, a string and frame
+ * table, every sample type of p to switch between. 0 or a negative errno.
+ */
+int pprof__write_html(const struct pprof *p, FILE *out, const struct pprof_html_opts *opts);
+
 struct pbuf;
 
 /* A resource attribute of an OTLP export: service.name, host.name, k8s.pod.name... */

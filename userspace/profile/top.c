@@ -1,4 +1,4 @@
-/* top.c -- writes the functions with the most self value, like `go tool pprof -top` */
+/* top.c -- writes the functions with the most self value, like `go tool pprof -top`, or wide with bars for a terminal */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -189,25 +189,33 @@ static double percent(__s64 v, __s64 total)
 	return total ? 100.0 * v / total : 0.0;
 }
 
-/* Writes name with control characters as spaces, so a row stays one line. */
-static int put_name(const char *name, FILE *out)
+/*
+ * Writes name with control characters as spaces, so a row stays one line;
+ * cut to max columns (0: whole) at a character boundary, ending in "~".
+ */
+static int put_name(const char *name, FILE *out, int max)
 {
-	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+	int cols = 0;
+
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
+		bool starts = (*s & 0xc0) != 0x80;	/* counts characters, not UTF-8 bytes */
+
+		if (max && starts && ++cols >= max && s[1]) {
+			if (putc('~', out) == EOF)
+				return write_error();
+			break;
+		}
 		if (putc(*s < 0x20 || *s == 0x7f ? ' ' : *s, out) == EOF)
 			return write_error();
+	}
 	return 0;
 }
 
-static int print_rows(struct top *t, FILE *out, int value_index, int n, __s64 total)
+static int print_classic(struct top *t, FILE *out, size_t rows, __s64 total)
 {
-	const struct pprof *p = t->p;
 	__s64 sum = 0;
-	size_t rows = n > 0 && (size_t)n < t->n ? (size_t)n : t->n;
 
-	if (fprintf(out, "Showing top %zu of %zu functions, total %" PRId64 " %s/%s\n", rows, t->n,
-		    (int64_t)total, pprof_str(p, p->sample_types[value_index][0]),
-		    pprof_str(p, p->sample_types[value_index][1])) < 0 ||
-	    fprintf(out, "%10s %7s %7s %10s %7s\n", "flat", "flat%", "sum%", "cum", "cum%") < 0)
+	if (fprintf(out, "%10s %7s %7s %10s %7s\n", "flat", "flat%", "sum%", "cum", "cum%") < 0)
 		return write_error();
 	for (size_t i = 0; i < rows; i++) {
 		const struct top_entry *e = &t->entries[i];
@@ -216,52 +224,226 @@ static int print_rows(struct top *t, FILE *out, int value_index, int n, __s64 to
 		if (fprintf(out, "%10" PRId64 " %6.2f%% %6.2f%% %10" PRId64 " %6.2f%%  ",
 			    (int64_t)e->flat, percent(e->flat, total), percent(sum, total),
 			    (int64_t)e->cum, percent(e->cum, total)) < 0 ||
-		    put_name(e->name, out) ||
+		    put_name(e->name, out, 0) ||
 		    fputs(e->kernel ? " [k]\n" : "\n", out) == EOF)
 			return write_error();
 	}
 	return 0;
 }
 
+/* A bar of share (0..1) in width cells: eighths of a cell in block characters, else '#'. */
+static int put_bar(FILE *out, double share, int width, bool unicode)
+{
+	static const char *const eighths[] = { "", "\u258f", "\u258e", "\u258d", "\u258c",
+					       "\u258b", "\u258a", "\u2589" };
+	int units = (int)(share * width * (unicode ? 8 : 1) + 0.5), cells = 0;
+
+	if (unicode) {
+		for (; units >= 8; units -= 8, cells++)
+			fputs("\u2588", out);
+		if (units) {
+			fputs(eighths[units], out);
+			cells++;
+		}
+	} else {
+		for (; units > 0 && cells < width; units--, cells++)
+			putc('#', out);
+	}
+	for (; cells < width; cells++)
+		putc(' ', out);
+	return ferror(out) ? write_error() : 0;
+}
+
+/*
+ * self and total with their shares, a bar of the self share, and the name
+ * cut to what is left of the width (a terminal's; cut names end in "~").
+ */
+static int print_wide(struct top *t, FILE *out, size_t rows, __s64 total,
+		      const struct pprof_top_opts *o)
+{
+	/* "      self  self%      total total%  " is 37 columns, the bar's brackets 3 */
+	int bar = o->width >= 100 ? 20 : o->width >= 70 ? 10 : 0;
+	int name_w = o->width - 37 - (bar ? bar + 3 : 0);
+
+	if (fprintf(out, "%10s %6s %10s %6s  %-*s%s\n", "self", "self%", "total", "total%",
+		    bar ? bar + 3 : 0, bar ? "self share" : "", "function") < 0)
+		return write_error();
+	for (size_t i = 0; i < rows; i++) {
+		const struct top_entry *e = &t->entries[i];
+
+		if (fprintf(out, "%10" PRId64 " %5.1f%% %10" PRId64 " %5.1f%%  ", (int64_t)e->flat,
+			    percent(e->flat, total), (int64_t)e->cum, percent(e->cum, total)) < 0)
+			return write_error();
+		if (bar && (putc('|', out) == EOF ||
+			    put_bar(out, total ? (double)e->flat / total : 0, bar, o->unicode) ||
+			    fputs("| ", out) == EOF))
+			return write_error();
+		if (put_name(e->name, out, o->fit_names && name_w > 12 ? name_w - (e->kernel ? 4 : 0) : 0) ||
+		    fputs(e->kernel ? " [k]\n" : "\n", out) == EOF)
+			return write_error();
+	}
+	return 0;
+}
+
+static int print_rows(struct top *t, FILE *out, int value_index, int n, __s64 total,
+		      const struct pprof_top_opts *o)
+{
+	const struct pprof *p = t->p;
+	size_t rows = n > 0 && (size_t)n < t->n ? (size_t)n : t->n;
+
+	if (fprintf(out, "Showing top %zu of %zu functions, total %" PRId64 " %s/%s\n", rows, t->n,
+		    (int64_t)total, pprof_str(p, p->sample_types[value_index][0]),
+		    pprof_str(p, p->sample_types[value_index][1])) < 0)
+		return write_error();
+	return o && o->width > 0 ? print_wide(t, out, rows, total, o) : print_classic(t, out, rows, total);
+}
+
 int pprof__write_top(const struct pprof *p, FILE *out, int value_index, int n)
 {
-	struct top t = { .p = p };
-	__s64 total = 0;
+	return pprof__write_top_opts(p, out, value_index, n, NULL);
+}
+
+/* Counts every sample's value_index value into t (entries unsorted, named); 0 or a negative errno. */
+static int top_build(struct top *t, const struct pprof *p, int value_index, __s64 *total)
+{
 	int err = 0;
 
+	*t = (struct top){ .p = p };
+	*total = 0;
+	pbuf__init(&t->unnamed);
 	if (value_index < 0 || value_index >= p->n_types)
 		return -EINVAL;
-	pbuf__init(&t.unnamed);
-	t.index = hmap__new();
-	t.line_entry = calloc(p->n_lines + 1, sizeof(*t.line_entry));
-	t.loc_entry = calloc(p->n_locations + 1, sizeof(*t.loc_entry));
-	if (!t.index || !t.line_entry || !t.loc_entry) {
-		err = -ENOMEM;
-		goto out;
-	}
+	t->index = hmap__new();
+	t->line_entry = calloc(p->n_lines + 1, sizeof(*t->line_entry));
+	t->loc_entry = calloc(p->n_locations + 1, sizeof(*t->loc_entry));
+	if (!t->index || !t->line_entry || !t->loc_entry)
+		return -ENOMEM;
 	for (size_t i = 0; i < p->n_samples && !err; i++) {
 		__s64 v = pprof_sample_values(p, i)[value_index];
 
 		if (!v)
 			continue;
-		total += v;
-		err = add_sample(&t, i, v);
+		*total += v;
+		err = add_sample(t, i, v);
 	}
+	for (size_t i = 0; i < t->n && !err; i++)
+		t->entries[i].name = entry_text(t, &t->entries[i]);
+	return err;
+}
+
+static void top_release(struct top *t)
+{
+	free(t->line_entry);
+	free(t->loc_entry);
+	free(t->entries);
+	hmap__free(t->index);
+	pbuf__release(&t->unnamed);
+}
+
+int pprof__write_top_opts(const struct pprof *p, FILE *out, int value_index, int n,
+			  const struct pprof_top_opts *opts)
+{
+	struct top t;
+	__s64 total;
+	int err = top_build(&t, p, value_index, &total);
+
 	if (err)
 		goto out;
-	for (size_t i = 0; i < t.n; i++)
-		t.entries[i].name = entry_text(&t, &t.entries[i]);
 	if (t.n)
 		qsort(t.entries, t.n, sizeof(*t.entries), cmp_entries);
 	errno = 0;
-	err = print_rows(&t, out, value_index, n, total);
+	err = print_rows(&t, out, value_index, n, total, opts);
 	if (!err && (fflush(out) || ferror(out)))
 		err = write_error();
 out:
-	free(t.line_entry);
-	free(t.loc_entry);
-	free(t.entries);
-	hmap__free(t.index);
-	pbuf__release(&t.unnamed);
+	top_release(&t);
+	return err;
+}
+
+/* one function of a diff: shares before (b) and after (a) */
+struct diff_row {
+	const char *name;
+	bool kernel;
+	double self_b, total_b, self_a, total_a;
+};
+
+static int cmp_diff(const void *x, const void *y)
+{
+	const struct diff_row *a = x, *b = y;
+	double da = a->total_a - a->total_b, db = b->total_a - b->total_b;
+	double ma = da < 0 ? -da : da, mb = db < 0 ? -db : db;
+
+	if (ma != mb)
+		return ma < mb ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+/* The entry of t named like e, NULL when t has none. */
+static const struct top_entry *entry_like(const struct top *t, const struct top_entry *e)
+{
+	struct entry_key k = { e->name, e->kernel };
+	__u32 id = hmap__find(t->index, hash_bytes(e->name, strlen(e->name), e->kernel), entry_eq, &k, t);
+
+	return id ? &t->entries[id - 1] : NULL;
+}
+
+static int print_diff(FILE *out, const struct diff_row *rows, size_t n, size_t shown)
+{
+	if (fprintf(out, "Showing %zu of %zu functions by change of total share (after - before, percentage points)\n",
+		    shown, n) < 0 ||
+	    fprintf(out, "%8s %8s %8s %8s %8s %8s  %s\n", "total-b", "total-a", "change", "self-b", "self-a",
+		    "change", "function") < 0)
+		return write_error();
+	for (size_t i = 0; i < shown; i++) {
+		const struct diff_row *r = &rows[i];
+
+		if (fprintf(out, "%7.2f%% %7.2f%% %+8.2f %7.2f%% %7.2f%% %+8.2f  ", r->total_b, r->total_a,
+			    r->total_a - r->total_b, r->self_b, r->self_a, r->self_a - r->self_b) < 0 ||
+		    put_name(r->name, out, 0) || fputs(r->kernel ? " [k]\n" : "\n", out) == EOF)
+			return write_error();
+	}
+	return 0;
+}
+
+int pprof__write_top_diff(const struct pprof *before, int tb, const struct pprof *after, int ta,
+			  FILE *out, int n)
+{
+	struct top b, a;
+	__s64 sum_b, sum_a;
+	struct diff_row *rows = NULL;
+	size_t n_rows = 0;
+	int err = top_build(&b, before, tb, &sum_b);
+
+	if (!err)
+		err = top_build(&a, after, ta, &sum_a);
+	else
+		a = (struct top){ .p = after };
+	if (!err && !(rows = calloc(a.n + b.n + 1, sizeof(*rows))))
+		err = -ENOMEM;
+	/* every function of after, then those only before had */
+	for (size_t i = 0; i < a.n && !err; i++) {
+		const struct top_entry *e = &a.entries[i], *o = entry_like(&b, e);
+
+		rows[n_rows++] = (struct diff_row){ e->name, e->kernel,
+			o ? percent(o->flat, sum_b) : 0, o ? percent(o->cum, sum_b) : 0,
+			percent(e->flat, sum_a), percent(e->cum, sum_a) };
+	}
+	for (size_t i = 0; i < b.n && !err; i++) {
+		const struct top_entry *e = &b.entries[i];
+
+		if (!entry_like(&a, e))
+			rows[n_rows++] = (struct diff_row){ e->name, e->kernel, percent(e->flat, sum_b),
+							    percent(e->cum, sum_b), 0, 0 };
+	}
+	if (!err) {
+		qsort(rows, n_rows, sizeof(*rows), cmp_diff);
+		errno = 0;
+		err = print_diff(out, rows, n_rows, n > 0 && (size_t)n < n_rows ? (size_t)n : n_rows);
+	}
+	if (!err && (fflush(out) || ferror(out)))
+		err = write_error();
+	free(rows);
+	top_release(&a);
+	top_release(&b);
 	return err;
 }

@@ -39,6 +39,7 @@ static int test_routes(void)
 		{ "/debug/pprof", HTTP_EP_INDEX_REDIRECT },
 		{ "/metrics", HTTP_EP_METRICS },
 		{ "/healthz", HTTP_EP_HEALTHZ },
+		{ "/", HTTP_EP_PAGE },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -52,7 +53,7 @@ static int test_routes(void)
 /* nothing outside the table routes: no path reaches a file */
 static int test_not_found(void)
 {
-	static const char *const paths[] = { "/", "", "/etc/passwd", "/../etc/passwd", "/metrics/",
+	static const char *const paths[] = { "//", "/index.html", "", "/etc/passwd", "/../etc/passwd", "/metrics/",
 					     "/healthz/../metrics", "//metrics", "/debug/pprofx",
 					     "/METRICS", "/proc/self/environ" };
 
@@ -173,6 +174,36 @@ static int test_bad_arguments(void)
 	return TEST_OK;
 }
 
-TEST_MAIN("http_request", TEST(test_routes), TEST(test_not_found), TEST(test_methods_and_bodies),
+/* the page: behind the token like /debug/pprof/, ?windows= in 1..16, ?series= a name */
+static int test_page_params(void)
+{
+	struct http_request req = { "GET", "/", NULL, NULL, NULL, false, "3", "cpu_split" };
+	struct http_decision d = decide(&token_policy, "GET", "/", NULL, NULL, NULL);
+	char long_name[HTTP_PAGE_MAX_SERIES_LEN + 2];
+
+	CHECK(d.endpoint == HTTP_EP_REFUSED && d.status == 401);
+	d = decide(&token_policy, "GET", "/", "5", "42", "Bearer " TOKEN);
+	CHECK(d.endpoint == HTTP_EP_PAGE && d.seconds == 5 && d.seconds_given && d.pid == 42 &&
+	      d.windows == 1 && !d.series);
+	CHECK(!http_request__decide(&req, &open_policy, &d));
+	CHECK(d.endpoint == HTTP_EP_PAGE && !d.seconds_given && d.windows == 3 &&
+	      !strcmp(d.series, "cpu_split"));
+	for (const char *const *w = (const char *const[]){ "0", "17", "-1", "x", "", NULL }; *w; w++) {
+		req.windows = *w;
+		CHECK(!http_request__decide(&req, &open_policy, &d));
+		CHECK(d.endpoint == HTTP_EP_REFUSED && d.status == 400 && strstr(d.message, "windows"));
+	}
+	req.windows = NULL;
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	for (const char *const *s = (const char *const[]){ "", long_name, NULL }; *s; s++) {
+		req.series = *s;
+		CHECK(!http_request__decide(&req, &open_policy, &d));
+		CHECK(d.endpoint == HTTP_EP_REFUSED && d.status == 400 && strstr(d.message, "series"));
+	}
+	return TEST_OK;
+}
+
+TEST_MAIN("http_request", TEST(test_routes), TEST(test_page_params), TEST(test_not_found), TEST(test_methods_and_bodies),
 	  TEST(test_bearer_token), TEST(test_profile_params), TEST(test_bad_params),
 	  TEST(test_parse_int), TEST(test_bad_arguments))
