@@ -2,8 +2,13 @@
 #ifndef EBPFPROF_PREFLIGHT_H
 #define EBPFPROF_PREFLIGHT_H
 
+#include <stdbool.h>
+
 /* Prints one line naming what is missing and returns a negative errno, or returns 0. */
 int preflight__check(void);
+
+/* Whether BPF has atomic exchange (BPF_XCHG, 5.12), which off-CPU tracing needs. */
+bool preflight__bpf_xchg(void);
 
 /* One line for a load or attach failure of the sampler, naming the likely cause. */
 void preflight__explain(const char *what, int err);
