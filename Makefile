@@ -53,8 +53,10 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make 
 DEB_PKGS += protobuf-compiler python3-protobuf
 # the container suite: Docker, and debootstrap for the images' offline Debian bases
 DEB_PKGS += docker.io debootstrap
+# make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
+DEB_PKGS += qemu-system-x86 busybox-static cpio bc
 
-.PHONY: all deps run test bench clean vmlinux fixtures fuzz image
+.PHONY: all deps run test bench clean vmlinux fixtures fuzz image vmtest
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
@@ -115,6 +117,10 @@ run: deps all
 
 test: deps all $(UNIT_BINS) fixtures
 	@BUILD=$(abspath $(OUTPUT)) EBPFPROF=$(abspath $(OUTPUT))/ebpfprof bash tests/run.sh
+
+# the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 host" (tests/vm/vmtest.sh)
+vmtest: deps all fixtures
+	@BUILD=$(abspath $(OUTPUT)) bash tests/vm/vmtest.sh
 
 # the agent image ebpfprof:latest, built with Docker offline (deploy/image.sh)
 image:

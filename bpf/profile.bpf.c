@@ -108,7 +108,7 @@ static __always_inline void count_sample(__u32 slot, struct sample_key *key)
 {
 	void *counts = slot ? (void *)&counts1 : (void *)&counts0;
 	__u64 one = 1, *val;
-	long err;
+	int err;	/* a map op's result: 6.1 sets only the low 32 bits (-EEXIST) */
 
 	val = bpf_map_lookup_elem(counts, key);
 	if (val) {
@@ -146,7 +146,7 @@ static __always_inline void get_user_stack(void *ctx, __u32 slot, __u32 pid,
 {
 	void *ustacks = slot ? (void *)&ustacks1 : (void *)&ustacks0;
 	struct unwind_scratch *sc = NULL;
-	long err;
+	int err;
 
 	if (walk && unwind_mode == UNWIND_MODE_CFI)
 		sc = unwind_user(pid);

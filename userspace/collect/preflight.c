@@ -92,20 +92,26 @@ bool preflight__bpf_xchg(void)
 	return fd >= 0 || fd != -EINVAL;
 }
 
+bool preflight__kernel_before(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma < major || (ma == major && mi < minor);
+}
+
 /*
  * Before 5.11 BPF maps count against RLIMIT_MEMLOCK, and creating one past it
  * fails with EPERM: libbpf lifts the limit only with CAP_SYS_RESOURCE.
  */
 static bool memlock_bound(void)
 {
-	struct utsname u;
 	struct rlimit rl;
-	int major = 0, minor = 0;
 
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2 ||
-	    getrlimit(RLIMIT_MEMLOCK, &rl))
-		return false;
-	return (major < 5 || (major == 5 && minor < 11)) && rl.rlim_cur != RLIM_INFINITY;
+	return preflight__kernel_before(5, 11) && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+	       rl.rlim_cur != RLIM_INFINITY;
 }
 
 /* Debian's perf_event_paranoid=3 lets only CAP_SYS_ADMIN open perf events on some kernels. */
