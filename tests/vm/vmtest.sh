@@ -3,8 +3,8 @@
 #
 # KERNELS="5.10 6.1 6.12 host" picks the kernels (default: all four). Kernel packages come from
 # Debian's archive once and stay in $VMTEST_CACHE (default /var/cache/ebpfprof/vm), outside the
-# tree; the initramfs (busybox-static, ebpfprof with its libraries, fixtures) is rebuilt there on
-# every run. The guest prints its results and its output files (base64) on the serial console;
+# tree; the initramfs (busybox-static, ebpfprof with its libraries, fixtures) is built for each
+# run in a directory of its own there, removed at the end (VMTEST_KEEP=1 keeps it with the consoles). The guest prints its results and its output files (base64) on the serial console;
 # profiles are read here with go tool pprof (tests/vm/check.sh). One line per kernel, then the
 # summary line; exit 1 on any failure. A kernel that does not boot fails with its console tail.
 set -uo pipefail
@@ -68,7 +68,7 @@ copy_with_libs() {	# file dest-dir-in-root root: the file and every library ldd 
 }
 
 build_initramfs() {	# out
-	local out=$1 r=$CACHE/initramfs.d f bin
+	local out=$1 r=$WORK/initramfs.d f bin
 	rm -rf "$r"
 	mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,run,opt/ebpfprof/fix,usr/bin,usr/sbin}
 	cp /bin/busybox "$r/bin/busybox"
@@ -84,7 +84,7 @@ build_initramfs() {	# out
 	for bin in setpriv capsh; do
 		f=$(command -v "$bin") && copy_with_libs "$f" usr/bin "$r"
 	done
-	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$out"
+	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$out" && rm -rf "$r"
 }
 
 # The console between two markers, by name: the guest's files (base64), the suite's lines.
@@ -158,7 +158,7 @@ main() {
 	mkdir -p "$CACHE"
 	WORK=$(mktemp -d "$CACHE/run.XXXXXX")
 	[ -n "${VMTEST_KEEP:-}" ] && say "consoles and files kept in $WORK" || trap 'rm -rf "$WORK"' EXIT
-	INITRAMFS=$CACHE/initramfs.cpio.gz
+	INITRAMFS=$WORK/initramfs.cpio.gz	# per run: two runs at once do not share one
 	build_initramfs "$INITRAMFS" || { say "initramfs build failed"; echo "0 passed, 1 failed, 0 skipped"; return 1; }
 	for k in "${list[@]}"; do
 		run_kernel "$k"
