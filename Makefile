@@ -55,8 +55,10 @@ DEB_PKGS += protobuf-compiler python3-protobuf
 DEB_PKGS += docker.io debootstrap
 # the HTML flame graph: xxd embeds the page, Chromium renders it in the tests
 DEB_PKGS += xxd chromium
+# make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
+DEB_PKGS += qemu-system-x86 busybox-static cpio bc
 
-.PHONY: all deps run test bench clean vmlinux fixtures fuzz image
+.PHONY: all deps run test bench clean vmlinux fixtures fuzz image vmtest
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
@@ -123,6 +125,10 @@ run: deps all
 
 test: deps all $(UNIT_BINS) fixtures
 	@BUILD=$(abspath $(OUTPUT)) EBPFPROF=$(abspath $(OUTPUT))/ebpfprof bash tests/run.sh
+
+# the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 host" (tests/vm/vmtest.sh)
+vmtest: deps all fixtures
+	@BUILD=$(abspath $(OUTPUT)) bash tests/vm/vmtest.sh
 
 # the agent image ebpfprof:latest, built with Docker offline (deploy/image.sh)
 image:

@@ -160,7 +160,7 @@ static __always_inline void credit(__u32 slot, struct offcpu_key *key, __u64 ns,
 {
 	void *counts = slot ? (void *)&counts1 : (void *)&counts0;
 	struct offcpu_val init = { .ns = ns, .count = count }, *val;
-	long err;
+	int err;	/* a map op's result: 6.1 sets only the low 32 bits (-EEXIST) */
 
 	val = bpf_map_lookup_elem(counts, key);
 	if (!val) {
@@ -274,7 +274,7 @@ static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u32 stat_collis
 static __always_inline void user_stack(void *ctx, __u32 pid, struct offcpu_start *e)
 {
 	struct unwind_scratch *sc = NULL;
-	long err;
+	int err;
 
 	if (unwind_mode == UNWIND_MODE_CFI) {
 		note_sighting(pid);
@@ -332,7 +332,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	struct task_struct *leader;
 	unsigned int state;
 	bool kthread;
-	long err;
+	int err;
 
 	/* tid 0 is a CPU's idle task: its "off CPU" time is the CPU's busy time */
 	if (tid == 0)

@@ -108,7 +108,7 @@ static __always_inline void count_sample(__u32 slot, struct sample_key *key)
 {
 	void *counts = slot ? (void *)&counts1 : (void *)&counts0;
 	__u64 one = 1, *val;
-	long err;
+	int err;	/* a map op's result: 6.1 sets only the low 32 bits (-EEXIST) */
 
 	val = bpf_map_lookup_elem(counts, key);
 	if (val) {
@@ -142,16 +142,16 @@ static __always_inline void request_remap(__u32 pid)
  * pointers (counted: the first samples of a process, before userspace read it).
  */
 static __always_inline void get_user_stack(void *ctx, __u32 slot, __u32 pid,
-					   struct sample_key *key)
+					   struct sample_key *key, bool walk)
 {
 	void *ustacks = slot ? (void *)&ustacks1 : (void *)&ustacks0;
 	struct unwind_scratch *sc = NULL;
-	long err;
+	int err;
 
-	if (unwind_mode == UNWIND_MODE_CFI)
+	if (walk && unwind_mode == UNWIND_MODE_CFI)
 		sc = unwind_user(pid);
 	if (!sc) {
-		if (unwind_mode == UNWIND_MODE_CFI)
+		if (walk && unwind_mode == UNWIND_MODE_CFI)
 			stat_inc(STAT_UNWIND_FP_FALLBACK);
 		key->user_stack_id = get_stack(ctx, slot, BPF_F_USER_STACK,
 					       STAT_USTACK_COLLISION, STAT_USTACK_ERROR);
@@ -187,8 +187,8 @@ int on_exec(void *ctx)
 	return 0;
 }
 
-SEC("perf_event")
-int do_sample(struct bpf_perf_event_data *ctx)
+/* WALK: the CFI walk is compiled in; a constant, so do_sample_fp has no trace of it */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 {
 	__u32 host_tid = (__u32)bpf_get_current_pid_tgid(), pid, tid;
 	struct sample_key key = {};
@@ -219,9 +219,26 @@ int do_sample(struct bpf_perf_event_data *ctx)
 					      STAT_KSTACK_ERROR);
 	key.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		get_user_stack(ctx, slot, pid, &key);
+		get_user_stack(ctx, slot, pid, &key, walk);
 	count_sample(slot, &key);
 	return 0;
+}
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true);
+}
+
+/*
+ * Kernels before 5.13 refuse do_sample whole, even with unwind_mode fp: its
+ * bpf_loop callback is a subprogram they cannot see. Userspace loads this one
+ * instead where the kernel cannot walk CFI (no bpf_loop or bpf_task_pt_regs).
+ */
+SEC("perf_event")
+int do_sample_fp(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, false);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -182,6 +182,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	n = sc->stack.n;
 	if (n >= UNWIND_MAX_DEPTH)
 		goto truncated;
+	barrier_var(n);	/* keeps the mask: 6.1's verifier cannot bound n from the check */
 	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc;
 	sc->stack.n = n + 1;
 	sc->hash = (sc->hash ^ sc->pc) * 0x9e3779b97f4a7c15ULL;

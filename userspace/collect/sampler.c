@@ -34,6 +34,7 @@
 
 struct sampler {
 	struct profile_bpf *skel;
+	struct bpf_program *prog;	/* do_sample, or do_sample_fp where nothing walks CFI */
 	struct ring_buffer *events;
 	sampler_event_fn event_fn;	/* set for the duration of one poll */
 	void *event_ctx;
@@ -85,8 +86,7 @@ static __u32 unwind_pages(__u32 rows)
 	return rows / 4 + 16;
 }
 
-/* CFI unwinding needs bpf_loop (5.17) and bpf_task_pt_regs (5.15). */
-static bool kernel_can_unwind(void)
+bool sampler__kernel_can_walk_cfi(void)
 {
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) > 0 &&
 	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) > 0;
@@ -98,7 +98,7 @@ static int want_cfi(const struct sampler_opts *o, bool *cfi)
 	*cfi = false;
 	if (o->no_user || o->unwind == SAMPLER_UNWIND_FP)
 		return 0;
-	*cfi = kernel_can_unwind();
+	*cfi = sampler__kernel_can_walk_cfi();
 	return !*cfi && o->unwind == SAMPLER_UNWIND_CFI ? -EOPNOTSUPP : 0;
 }
 
@@ -141,6 +141,11 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 		skel->rodata->pidns_ino = 0;
 	skel->rodata->unwind_mode = cfi ? UNWIND_MODE_CFI : UNWIND_MODE_FP;
 	s->unwind_rows = cfi ? rows : 1;
+	/* kernels before 5.13 refuse do_sample even unused: load only the one that runs */
+	s->prog = cfi ? skel->progs.do_sample : skel->progs.do_sample_fp;
+	err = bpf_program__set_autoload(cfi ? skel->progs.do_sample_fp : skel->progs.do_sample, false);
+	if (err)
+		return err;
 
 	err = bpf_map__set_max_entries(skel->maps.stacks0, stacks);
 	if (!err)
@@ -392,7 +397,7 @@ int sampler__start(struct sampler *s)
 			continue;
 		if (fd < 0)
 			return fd;
-		s->links[s->n_links] = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+		s->links[s->n_links] = bpf_program__attach_perf_event(s->prog, fd);
 		if (!s->links[s->n_links]) {
 			err = -errno;
 			close(fd);
@@ -611,7 +616,7 @@ struct python *sampler__python(struct sampler *s)
 
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt)
 {
-	return bpf_util__prog_runtime(bpf_program__fd(s->skel->progs.do_sample), run_ns, run_cnt);
+	return bpf_util__prog_runtime(bpf_program__fd(s->prog), run_ns, run_cnt);
 }
 
 void sampler__free(struct sampler *s)

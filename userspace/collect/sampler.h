@@ -41,6 +41,9 @@ struct sampler_opts {
 
 /* Opens, configures and loads the BPF object. NULL with errno set on failure. */
 struct sampler *sampler__new(const struct sampler_opts *opts);
+
+/* Whether BPF can walk user stacks with CFI here: bpf_loop (5.17) and bpf_task_pt_regs (5.15). */
+bool sampler__kernel_can_walk_cfi(void);
 void sampler__free(struct sampler *s);
 
 /* Opens a perf event per online CPU and attaches the program: sampling starts. */

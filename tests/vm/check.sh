@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# check.sh -- reads what one guest sent back (tests/vm/suite.sh) with go tool pprof and Python, on the host
+# Usage: KREL=<guest uname -r> check.sh DIR; prints PASS/FAIL/SKIP lines and the measurements
+set -u
+SUITE=vm
+dir=$1
+pass() { echo "PASS: $SUITE/$1"; }
+fail() { echo "FAIL: $SUITE/$1: $2"; }
+skip() { echo "SKIP: $SUITE/$1: $2"; }
+kv=$(echo "${KREL:-0.0}" | awk -F'[.-]' '{ printf "%d%02d\n", $1, $2 }')
+FP_FALLBACK='lacks bpf_loop (5.17+) or bpf_task_pt_regs (5.15+): user stacks by frame pointers only'
+top() { go tool pprof -top -nodecount=200 -symbolize=none "$@" 2>/dev/null; }
+raw() { go tool pprof -raw -symbolize=none "$@" 2>/dev/null; }
+
+# the one-shot CPU profile: user and kernel frames named, read by pprof
+check_cpu() {
+	local f=$dir/cpu.pb.gz t
+	[ -s "$f" ] || { fail pprof_cpu "no profile came back"; return; }
+	t=$(top "$f")
+	if raw "$f" | grep -q '^PeriodType: cpu nanoseconds' && grep -q 'cpu_split_fifty' <<<"$t" &&
+		grep -Eq ' (do_syscall_64|entry_SYSCALL_64[a-z_]*)$' <<<"$t" && grep -q 'syscall_heavy_loop\| main$' <<<"$t" &&
+		! grep -q '\[lost ' <<<"$t"; then
+		pass pprof_cpu
+	else
+		head -15 <<<"$t" | sed 's/^/  /'; fail pprof_cpu "pprof shows no cpu_split_fifty, kernel entry or syscall_heavy frame, or a lost stack"
+	fi
+}
+
+# what the profiler said of the kernel: the fallback line exactly where it applies, once
+check_fallback_lines() {
+	local e=$dir/cpu.err n
+	[ -s "$e" ] || { fail fallback_lines "no stderr came back"; return; }
+	n=$(grep -c "$FP_FALLBACK" "$e")
+	if { [ "$kv" -lt 517 ] && [ "$n" = 1 ]; } || { [ "$kv" -ge 517 ] && [ "$n" = 0 ]; }; then
+		pass fallback_lines
+	else
+		fail fallback_lines "the frame-pointer fallback said $n times on $KREL"
+	fi
+	if grep -q 'warning' "$e" && grep 'warning' "$e" | grep -qv "$FP_FALLBACK"; then
+		grep warning "$e" | sed 's/^/  /'; fail no_other_warning "a warning besides the kernel's fallback"
+	else
+		pass no_other_warning
+	fi
+	# BPF cost under software emulation: only relative figures mean anything (docs/RELIABILITY.md)
+	sed -n 's/^ebpfprof: bpf: \(.*\)/  bpf: \1/p' "$e"
+}
+
+check_mode() {	# mode, sample types, functions...
+	local m=$1 types=$2 f=$dir/$1.pb.gz t fn
+	shift 2
+	if [ "$kv" -lt 512 ]; then
+		skip "pprof_$m" "$KREL lacks BPF atomic exchange (5.12+): the mode is refused, checked in the guest"
+		return
+	fi
+	[ -s "$f" ] || { fail "pprof_$m" "no profile came back"; return; }
+	t=$(top "$f")
+	raw "$f" | grep -q "$types" || { fail "pprof_$m" "sample types are not '$types'"; return; }
+	# nothing lost: 6.1 once lost most walked stacks to a misread map result
+	grep -q '\[lost ' <<<"$t" && { grep '\[lost ' <<<"$t" | sed 's/^/  /'; fail "pprof_$m" "stacks lost"; return; }
+	for fn in "$@"; do
+		grep -q " $fn$" <<<"$t" || { head -12 <<<"$t" | sed 's/^/  /'; fail "pprof_$m" "no $fn"; return; }
+	done
+	pass "pprof_$m"
+}
+
+# the agent's windows at the collector: contiguous to the nanosecond, summing to what BPF took
+check_agent() {
+	local log=$dir/collector.log taken
+	[ -s "$log" ] || { fail agent_windows "no collector log came back"; return; }
+	taken=$(sed -n 's/.*agent stopped: \([0-9]*\) samples taken.*/\1/p' "$dir/agent.err" 2>/dev/null)
+	if python3 - "$log" "${taken:--1}" <<'EOF'; then
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ok = [r for r in reqs if r.get("status") == 200 and r.get("name") == "cpu_split"]
+errs = []
+if len(ok) != len(reqs):
+    errs.append("%d of %d requests not 200 for cpu_split" % (len(reqs) - len(ok), len(reqs)))
+if len(ok) < 3:
+    errs.append("%d windows, want >= 3" % len(ok))
+for a, b in zip(ok, ok[1:]):
+    if b["time_nanos"] != a["time_nanos"] + a["duration_nanos"]:
+        errs.append("windows not contiguous: %d+%d then %d" % (a["time_nanos"], a["duration_nanos"], b["time_nanos"]))
+        break
+total = sum(r["total"] for r in ok)
+if total != int(sys.argv[2]):
+    errs.append("windows sum to %d samples, the agent took %s" % (total, sys.argv[2]))
+print("  agent: %d windows, %d samples, none lost at a boundary" % (len(ok), total) if not errs else "")
+for e in errs:
+    print("  " + e)
+sys.exit(1 if errs else 0)
+EOF
+		pass agent_windows
+	else
+		fail agent_windows "windows lost, doubled or not contiguous (see above)"
+	fi
+}
+
+check_cpu
+check_fallback_lines
+check_mode off-cpu 'off_cpu/nanoseconds\[dflt\] blocks/count' fg_nap
+check_mode wall 'cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds\[dflt\]' fg_burn fg_nap
+check_agent

@@ -1,0 +1,220 @@
+# suite.sh -- the compatibility suite, run by busybox sh inside the guest against its real kernel
+# Prints PASS/FAIL/SKIP lines; profiles go to the host as base64 (vmtest-file NAME ... vmtest-end)
+# and are read there with go tool pprof (tests/vm/check.sh). No go, no python in here.
+E=/opt/ebpfprof/ebpfprof
+FIX=/opt/ebpfprof/fix
+O=/tmp/out
+mkdir -p $O
+chmod 0777 /tmp $O
+SUITE=vm
+pass() { echo "PASS: $SUITE/$1"; }
+fail() { echo "FAIL: $SUITE/$1: $2"; }
+skip() { echo "SKIP: $SUITE/$1: $2"; }
+emit() {	# name file: to the host
+	echo "vmtest-file $1"
+	base64 "$2"
+	echo "vmtest-end"
+}
+show() { grep -v '^libbpf: ' "$1" | sed 's/^/  /'; }	# a run's stderr, indented, without libbpf's chatter
+
+rel=$(uname -r)
+echo "vmtest-kernel $rel"
+# kernel version as one number: 5.10 -> 510, 6.12 -> 612
+kv=$(echo "$rel" | awk -F'[.-]' '{ printf "%d%02d\n", $1, $2 }')
+echo "  kernel $rel, $(nproc) CPUs, BTF $([ -r /sys/kernel/btf/vmlinux ] && echo yes || echo no), perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid)"
+
+# the fallback lines, by kernel feature
+FP_FALLBACK='lacks bpf_loop (5.17+) or bpf_task_pt_regs (5.15+): user stacks by frame pointers only'
+
+# --- one-shot CPU profile: a CPU-bound program and a syscall-bound one, kernel and user frames ---
+test_cpu_oneshot() {
+	$FIX/cpu_split 60 >/dev/null & a=$!
+	$FIX/syscall_heavy 60 >/dev/null & b=$!
+	sleep 0.5
+	$E --pid $a,$b --duration 4 --frequency 199 -v --output $O/cpu.pb.gz 2>$O/cpu.err
+	rc=$?
+	$E --pid $b --duration 2 --format folded --output $O/sys.folded 2>$O/sys.err
+	rc2=$?
+	kill $a $b; wait $a $b 2>/dev/null
+	show $O/cpu.err
+	if [ $rc = 0 ] && [ -s $O/cpu.pb.gz ]; then
+		emit cpu.pb.gz $O/cpu.pb.gz
+		emit cpu.err $O/cpu.err
+		pass cpu_oneshot_runs
+	else
+		fail cpu_oneshot_runs "exit $rc"
+	fi
+	# frame pointers skip the caller of libc's leaf read(): syscall_heavy_loop only where CFI walks
+	if [ $rc2 = 0 ] && grep -Eq '^syscall_heavy;.*;main;.*(do_syscall_64|entry_SYSCALL_64[a-z_]*)_\[k\]' $O/sys.folded &&
+		{ [ $kv -lt 517 ] || grep -q 'syscall_heavy_loop' $O/sys.folded; }; then
+		pass kernel_and_user_frames
+	else
+		show $O/sys.err; head -3 $O/sys.folded 2>/dev/null | sed 's/^/  /'
+		fail kernel_and_user_frames "exit $rc2, or no named kernel frame under syscall_heavy_loop"
+	fi
+}
+
+# --- user stacks: by CFI where the kernel can walk them (bpf_loop 5.17+), else refused in one line ---
+test_unwind_cfi() {
+	$FIX/unwind_deep 60 >/dev/null & p=$!
+	sleep 0.5
+	$E --unwind cfi --pid $p --duration 3 --no-kernel --format folded -o $O/deep.folded 2>$O/deep.err
+	rc=$?
+	kill $p 2>/dev/null; wait $p 2>/dev/null
+	if [ $kv -lt 517 ]; then
+		# asked for and impossible: one line naming what is missing, exit 2, no output
+		if [ $rc = 2 ] && [ "$(wc -l <$O/deep.err)" = 1 ] && grep -q 'bpf_loop' $O/deep.err && [ ! -s $O/deep.folded ]; then
+			pass unwind_cfi_refused
+		else
+			show $O/deep.err; fail unwind_cfi_refused "exit $rc, want 2 and one line naming bpf_loop"
+		fi
+		return
+	fi
+	# share of the samples in uw_chain_5 that show the whole chain from main
+	got=$(awk '{ n = $NF; if (index($0, ";uw_chain_5")) { all += n; if (index($0, "main;uw_chain_1;uw_chain_2;uw_chain_3;uw_chain_4;uw_chain_5")) hit += n } }
+		END { printf "%d %d\n", all, hit }' $O/deep.folded 2>/dev/null)
+	all=${got% *} hit=${got#* }
+	echo "  unwind cfi: $hit of $all samples in uw_chain_5 under the whole chain"
+	if [ $rc = 0 ] && [ "${all:-0}" -ge 20 ] && [ $((hit * 100)) -ge $((all * 99)) ]; then
+		pass unwind_cfi
+	else
+		show $O/deep.err; fail unwind_cfi "exit $rc, $hit of $all whole"
+	fi
+}
+
+test_unwind_fp() {	# frame pointers: cpu_split keeps them, main to its leaves
+	$FIX/cpu_split 60 >/dev/null & p=$!
+	sleep 0.5
+	$E --unwind fp --pid $p --duration 2 --no-kernel --format folded -o $O/fp.folded 2>$O/fp.err
+	rc=$?
+	kill $p 2>/dev/null; wait $p 2>/dev/null
+	if [ $rc = 0 ] && grep -q '^cpu_split;.*main;cpu_split_fifty' $O/fp.folded; then
+		pass unwind_fp
+	else
+		show $O/fp.err; head -3 $O/fp.folded 2>/dev/null | sed 's/^/  /'; fail unwind_fp "exit $rc, no main;cpu_split_fifty"
+	fi
+}
+
+# --- off-CPU and wall modes: BPF atomic exchange (5.12+); before, refused in one line ---
+test_mode() {	# mode
+	m=$1
+	$FIX/fgprof 60 >/dev/null & p=$!
+	sleep 0.5
+	$E --pid $p --mode $m --duration 3 --output $O/$m.pb.gz 2>$O/$m.err
+	rc=$?
+	kill $p 2>/dev/null; wait $p 2>/dev/null
+	if [ $kv -lt 512 ]; then
+		if [ $rc = 2 ] && [ "$(wc -l <$O/$m.err)" = 1 ] && grep -q '5.12' $O/$m.err && [ ! -e $O/$m.pb.gz ]; then
+			pass ${m}_refused
+		else
+			show $O/$m.err; fail ${m}_refused "exit $rc, want 2 and one line naming 5.12"
+		fi
+		return
+	fi
+	if [ $rc = 0 ] && [ -s $O/$m.pb.gz ]; then
+		emit $m.pb.gz $O/$m.pb.gz
+		pass ${m}_runs
+	else
+		show $O/$m.err; fail ${m}_runs "exit $rc"
+	fi
+}
+
+# --- the agent: windows pushed to the loopback collector; the host checks them for boundary loss ---
+test_agent() {
+	$FIX/collector -log $O/collector.log >$O/collector.out 2>&1 & c=$!
+	addr=
+	for i in $(seq 50); do
+		addr=$(awk '/^listening/ { print $2; exit }' $O/collector.out)
+		[ -n "$addr" ] && break
+		sleep 0.2
+	done
+	[ -n "$addr" ] || { fail agent_windows "collector did not start"; kill $c; return; }
+	$FIX/cpu_split 120 >/dev/null & w=$!
+	$E agent --interval 1 --frequency 199 --pid $w --push "http://$addr" --label env=test 2>$O/agent.err & a=$!
+	# start-up under emulation takes seconds: wait for four windows at the collector, at most 60 s
+	for i in $(seq 120); do
+		[ "$(grep -c . $O/collector.log 2>/dev/null)" -ge 4 ] && break
+		sleep 0.5
+	done
+	kill -TERM $a; wait $a; rc=$?
+	sleep 0.3
+	kill $c $w; wait $c $w 2>/dev/null
+	tail -3 $O/agent.err | sed 's/^/  /'
+	if [ $rc = 0 ] && [ -s $O/collector.log ]; then
+		emit collector.log $O/collector.log
+		emit agent.err $O/agent.err
+		pass agent_runs
+	else
+		fail agent_runs "exit $rc, collector log $(wc -c <$O/collector.log 2>/dev/null) bytes"
+	fi
+}
+
+# --- least privilege: uid nobody with CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG ---
+as_nobody() {	# caps(comma list, +x form) command...
+	caps=$1; shift
+	/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all,$caps \
+		--ambient-caps=-all,$caps --bounding-set=-all,$caps "$@"
+}
+run_priv() {	# as a unit with LimitMEMLOCK=infinity runs it (a no-op from 5.11 on); sets rc
+	(cd $O && ulimit -l unlimited && as_nobody $all $E --pid $a,$b --duration 2 --format folded \
+		--output $O/priv.folded 2>$O/priv.err)
+	rc=$?
+}
+test_privilege() {
+	[ -x /usr/bin/setpriv ] || { skip least_privilege "no setpriv in the initramfs"; return; }
+	$FIX/cpu_split 120 >/dev/null & a=$!
+	$FIX/syscall_heavy 120 >/dev/null & b=$!
+	sleep 0.5
+	all=+bpf,+perfmon,+sys_ptrace,+dac_read_search,+syslog
+	if [ $kv -lt 511 ]; then
+		# maps count against RLIMIT_MEMLOCK before 5.11: without room, one line says so
+		(cd $O && ulimit -l 64 && as_nobody $all $E --pid $a --duration 1 --format folded \
+			--output $O/memlock.folded 2>$O/memlock.err)
+		rc=$?
+		if [ $rc = 2 ] && [ "$(wc -l <$O/memlock.err)" = 2 ] && grep -q "$FP_FALLBACK" $O/memlock.err &&
+			grep -q 'RLIMIT_MEMLOCK.*CAP_SYS_RESOURCE' $O/memlock.err && [ ! -e $O/memlock.folded ]; then
+			pass memlock_said
+		else
+			show $O/memlock.err; fail memlock_said "exit $rc, want 2 and a line naming RLIMIT_MEMLOCK"
+		fi
+	fi
+	run_priv
+	if [ $rc = 2 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 2 ]; then
+		# Debian's level 3 leaves perf events to CAP_SYS_ADMIN on some kernels: said in one line
+		if grep -q 'perf_event_paranoid is above 2.*CAP_SYS_ADMIN' $O/priv.err &&
+			[ "$(grep -vc "$FP_FALLBACK" $O/priv.err)" = 1 ] && [ ! -e $O/priv.folded ]; then
+			pass paranoid_said
+		else
+			show $O/priv.err; fail paranoid_said "exit 2 without a line naming perf_event_paranoid"
+		fi
+		sysctl -qw kernel.perf_event_paranoid=2
+		run_priv
+	fi
+	(cd $O && as_nobody +perfmon,+sys_ptrace,+dac_read_search,+syslog $E --pid $a --duration 1 --format folded \
+		--output $O/nobpf.folded 2>$O/nobpf.err)
+	rc2=$?
+	# no warning but the kernel's own fallback
+	if [ $rc = 0 ] && grep -q 'cpu_split_fifty' $O/priv.folded && grep -Eq ';[a-zA-Z_][a-zA-Z0-9_.]*_\[k\]' $O/priv.folded &&
+		! grep warning $O/priv.err | grep -qv "$FP_FALLBACK"; then
+		pass least_privilege
+	else
+		show $O/priv.err
+		(cd $O && as_nobody $all $E -vv --pid $a --duration 1 --output /dev/null 2>&1 | grep -v 'relo #\|: found \|map .*created\|CO-RE' | tail -40 | sed 's/^/  dbg /')
+		fail least_privilege "exit $rc, or frames unnamed, or a warning"
+	fi
+	kill $a $b; wait $a $b 2>/dev/null
+	if [ $rc2 = 2 ] && [ "$(wc -l <$O/nobpf.err)" = 1 ] && grep -q 'CAP_BPF and CAP_PERFMON' $O/nobpf.err &&
+		[ ! -e $O/nobpf.folded ]; then
+		pass without_cap_bpf
+	else
+		show $O/nobpf.err; fail without_cap_bpf "exit $rc2, want 2 and one line"
+	fi
+}
+
+test_cpu_oneshot
+test_unwind_cfi
+test_unwind_fp
+test_mode off-cpu
+test_mode wall
+test_agent
+test_privilege
