@@ -69,6 +69,7 @@ static __always_inline bool announce(__u32 pid, __u32 kind)
 	}
 	e->pid = pid;
 	e->kind = kind;
+	e->ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, wake_flag());
 	return true;
 }

@@ -73,6 +73,7 @@ enum task_event_kind {
 struct task_event {
 	__u32 pid;
 	__u32 kind;
+	__u64 ns;	/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of the announcement: waits count from it */
 };
 
 #endif /* EBPFPROF_PROFILE_H */

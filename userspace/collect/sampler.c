@@ -198,8 +198,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e) || !e->pid)
 		return 0;
 	if (e->kind == TASK_EVENT_EXEC) {
+		/* the wait counts from the exec, not from when a batched wakeup brought the news */
+		__s64 now = clock_ns(CLOCK_MONOTONIC), at = e->ns && (__s64)e->ns < now ? (__s64)e->ns : now;
+
 		exec_defer__take(s->execs, e->pid);	/* exec'd again: the newer image counts */
-		if (exec_defer__add(s->execs, e->pid, clock_ns(CLOCK_MONOTONIC), &oldest))
+		if (exec_defer__add(s->execs, e->pid, at, &oldest))
 			return hand_on(s, oldest, TASK_EVENT_EXEC);
 		return 0;
 	}
@@ -454,7 +457,10 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
 		timeout_ms = due > 0 ? due / 1000000 + 1 : 0;
 	s->event_fn = fn;
 	s->event_ctx = ctx;
-	n = timeout_ms ? ring_buffer__poll(s->events, timeout_ms) : ring_buffer__consume(s->events);
+	n = timeout_ms ? ring_buffer__poll(s->events, timeout_ms) : 0;
+	/* poll reads only the rings that woke it: what BPF submitted without a wakeup is read here */
+	if (n >= 0)
+		n = ring_buffer__consume(s->events);
 	if (n >= 0 && hand_on_due(s) < 0)
 		n = -ECANCELED;
 	load_pending(s);
