@@ -71,7 +71,7 @@ static __always_inline __u64 java_find_blob(const struct java_proc *j, __u64 pc)
 
 /* An interpreted frame: rbp is its frame pointer; the Method* and bcp are in its slots. */
 static __always_inline long java_interp(struct unwind_scratch *sc, const struct java_proc *j,
-					bool leaf)
+					bool leaf, __u32 pid)
 {
 	__u64 fp = sc->bp, method, bcp, sender, ra, bp;
 
@@ -85,6 +85,7 @@ static __always_inline long java_interp(struct unwind_scratch *sc, const struct 
 		goto lost;
 	java_push(sc, JAVA_TAG_INTERP << JAVA_TAG_SHIFT | (method & JAVA_ADDR_MASK));
 	java_push(sc, bcp);
+	rt_announce(pid, JAVA_EVENT_METHOD, method);
 	/* the caller's frame lies above this one, on the same stack */
 	if (fp < sc->sp || sender <= fp || sender - fp > (1 << 20) || !ra || ra >= USER_ADDR_END)
 		goto broken;
@@ -108,7 +109,7 @@ broken:
  * blob of size 0 (the call stub) keeps rbp as its frame pointer.
  */
 static __always_inline long java_step(struct unwind_scratch *sc, const struct java_proc *j,
-				      bool leaf)
+				      bool leaf, __u32 pid)
 {
 	__u64 pc = sc->pc, blob, name_p, name = 0, code, cfa, ra, bp = sc->bp;
 	__s32 fs, fco, off, id = 0;
@@ -116,7 +117,7 @@ static __always_inline long java_step(struct unwind_scratch *sc, const struct ja
 
 	sc->exact_pc = 0;
 	if (pc >= j->interp_low && pc < j->interp_high)
-		return java_interp(sc, j, leaf);
+		return java_interp(sc, j, leaf, pid);
 	blob = java_find_blob(j, pc);
 	if (!blob) {
 		java_push(sc, JAVA_TAG_LOST << JAVA_TAG_SHIFT | JAVA_LOST_NO_BLOB);
@@ -140,6 +141,8 @@ static __always_inline long java_step(struct unwind_scratch *sc, const struct ja
 		goto lost;
 	java_push(sc, (nm ? JAVA_TAG_COMPILED : JAVA_TAG_STUB) << JAVA_TAG_SHIFT | (blob & JAVA_ADDR_MASK));
 	java_push(sc, (nm ? (__u64)(__u32)id << 32 : 0) | (__u32)(pc - blob));
+	if (nm)
+		rt_announce(pid, JAVA_EVENT_NMETHOD, blob);
 	if (leaf && fco > 0 && pc < code + fco) {
 		cfa = sc->sp + 8;	/* the prologue has not built the frame: the return address is on top */
 	} else if (fs > 0 && fs < (1 << 17)) {

@@ -23,7 +23,7 @@ struct {
 
 struct py_code_key {
 	__u32 pid;
-	__u32 pad;
+	__u32 kind;		/* as struct py_code_event's */
 	__u64 code;
 };
 
@@ -64,10 +64,10 @@ static __always_inline void py_push(struct unwind_scratch *sc, __u64 v)
 	sc->hash ^= sc->hash >> 29;
 }
 
-/* Asks userspace once per (process, code object) to read its names while they live. */
-static __always_inline void py_announce(__u32 pid, __u64 code)
+/* Asks userspace once per (process, kind, object) to read its names while they live. */
+static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 code)
 {
-	struct py_code_key k = { .pid = pid, .code = code };
+	struct py_code_key k = { .pid = pid, .kind = kind, .code = code };
 	struct py_code_event *e;
 	__u8 one = 1;
 
@@ -82,9 +82,14 @@ static __always_inline void py_announce(__u32 pid, __u64 code)
 		return;
 	}
 	e->pid = pid;
-	e->pad = 0;
+	e->kind = kind;
 	e->code = code;
 	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void py_announce(__u32 pid, __u64 code)
+{
+	rt_announce(pid, 0, code);
 }
 
 /*

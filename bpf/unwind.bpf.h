@@ -181,7 +181,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 
 	/* HotSpot's code cache: its frames have no CFI, and mostly no frame pointer */
 	if (c->java && sc->pc >= c->java->code_low && sc->pc < c->java->code_high)
-		return java_step(sc, c->java, leaf || sc->exact_pc);
+		return java_step(sc, c->java, leaf || sc->exact_pc, c->py_walk.pid);
 	/* an interpreter loop call: the Python frames it runs go first, they are its callees */
 	if (c->py && py_in_eval(c->py, sc->pc))
 		py_frames(sc, c->py, &c->py_walk);

@@ -58,6 +58,12 @@ struct java_proc {
 #define JAVA_TAG_LOST 0xf8ULL
 #define JAVA_ADDR_MASK ((1ULL << JAVA_TAG_SHIFT) - 1)
 
+/* what a Java event of the shared ring (struct py_code_event) announces */
+enum java_event_kind {
+	JAVA_EVENT_METHOD = 1,	/* a Method* an interpreted frame ran */
+	JAVA_EVENT_NMETHOD = 2,	/* an nmethod a compiled frame ran */
+};
+
 enum java_lost_reason {
 	JAVA_LOST_NO_BLOB = 1,	/* a code cache PC no code blob holds (freed, or mid-install) */
 	JAVA_LOST_READ = 2,	/* a frame could not be read */

@@ -201,7 +201,11 @@ static int on_py_event(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 	const struct py_code_event *e = data;
 
-	if (size >= sizeof(*e))
+	if (size < sizeof(*e))
+		return 0;
+	if (e->kind)
+		java__seen(s->java, e->pid, e->kind, e->code);
+	else
 		python__code_seen(s->python, e->pid, e->code);
 	return 0;
 }

@@ -388,3 +388,44 @@ int java__frame(struct java *j, __u32 pid, __u64 a, __u64 b, struct src_line *ou
 	out[0] = (struct src_line){ .function = blob_kind_name(tag) };
 	return 1;
 }
+
+/* Every method an nmethod's scopes name, read now: after the JVM exits they cannot be. */
+static void read_scope_methods(struct java *j, struct jvm_pid *p, const struct jvm_nmethod *n)
+{
+	const struct jvm_layout *l = &p->layout;
+	struct jvm_scope s;
+	__s32 scope;
+
+	for (__u32 i = 0; n->pcs && l->pc_size && i + l->pc_size <= n->n_pcs; i += l->pc_size) {
+		memcpy(&scope, n->pcs + i + l->pc_scope, 4);
+		for (int k = 0; scope > 0 && k < INLINE_MAX; k++) {
+			if (!n->scopes ||
+			    jvm_scope__read(n->scopes, n->n_scopes, (__u32)scope, l->u5_x1, &s) ||
+			    !s.method_index || s.method_index > n->n_metadata)
+				break;
+			get_method(j, p, n->metadata[s.method_index - 1]);
+			scope = s.sender;
+		}
+	}
+}
+
+void java__seen(struct java *j, __u32 pid, __u32 kind, __u64 addr)
+{
+	struct jvm_pid *p = j ? jvm__find_pid(j, pid) : NULL;
+	struct jvm_nmethod *n;
+	__s32 cid;
+
+	if (!p || p->unknown)
+		return;
+	if (kind == JAVA_EVENT_METHOD) {
+		get_method(j, p, addr);
+		return;
+	}
+	if (kind != JAVA_EVENT_NMETHOD || jvm__read(pid, addr + p->layout.bpf.nm_compile_id, &cid, 4))
+		return;
+	n = get_nmethod(j, p, addr, (__u32)cid);
+	if (!n || !n->ok)
+		return;
+	get_method(j, p, n->method);
+	read_scope_methods(j, p, n);
+}

@@ -42,6 +42,9 @@ int java__add_pid(struct java *j, __u32 pid);
 /* Looks again at JVMs that were starting; cheap when there are none. */
 void java__retry(struct java *j);
 
+/* BPF saw method or nmethod ADDR (enum java_event_kind) run in PID first: read it while it lives. */
+void java__seen(struct java *j, __u32 pid, __u32 kind, __u64 addr);
+
 /* Whether a slot of a walked stack starts a Java frame (two slots) or is a lost-frames mark (one). */
 bool java__is_frame(__u64 slot);
 bool java__is_lost(__u64 slot);
