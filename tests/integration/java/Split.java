@@ -9,15 +9,16 @@ public class Split {
     static volatile long sink;
     static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
 
-    // small enough for C2 to inline into alpha's loop
-    static long mix(long s, long i) {
-        return s + (i * 31 ^ (s >>> 3)); // HOT mix
+    // small enough for C2 to inline into alpha; its long loop keeps a safepoint, so its own debug info
+    static long mix(long s, long n) {
+        for (long i = 0; i < n; i++) s += i * 31 ^ (s >>> 3); // HOT mix
+        return s;
     }
 
     static long alpha(long untilNs) {
         long s = 0;
         while (System.nanoTime() < untilNs) {
-            for (int i = 0; i < 2000; i++) s = mix(s, i); // HOT alpha
+            s = mix(s, 2000); // HOT alpha
         }
         return s;
     }
