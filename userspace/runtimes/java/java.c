@@ -291,6 +291,7 @@ int java__add_pid(struct java *j, __u32 pid)
 	if (bpf_map_update_elem(j->opts.procs_fd, &pid, &proc, BPF_ANY))
 		return -errno;
 	j->stats.jvms++;
+	p->found_ns = jvm__now_ns();
 	p_debug("pid %u: JDK %llu, %u code heaps, its Java frames walked in BPF", pid,
 		(unsigned long long)layout.major, proc.n_heaps);
 	return 0;

@@ -87,6 +87,8 @@ struct jvm_pid {
 	__u32 pid;
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool unknown;		/* tables we cannot use: counted, not walked */
+	bool named_one;		/* a frame of it was named: first_named_ns is measured */
+	__u64 found_ns;		/* when BPF got its table */
 	struct jvm_layout layout;
 	struct hmap *m_index, *nm_index;	/* address -> id + 1 */
 	struct jvm_method *methods;

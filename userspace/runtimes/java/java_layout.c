@@ -142,7 +142,6 @@ int jvm_layout__from_vmstructs(const struct vmstructs *v, struct jvm_layout *l,
 		{ "CodeHeap", "_log2_segment_size", &l->ch_log2_seg, 2 },
 		{ "VirtualSpace", "_low_boundary", &l->vs_low_boundary, 2 },
 		{ "VirtualSpace", "_high_boundary", &l->vs_high_boundary, 2 },
-		{ "GrowableArrayBase", "_len", &l->ga_len, 2 },
 		{ "GrowableArray<int>", "_data", &l->ga_data, 2 },
 		{ "StubQueue", "_stub_buffer", &l->sq_buffer, 2 },
 		{ "StubQueue", "_buffer_limit", &l->sq_limit, 2 },
@@ -176,6 +175,12 @@ int jvm_layout__from_vmstructs(const struct vmstructs *v, struct jvm_layout *l,
 		return -ENOTSUP;
 	}
 	p->block_header = (__u16)block;
+	/* GenericGrowableArray until JDK 15 */
+	if (take_either(v, "GrowableArrayBase", "_len", NULL, &l->ga_len, &which) &&
+	    take_either(v, "GenericGrowableArray", "_len", NULL, &l->ga_len, &which)) {
+		*missing = "GrowableArrayBase::_len";
+		return -ENOTSUP;
+	}
 	if (take_either(v, "ConstMethod", "_flags", "_flags._flags", &l->cm_flags, &which)) {
 		*missing = "ConstMethod::_flags";
 		return -ENOTSUP;

@@ -417,6 +417,10 @@ void java__seen(struct java *j, __u32 pid, __u32 kind, __u64 addr)
 
 	if (!p || p->unknown)
 		return;
+	if (!p->named_one) {
+		p->named_one = true;
+		j->stats.first_named_ns = jvm__now_ns() - p->found_ns;
+	}
 	if (kind == JAVA_EVENT_METHOD) {
 		get_method(j, p, addr);
 		return;

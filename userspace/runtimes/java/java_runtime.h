@@ -25,6 +25,7 @@ struct java_stats {
 	__u64 frames_unnamed;	/* Java frames left unnamed */
 	__u64 frames_lost[4];	/* marks where BPF stopped a Java walk, by enum java_lost_reason */
 	__u64 read_ns;		/* time spent reading JVM memory to name frames */
+	__u64 first_named_ns;	/* the last JVM found: from finding it to naming its first frame */
 };
 
 /* NULL with errno set. */
