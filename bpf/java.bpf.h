@@ -35,6 +35,30 @@ static __always_inline int java_read32(__s32 *dst, __u64 addr)
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
 }
 
+struct java_hops {
+	__u64 segmap;
+	__u64 seg;
+	__u32 found;		/* reached a block's first segment */
+	__u32 pad;
+};
+
+/* one hop back through a segment map: 0 marks a block's first segment */
+static long java_hop(__u64 i, struct java_hops *h)
+{
+	__u8 b;
+
+	if (bpf_probe_read_user(&b, 1, (const void *)(h->segmap + h->seg)))
+		return 1;
+	if (!b) {
+		h->found = 1;
+		return 1;
+	}
+	if (b == 0xff || b > h->seg)
+		return 1;	/* a free segment, or a map that points before the heap */
+	h->seg -= b;
+	return 0;
+}
+
 /*
  * The CodeBlob holding pc, by its heap's segment map (HotSpot's
  * CodeHeap::find_start): a used segment's byte is the distance back toward
@@ -42,36 +66,30 @@ static __always_inline int java_read32(__s32 *dst, __u64 addr)
  */
 static __always_inline __u64 java_find_blob(const struct java_proc *j, __u64 pc)
 {
-	const struct java_heap *h = NULL;
-	__u64 seg;
-	__u8 b;
+	struct java_hops h = {};
+	__u64 low = 0;
+	__u32 log2 = 0;
 
 	for (int i = 0; i < JAVA_MAX_HEAPS; i++) {
 		if (i < j->n_heaps && pc >= j->heap[i].low && pc < j->heap[i].high) {
-			h = &j->heap[i];
+			low = j->heap[i].low;
+			log2 = j->heap[i].log2_seg;
+			h.segmap = j->heap[i].segmap;
 			break;
 		}
 	}
-	if (!h || h->log2_seg > 20)
+	if (!low || log2 > 20)
 		return 0;
-	seg = (pc - h->low) >> h->log2_seg;
-	if (bpf_probe_read_user(&b, 1, (const void *)(h->segmap + seg)) || b == 0xff)
-		return 0;
-	for (int i = 0; i < JAVA_SEGMAP_HOPS && b; i++) {
-		if (b > seg)
-			return 0;
-		seg -= b;
-		if (bpf_probe_read_user(&b, 1, (const void *)(h->segmap + seg)))
-			return 0;
-	}
-	if (b)
-		return 0;	/* a blob larger than the hops reach */
-	return h->low + (seg << h->log2_seg) + j->block_header;
+	h.seg = (pc - low) >> log2;
+	bpf_loop(JAVA_SEGMAP_HOPS + 1, java_hop, &h, 0);
+	if (!h.found)
+		return 0;	/* free, unreadable, or a blob larger than the hops reach */
+	return low + (h.seg << log2) + j->block_header;
 }
 
 /* An interpreted frame: rbp is its frame pointer; the Method* and bcp are in its slots. */
 static __always_inline long java_interp(struct unwind_scratch *sc, const struct java_proc *j,
-					bool leaf, __u32 pid)
+					__u32 leaf, __u32 pid)
 {
 	__u64 fp = sc->bp, method, bcp, sender, ra, bp;
 
@@ -106,15 +124,21 @@ broken:
 /*
  * One frame whose pc is in the code cache: records it (include/java.h) and
  * steps to its caller. Compiled code and stubs have a fixed frame size; a
- * blob of size 0 (the call stub) keeps rbp as its frame pointer.
+ * blob of size 0 (the call stub) keeps rbp as its frame pointer. A global
+ * function, verified once on its own rather than at its call site inside
+ * the walk: that keeps the load time of the whole program down.
  */
-static __always_inline long java_step(struct unwind_scratch *sc, const struct java_proc *j,
-				      bool leaf, __u32 pid)
+__noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, __u32 leaf,
+			  __u32 pid)
 {
-	__u64 pc = sc->pc, blob, name_p, name = 0, code, cfa, ra, bp = sc->bp;
+	__u64 pc, blob, name_p, name = 0, code, cfa, ra, bp;
 	__s32 fs, fco, off, id = 0;
 	bool nm;
 
+	if (!sc || !j)
+		return 1;
+	pc = sc->pc;
+	bp = sc->bp;
 	sc->exact_pc = 0;
 	if (pc >= j->interp_low && pc < j->interp_high)
 		return java_interp(sc, j, leaf, pid);

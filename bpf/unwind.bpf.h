@@ -68,6 +68,11 @@ struct unwind_ctx {
 	const struct py_proc *py;	/* NULL: no CPython in this process */
 	struct py_walk py_walk;
 	const struct java_proc *java;	/* NULL: no JVM in this process */
+	/*
+	 * Its code cache, [0, 0) without a JVM: a test of scalars, so the
+	 * verifier does not follow a JVM and a JVM-less walk apart.
+	 */
+	__u64 java_low, java_high;
 };
 
 /* the mapping holding pc: the last one with start <= pc, if pc < its end */
@@ -180,8 +185,8 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	int ret;
 
 	/* HotSpot's code cache: its frames have no CFI, and mostly no frame pointer */
-	if (c->java && sc->pc >= c->java->code_low && sc->pc < c->java->code_high)
-		return java_step(sc, c->java, leaf || sc->exact_pc, c->py_walk.pid);
+	if (sc->pc >= c->java_low && sc->pc < c->java_high)
+		return java_step(sc, c->java, leaf || sc->exact_pc, c->py_walk.pid) ? 1 : 0;
 	/* an interpreter loop call: the Python frames it runs go first, they are its callees */
 	if (c->py && py_in_eval(c->py, sc->pc))
 		py_frames(sc, c->py, &c->py_walk);
@@ -273,6 +278,10 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.py = bpf_map_lookup_elem(&py_procs, &pid);
 	c.py_walk.pid = pid;
 	c.java = bpf_map_lookup_elem(&java_procs, &pid);
+	if (c.java) {
+		c.java_low = c.java->code_low;
+		c.java_high = c.java->code_high;
+	}
 	/* the user registers saved at kernel entry, wherever the sample interrupted */
 	c.sc->pc = BPF_CORE_READ(regs, ip);
 	c.sc->sp = BPF_CORE_READ(regs, sp);

@@ -259,10 +259,19 @@ int java__add_pid(struct java *j, __u32 pid)
 	if (err)
 		return err;
 	for (size_t i = 0; i < n && found == -ENOENT; i++)
-		if (is_libjvm(&maps[i]))
+		if (is_libjvm(&maps[i])) {
 			found = probe(j, pid, &maps[i], &layout, &proc);
+			if (found == -ENOENT)
+				found = -EIO;	/* -ENOENT says no JVM; this one is there */
+		}
 	proc_maps__free(maps);
 	p_debug("pid %u: java probe %d", pid, found);
+	p = jvm__find_pid(j, pid);
+	if (found == -ENOENT && p && !p->dead) {
+		/* an exec into something else: its old code cache means nothing now */
+		bpf_map_delete_elem(j->opts.procs_fd, &pid);
+		drop_pid(j, p);
+	}
 	if (found == -ENOENT)
 		return -ENOENT;
 	if (found == -EAGAIN) {

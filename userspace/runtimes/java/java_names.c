@@ -111,18 +111,17 @@ static __u8 *read_lines(__u32 pid, __u64 addr, __u32 *n)
 
 	if (!buf)
 		return NULL;
-	while (got < LINES_MAX && !jvm__read(pid, addr + got, buf + got, 256)) {
-		if (memchr(buf + got, 0, 256))
-			break;
+	/* only whole chunks that were read count; the table ends at its 0 byte */
+	while (got + 256 <= LINES_MAX && !jvm__read(pid, addr + got, buf + got, 256)) {
 		got += 256;
-		if (got + 256 > LINES_MAX)
+		if (memchr(buf + got - 256, 0, 256))
 			break;
 	}
-	*n = got + 256 <= LINES_MAX ? got + 256 : got;
-	if (!got && jvm__read(pid, addr, buf, 1)) {
+	if (!got) {
 		free(buf);
 		return NULL;
 	}
+	*n = got;
 	return buf;
 }
 
