@@ -191,8 +191,6 @@ if v >= (3, 13):
 PY
 done
 
-exit 0
-
 # java: a small image of HotSpot's four tables as a JVM lays them out, a line number table, a scope
 python3 - "$out/java" <<'PY'
 import struct, sys
@@ -230,3 +228,5 @@ open(out + "/lines_old", "wb").write(bytes([1, 0, 0, 0x0a, 0xff, 2, 20, 0x29, 0]
 # a scope: sender 0, method index 1, bci 5 (+1), UNSIGNED5 with byte 0 excluded
 open(out + "/scope", "wb").write(bytes([2, 1, 0, 0, 1, 2, 7, 0xc5, 2]))
 PY
+
+exit 0
