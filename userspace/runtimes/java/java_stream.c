@@ -1,5 +1,6 @@
 /* java_stream.c -- HotSpot's compressed streams: UNSIGNED5 numbers, line number tables, scope descriptors */
 #include <errno.h>
+#include <stdint.h>
 #include "java_int.h"
 
 #define U5_H_BITS 6
@@ -48,7 +49,8 @@ static int read_signed(const __u8 *buf, size_t len, size_t *pos, bool x1, __s32 
  */
 __u32 jvm_lines__find(const __u8 *tab, size_t len, bool x1, __u32 bci)
 {
-	__s32 cur_bci = 0, cur_line = 0, d_bci, d_line, best = 0, best_bci = -1;
+	__s64 cur_bci = 0, cur_line = 0, best = 0, best_bci = -1;
+	__s32 d_bci, d_line;
 	size_t pos = 0;
 
 	while (pos < len && tab[pos]) {
@@ -64,7 +66,10 @@ __u32 jvm_lines__find(const __u8 *tab, size_t len, bool x1, __u32 bci)
 		}
 		cur_bci += d_bci;
 		cur_line += d_line;
-		if (cur_bci <= (__s32)bci && cur_bci >= best_bci) {
+		/* a real table stays within u2 bytecode indices and int lines */
+		if (cur_bci < 0 || cur_bci > 0xffff || cur_line < 0 || cur_line > INT32_MAX)
+			break;
+		if (cur_bci <= (__s64)bci && cur_bci >= best_bci) {
 			best_bci = cur_bci;
 			best = cur_line;
 		}
