@@ -161,19 +161,27 @@ static __always_inline bool py_in_eval(const struct py_proc *py, __u64 pc)
  * it runs, innermost first, each as two slots (include/python.h), and leaves
  * in w->frame the first frame of the next call out.
  */
-static __always_inline void py_frames(struct unwind_scratch *sc, const struct py_proc *py,
-				      struct py_walk *w)
+/*
+ * A global function, verified once on its own: inlined into the walk's
+ * step, its loop multiplied the states of everything after it (the sampler
+ * verified 169 k instructions with it inline, 148 k without, with the Java
+ * walk added). Returns 0.
+ */
+__noinline int py_frames(struct unwind_scratch *sc, const struct py_proc *py, struct py_walk *w)
 {
 	__u64 f, code, prev, instr, first;
 	__u8 entry = 0;
 	int i;
+
+	if (!sc || !py || !w)
+		return 0;
 
 	if (!w->started) {
 		w->started = 1;
 		w->frame = py_current_frame(py);
 		if (!w->frame) {
 			py_push(sc, PY_TAG_LOST << PY_TAG_SHIFT | PY_LOST_NO_THREAD);
-			return;
+			return 0;
 		}
 	}
 	f = w->frame;
@@ -204,10 +212,11 @@ static __always_inline void py_frames(struct unwind_scratch *sc, const struct py
 	if (i == PY_MAX_RUN)
 		py_push(sc, PY_TAG_LOST << PY_TAG_SHIFT | PY_LOST_RUN);
 	w->frame = f;
-	return;
+	return 0;
 lost:
 	py_push(sc, PY_TAG_LOST << PY_TAG_SHIFT | PY_LOST_READ);
 	w->frame = 0;
+	return 0;
 }
 
 #endif /* EBPFPROF_PYTHON_BPF_H */
