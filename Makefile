@@ -144,6 +144,7 @@ bench: deps all fixtures
 	@bash tests/bench/churn.sh
 	@bash tests/bench/flame.sh
 	@bash tests/bench/python.sh
+	@bash tests/bench/java.sh
 	@bash tests/bench/compare.sh
 
 vmlinux:

@@ -48,6 +48,7 @@ struct unwind_scratch {
 	__u64 hash;
 	__u32 unknown_pc;	/* a PC outside every known mapping: the maps changed */
 	__u32 exact_pc;		/* pc is where a signal struck, not a return address */
+	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
 	struct user_stack stack;
 };
 
@@ -59,12 +60,19 @@ struct {
 } unwind_scratch SEC(".maps");
 
 #include "python.bpf.h"
+#include "java.bpf.h"
 
 struct unwind_ctx {
 	struct unwind_scratch *sc;
 	struct unwind_proc *proc;
 	const struct py_proc *py;	/* NULL: no CPython in this process */
 	struct py_walk py_walk;
+	const struct java_proc *java;	/* NULL: no JVM in this process */
+	/*
+	 * Its code cache, [0, 0) without a JVM: a test of scalars, so the
+	 * verifier does not follow a JVM and a JVM-less walk apart.
+	 */
+	__u64 java_low, java_high;
 };
 
 /* the mapping holding pc: the last one with start <= pc, if pc < its end */
@@ -176,6 +184,9 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	__u32 leaf = !sc->stack.n, n;
 	int ret;
 
+	/* HotSpot's code cache: its frames have no CFI, and mostly no frame pointer */
+	if (sc->pc >= c->java_low && sc->pc < c->java_high)
+		return java_step(sc, c->java, leaf || sc->exact_pc, c->py_walk.pid) ? 1 : 0;
 	/* an interpreter loop call: the Python frames it runs go first, they are its callees */
 	if (c->py && py_in_eval(c->py, sc->pc))
 		py_frames(sc, c->py, &c->py_walk);
@@ -267,10 +278,16 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 		return NULL;
 	c.py = bpf_map_lookup_elem(&py_procs, &pid);
 	c.py_walk.pid = pid;
+	c.java = bpf_map_lookup_elem(&java_procs, &pid);
+	if (c.java) {
+		c.java_low = c.java->code_low;
+		c.java_high = c.java->code_high;
+	}
 	/* the user registers saved at kernel entry, wherever the sample interrupted */
 	c.sc->pc = BPF_CORE_READ(regs, ip);
 	c.sc->sp = BPF_CORE_READ(regs, sp);
 	c.sc->bp = BPF_CORE_READ(regs, bp);
+	c.sc->r13 = BPF_CORE_READ(regs, r13);
 	c.sc->hash = 0xcbf29ce484222325ULL;
 	c.sc->unknown_pc = 0;
 	c.sc->exact_pc = 0;

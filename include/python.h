@@ -71,10 +71,14 @@ enum py_lost_reason {
 	PY_LOST_RUN = 3,	/* more than PY_MAX_RUN frames in one loop call */
 };
 
-/* a new code object seen in a sample, so userspace names it while it lives */
+/*
+ * A new code object seen in a sample, so userspace names it while it lives.
+ * The ring and the seen map are shared with the Java frame reader, whose
+ * events have a kind of their own (enum java_event_kind).
+ */
 struct py_code_event {
 	__u32 pid;
-	__u32 pad;
+	__u32 kind;		/* 0: a CPython code object */
 	__u64 code;
 };
 

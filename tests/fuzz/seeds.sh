@@ -8,7 +8,7 @@ max=65536	# libFuzzer mutates small inputs best; larger real files are cut or le
 
 rm -rf "$out"
 for t in kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle gopclntab http_request python docker_meta pprof_read; do
+	perfmap demangle gopclntab http_request python docker_meta pprof_read java; do
 	mkdir -p "$out/$t"
 done
 
@@ -229,5 +229,43 @@ if v >= (3, 13):
     open(dst + ".debug", "wb").write(bytes([2]) + ctypes.string_at(ctypes.addressof(rt), 71 * 8))
 PY
 done
+
+# java: a small image of HotSpot's four tables as a JVM lays them out, a line number table, a scope
+python3 - "$out/java" <<'PY'
+import struct, sys
+out = sys.argv[1]
+base, img = 0x10000, bytearray(4096)
+strs = {}
+def string(s):
+    if s not in strs:
+        strs[s] = len(img)
+        img.extend(s.encode() + b"\0")
+    return base + strs[s]
+def table(entries, stride):
+    at = len(img)
+    for e in entries + [b"\0" * stride]:
+        img.extend(e.ljust(stride, b"\0"))
+    return base + at
+fields = [("CodeBlob", "_name", "const char*", 0, 8, 0), ("CodeBlob", "_frame_size", "int", 0, 0x2c, 0),
+          ("CodeBlob", "_frame_complete_offset", "int16_t", 0, 0x36, 0),
+          ("CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", 1, 0, 0x7f0000001000)]
+structs = table([struct.pack("<QQQiiQQ", string(t), string(f), string(ty), st, 0, off, addr)
+                 for t, f, ty, st, off, addr in fields], 48)
+types = table([struct.pack("<QQiiiiQ", string(t), 0, 0, 0, 0, 0, size)
+               for t, size in [("HeapBlock", 8), ("ConstMethod", 0x38)]], 48)
+ints = table([struct.pack("<QiI", string(n), v, 0)
+              for n, v in [("frame::interpreter_frame_sender_sp_offset", -1), ("CodeBlobKind::Nmethod", 1)]], 16)
+longs = table([struct.pack("<QQ", string("LONG"), 7)], 16)
+# the variables, one 8-byte slot each, in enum jvm_sym order
+vals = [structs, 0, 8, 16, 24, 32, 40, 48, types, 0, 32, 48, ints, 0, 8, 16, longs, 0, 8, 16]
+for k, v in enumerate(vals):
+    img[8 * k:8 * k + 8] = struct.pack("<Q", v)
+open(out + "/tables", "wb").write(bytes([0] + list(range(20))) + bytes(img))
+# lines: short pairs, an escaped pair (0xff, signed UNSIGNED5 deltas), the end
+open(out + "/lines", "wb").write(bytes([1, 1, 0, 0x0a, 0xff, 3, 21, 0x29, 0]))
+open(out + "/lines_old", "wb").write(bytes([1, 0, 0, 0x0a, 0xff, 2, 20, 0x29, 0]))
+# a scope: sender 0, method index 1, bci 5 (+1), UNSIGNED5 with byte 0 excluded
+open(out + "/scope", "wb").write(bytes([2, 1, 0, 0, 1, 2, 7, 0xc5, 2]))
+PY
 
 exit 0

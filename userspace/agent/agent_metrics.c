@@ -7,6 +7,8 @@
 #include "deliver/deliver.h"
 #include "python.h"
 #include "runtimes/python/python_runtime.h"
+#include "java.h"
+#include "runtimes/java/java_runtime.h"
 
 static void counter(FILE *out, const char *name, const char *help, double v)
 {
@@ -164,6 +166,39 @@ static void write_python(FILE *out, struct python *py)
 		prom__value(out, "ebpfprof_python_frames_lost_total", lost[i], ps.frames_lost[i]);
 }
 
+/* HotSpot: JVMs walked or not, methods read, frames named or lost */
+static void write_java(FILE *out, struct java *j)
+{
+	static const char *const lost[] = {
+		[JAVA_LOST_NO_BLOB] = "reason=\"no_code_blob\"",
+		[JAVA_LOST_READ] = "reason=\"unreadable_frame\"",
+		[JAVA_LOST_FRAME] = "reason=\"bad_frame\"",
+	};
+	struct java_stats js;
+
+	if (!j)
+		return;
+	java__stats(j, &js);
+	counter(out, "ebpfprof_java_processes_total", "JVMs whose frames BPF walks", js.jvms);
+	counter(out, "ebpfprof_java_unknown_layout_total",
+		"JVMs whose tables lack what the walk needs (native frames only)", js.unknown_layout);
+	counter(out, "ebpfprof_java_methods_total", "Methods read and cached", js.methods);
+	counter(out, "ebpfprof_java_compiled_methods_total",
+		"Compiled methods whose debug info was read and cached", js.nmethods);
+	counter(out, "ebpfprof_java_read_failed_total",
+		"Methods or compiled methods that could not be read (unloaded, or the process gone)",
+		js.read_failed);
+	gauge(out, "ebpfprof_java_cache_bytes", "Memory the cached methods hold", js.cache_bytes);
+	counter(out, "ebpfprof_java_frames_named_total", "Java frames named (inlined ones included)",
+		js.frames_named);
+	counter(out, "ebpfprof_java_frames_unnamed_total", "Java frames left unnamed",
+		js.frames_unnamed);
+	prom__header(out, "ebpfprof_java_frames_lost_total", "counter",
+		     "Marks where BPF stopped a Java walk, by reason");
+	for (int i = JAVA_LOST_NO_BLOB; i <= JAVA_LOST_FRAME; i++)
+		prom__value(out, "ebpfprof_java_frames_lost_total", lost[i], js.frames_lost[i]);
+}
+
 static void write_pusher(FILE *out, struct pusher *p, const char *prefix)
 {
 	struct pusher_stats ps = {};
@@ -233,6 +268,7 @@ int agent_metrics__write(void *ctx, FILE *out)
 	      f.sym.mappings_live);
 	write_offcpu(out, a->offcpu);
 	write_python(out, sampler__python(a->sampler));
+	write_java(out, sampler__java(a->sampler));
 	write_pusher(out, a->pusher, "ebpfprof_push_");
 	write_pusher(out, a->otlp, "ebpfprof_otlp_");
 	gauge(out, "ebpfprof_resident_memory_bytes", "Resident set size", rss_bytes());

@@ -15,6 +15,7 @@
 #include "symbolize/symbolize.h"
 #include "python.h"
 #include "runtimes/python/python_runtime.h"
+#include "runtimes/java/java_runtime.h"
 
 /* How often we look for new processes, to read their maps while they live. */
 #define POLL_INTERVAL_NS 500000000LL
@@ -161,6 +162,27 @@ static void report_python(struct sampler *s)
 	       (unsigned long long)ps.trampolines);
 }
 
+/* JVMs found, methods read and what naming their frames cost */
+static void report_java(struct sampler *s)
+{
+	struct java *j = sampler__java(s);
+	struct java_stats js;
+
+	if (!j)
+		return;
+	java__stats(j, &js);
+	p_info("java: %llu JVMs walked, %llu with tables we cannot use, %llu looks before a JVM was ready; %llu methods and %llu compiled methods read (%llu failed, %.0f us each, %.1f KB cached); frames %llu named, %llu unnamed, lost marks: %llu no code blob, %llu unreadable, %llu bad frame; first frame announced %.1f ms after the last JVM was found",
+	       (unsigned long long)js.jvms, (unsigned long long)js.unknown_layout,
+	       (unsigned long long)js.not_ready, (unsigned long long)js.methods,
+	       (unsigned long long)js.nmethods, (unsigned long long)js.read_failed,
+	       js.methods + js.nmethods + js.read_failed ?
+		       js.read_ns / 1e3 / (double)(js.methods + js.nmethods + js.read_failed) : 0.0,
+	       js.cache_bytes / 1024.0, (unsigned long long)js.frames_named,
+	       (unsigned long long)js.frames_unnamed, (unsigned long long)js.frames_lost[1],
+	       (unsigned long long)js.frames_lost[2], (unsigned long long)js.frames_lost[3],
+	       js.first_named_ns / 1e6);
+}
+
 /* off-cpu and wall modes: the tracer's blocks, walks and losses, and its BPF cost per switch */
 static void report_offcpu(struct offcpu *o)
 {
@@ -217,6 +239,7 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 	       (unsigned long long)sampler__execs_unsampled(s));
 	report_unwind(s, st);
 	report_python(s);
+	report_java(s);
 	report_offcpu(offcpu);
 	p_info("self: user %.3f s, system %.3f s, max rss %ld KiB",
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

@@ -98,6 +98,8 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.py_events, m->py_events_fd);
 	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.java_procs, m->java_procs_fd);	/* the same JVMs */
+	if (!err)
 		skel->rodata->unwind_mode = UNWIND_MODE_CFI;
 	return err;
 }

@@ -22,6 +22,7 @@
 #include "python.h"
 #include "runtimes/python/python_runtime.h"
 #include "symbolize/symbolize.h"
+#include "runtimes/java/java_runtime.h"
 #include "profile.skel.h"
 
 #define DEFAULT_STACK_ENTRIES 16384
@@ -40,6 +41,7 @@ struct sampler {
 	void *event_ctx;
 	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	struct python *python;		/* CPython processes; with the unwinder only */
+	struct java *java;		/* HotSpot JVMs; with the unwinder only */
 	__u32 pending[PENDING_MAX];	/* processes whose tables are to be loaded */
 	int n_pending;
 	struct exec_defer *execs;	/* execs not yet handed on */
@@ -218,7 +220,11 @@ static int on_py_event(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 	const struct py_code_event *e = data;
 
-	if (size >= sizeof(*e))
+	if (size < sizeof(*e))
+		return 0;
+	if (e->kind)
+		java__seen(s->java, e->pid, e->kind, e->code);
+	else
 		python__code_seen(s->python, e->pid, e->code);
 	return 0;
 }
@@ -250,10 +256,12 @@ static void load_pending(struct sampler *s)
 	for (int i = 0; i < s->n_pending; i++) {
 		unwinder__add_pid(s->unwinder, s->pending[i]);	/* failure: frame pointers */
 		python__add_pid(s->python, s->pending[i]);	/* failure: native frames only */
+		java__add_pid(s->java, s->pending[i]);
 		proc_maps__unshare(s->pending[i]);
 		ring_buffer__consume(s->events);		/* may append to pending */
 	}
 	s->n_pending = 0;
+	java__retry(s->java);	/* JVMs found before their code cache was made */
 }
 
 /*
@@ -275,6 +283,7 @@ static void preload_running(struct sampler *s)
 			break;
 		unwinder__add_pid(s->unwinder, pids[i]);
 		python__add_pid(s->python, pids[i]);
+		java__add_pid(s->java, pids[i]);
 	}
 	p_debug("preloaded the tables of %d of %d running processes", i > 0 ? i : 0, n);
 	if (n >= 0)
@@ -293,6 +302,7 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 		.sync_inner_fd = bpf_map__fd(s->skel->maps.sync_inner),
 	};
 	struct python_opts po = { .procs_fd = bpf_map__fd(s->skel->maps.py_procs) };
+	struct java_opts jo = { .procs_fd = bpf_map__fd(s->skel->maps.java_procs) };
 
 	if (s->skel->rodata->unwind_mode != UNWIND_MODE_CFI)
 		return 0;
@@ -302,10 +312,14 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 	s->python = python__new(&po);
 	if (!s->python)
 		return -errno;
+	s->java = java__new(&jo);
+	if (!s->java)
+		return -errno;
 	/* processes named up front get their tables before the first sample */
 	for (int i = 0; i < n_pids; i++) {
 		unwinder__add_pid(s->unwinder, pids[i]);
 		python__add_pid(s->python, pids[i]);
+		java__add_pid(s->java, pids[i]);
 	}
 	if (whole_system)
 		preload_running(s);
@@ -443,6 +457,7 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out)
 		.py_tstates_fd = bpf_map__fd(skel->maps.py_tstates),
 		.py_code_seen_fd = bpf_map__fd(skel->maps.py_code_seen),
 		.py_events_fd = bpf_map__fd(skel->maps.py_events),
+		.java_procs_fd = bpf_map__fd(skel->maps.java_procs),
 	};
 }
 
@@ -510,6 +525,7 @@ int sampler__swap(struct sampler *s)
 		unwinder__sweep(s->unwinder);	/* once a window: tables of dead processes go */
 	if (s->python)
 		python__sweep(s->python);	/* caches of processes dead a whole window go */
+	java__sweep(s->java);
 	return err ? err : old;
 }
 
@@ -620,6 +636,11 @@ struct python *sampler__python(struct sampler *s)
 	return s ? s->python : NULL;	/* off-cpu mode runs without a sampler */
 }
 
+struct java *sampler__java(struct sampler *s)
+{
+	return s ? s->java : NULL;
+}
+
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt)
 {
 	return bpf_util__prog_runtime(bpf_program__fd(s->prog), run_ns, run_cnt);
@@ -634,6 +655,7 @@ void sampler__free(struct sampler *s)
 	exec_defer__free(s->execs);
 	unwinder__free(s->unwinder);
 	python__free(s->python);
+	java__free(s->java);
 	free(s->links);
 	free(s->cpus);
 	profile_bpf__destroy(s->skel);

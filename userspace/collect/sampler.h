@@ -98,6 +98,7 @@ struct sampler_maps {
 	int rows_fd, pages_fd, procs_fd;
 	int events_fd, seen_fd, events_lost_fd;
 	int py_procs_fd, py_tstates_fd, py_code_seen_fd, py_events_fd;	/* with cfi */
+	int java_procs_fd;	/* with cfi */
 };
 
 void sampler__maps(const struct sampler *s, struct sampler_maps *out);
@@ -139,6 +140,8 @@ int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out);
 
 /* The CPython namer (borrowed), or NULL without the CFI unwinder (or without a sampler: s NULL). */
 struct python *sampler__python(struct sampler *s);
+/* The HotSpot namer (borrowed), or NULL likewise. */
+struct java *sampler__java(struct sampler *s);
 
 /* Number of CPUs sampled after sampler__start. */
 int sampler__cpus(const struct sampler *s);

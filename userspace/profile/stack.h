@@ -42,9 +42,9 @@ typedef int (*stack_read_fn)(void *src, int slot, __s32 id, __u64 *ips, int max)
 int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
 		       struct symbolizer *sym, __u32 pid, __s32 kern_id, __s32 user_id);
 
-/* The same for an off-CPU block's stacks; py names their Python frames (NULL: none). */
+/* The same for an off-CPU block's stacks; py and java name their runtimes' frames (NULL: none). */
 int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct python *py,
-			  struct symbolizer *sym, const struct offcpu_key *key);
+			  struct java *java, struct symbolizer *sym, const struct offcpu_key *key);
 
 /* stack__resolve_ids for a CPU sample of the sampler. */
 int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,

@@ -1,0 +1,355 @@
+/* java.c -- HotSpot JVMs: detection, reading their tables, the BPF entry, looking again at starting ones */
+#include <errno.h>
+#include <gelf.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <bpf/bpf.h>
+#include "lib/array.h"
+#include "lib/log.h"
+#include "symbolize/elf_syms.h"
+#include "symbolize/proc_maps.h"
+#include "symbolize/procfs.h"
+#include "java_int.h"
+
+#define RETRY_NS 200000000ull	/* a starting JVM is looked at again this often */
+#define WAITING_MAX 256
+
+__u64 jvm__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+int jvm__read(__u32 pid, __u64 addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
+{
+	return jvm__read(*(__u32 *)ctx, addr, buf, len);
+}
+
+struct java *java__new(const struct java_opts *opts)
+{
+	struct java *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->opts = *opts;
+	if (!j->opts.proc_root)
+		j->opts.proc_root = "/proc";
+	return j;
+}
+
+static void free_pid(struct java *j, struct jvm_pid *p)
+{
+	jvm__free_names(j, p);
+	free(p);
+}
+
+void java__free(struct java *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->n_pids; i++)
+		free_pid(j, j->pids[i]);
+	free(j->pids);
+	free(j->waiting);
+	free(j);
+}
+
+struct jvm_pid *jvm__find_pid(const struct java *j, __u32 pid)
+{
+	for (size_t i = 0; i < j->n_pids; i++)
+		if (j->pids[i]->pid == pid)
+			return j->pids[i];
+	return NULL;
+}
+
+static bool is_libjvm(const struct proc_map *m)
+{
+	const char *base = strrchr(m->path, '/');
+
+	return m->inode && m->path[0] == '/' && base && !strcmp(base + 1, "libjvm.so");
+}
+
+/* The table symbols of libjvm.so open at fd, as the process's addresses (bias added). */
+static int read_syms(int fd, __u64 map_off, __u64 map_start, __u64 sym[JVM_SYM_COUNT])
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	GElf_Sym s;
+	size_t n_ph;
+	__u64 vaddr = ~0ull;
+	int err = 0;
+	Elf *elf = elf_open_read(fd, &err);
+
+	if (!elf)
+		return err ? err : -EINVAL;
+	memset(sym, 0, sizeof(__u64) * JVM_SYM_COUNT);
+	/* the vaddr of the mapped file offset: the bias of every symbol */
+	if (!elf_getphdrnum(elf, &n_ph))
+		for (size_t i = 0; i < n_ph; i++)
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    map_off >= ph.p_offset && map_off < ph.p_offset + ph.p_filesz)
+				vaddr = ph.p_vaddr + (map_off - ph.p_offset);
+	while (vaddr != ~0ull && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !data || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &s) || !s.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (!name || strncmp(name, "gHotSpotVM", 10))
+				continue;
+			for (int k = 0; k < JVM_SYM_COUNT; k++)
+				if (!strcmp(name, jvm_sym_names[k]))
+					sym[k] = s.st_value - vaddr + map_start;
+		}
+	}
+	elf_end(elf);
+	for (int k = 0; k < JVM_SYM_COUNT; k++)
+		if (!sym[k])
+			return -ENOTSUP;
+	return 0;
+}
+
+/* The code heaps and the interpreter: -EAGAIN while the JVM has not made them yet. */
+static int read_code_cache(__u32 pid, const struct jvm_layout *l, struct java_proc *p)
+{
+	__u64 arr, data, heap, buf, major = 0;
+	__s32 len, limit, log2;
+
+	if (jvm__read(pid, l->heaps, &arr, 8) || jvm__read(pid, l->low_bound, &p->code_low, 8) ||
+	    jvm__read(pid, l->high_bound, &p->code_high, 8) ||
+	    jvm__read(pid, l->interp_code, &buf, 8) || jvm__read(pid, l->vm_major, &major, 4))
+		return -EFAULT;
+	if (!arr || !buf || !p->code_low || p->code_high <= p->code_low)
+		return -EAGAIN;
+	if (jvm__read(pid, arr + l->ga_len, &len, 4) || jvm__read(pid, arr + l->ga_data, &data, 8))
+		return -EFAULT;
+	if (len <= 0 || len > JAVA_MAX_HEAPS)
+		return len ? -EINVAL : -EAGAIN;
+	for (int i = 0; i < len; i++) {
+		struct java_heap *h = &p->heap[i];
+
+		if (jvm__read(pid, data + 8 * (__u64)i, &heap, 8) ||
+		    jvm__read(pid, heap + l->ch_memory + l->vs_low_boundary, &h->low, 8) ||
+		    jvm__read(pid, heap + l->ch_memory + l->vs_high_boundary, &h->high, 8) ||
+		    jvm__read(pid, heap + l->ch_segmap + l->vs_low_boundary, &h->segmap, 8) ||
+		    jvm__read(pid, heap + l->ch_log2_seg, &log2, 4))
+			return -EFAULT;
+		if (log2 < 4 || log2 > 20 || h->low >= h->high || !h->segmap)
+			return -EINVAL;
+		h->log2_seg = (__u32)log2;
+	}
+	p->n_heaps = (__u32)len;
+	if (jvm__read(pid, buf + l->sq_buffer, &p->interp_low, 8) ||
+	    jvm__read(pid, buf + l->sq_limit, &limit, 4) || limit <= 0)
+		return -EFAULT;
+	p->interp_high = p->interp_low + (__u64)limit;
+	return 0;
+}
+
+/* Reads the JVM mapped at m: its tables, layout and code cache. */
+static int probe(struct java *j, __u32 pid, const struct proc_map *m, struct jvm_layout *l,
+		 struct java_proc *proc)
+{
+	__u64 sym[JVM_SYM_COUNT], major = 0;
+	struct jvm_mem mem = { mem_read, &pid };
+	struct vmstructs *v;
+	const char *missing = "?";
+	struct stat st;
+	int fd, err;
+
+	err = procfs__open_mapped(j->opts.proc_root, pid, m, &fd, &st);
+	if (err)
+		return err;
+	err = read_syms(fd, m->pgoff, m->start, sym);
+	close(fd);
+	if (err)
+		return err;
+	v = vmstructs__read(&mem, sym);
+	if (!v)
+		return errno == EFAULT ? -EAGAIN : -ENOTSUP;
+	err = jvm_layout__from_vmstructs(v, l, &missing);
+	vmstructs__free(v);
+	if (err) {
+		if (!j->said_unknown)
+			p_warn("pid %u: the JVM in %s has no %s in its tables: its processes get native frames only",
+			       pid, m->path, missing);
+		j->said_unknown = true;
+		return -ENOTSUP;
+	}
+	if (jvm__read(pid, l->vm_major, &major, 4) == 0)
+		l->major = (__u32)major;
+	if (l->major >= 20)
+		l->u5_x1 = true;	/* UNSIGNED5 came with JDK 20 */
+	*proc = l->bpf;
+	return read_code_cache(pid, l, proc);
+}
+
+static struct jvm_pid *new_pid(struct java *j, __u32 pid)
+{
+	struct jvm_pid *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->m_index = hmap__new();
+	p->nm_index = hmap__new();
+	if (!p->m_index || !p->nm_index || ARRAY_RESERVE(j->pids, j->cap_pids, j->n_pids + 1)) {
+		hmap__free(p->m_index);
+		hmap__free(p->nm_index);
+		free(p);
+		return NULL;
+	}
+	j->pids[j->n_pids++] = p;
+	return p;
+}
+
+static void drop_pid(struct java *j, struct jvm_pid *p)
+{
+	for (size_t i = 0; i < j->n_pids; i++)
+		if (j->pids[i] == p)
+			j->pids[i] = j->pids[--j->n_pids];
+	free_pid(j, p);
+}
+
+static void wait_for(struct java *j, __u32 pid)
+{
+	for (size_t i = 0; i < j->n_waiting; i++)
+		if (j->waiting[i] == pid)
+			return;
+	if (j->n_waiting < WAITING_MAX &&
+	    !ARRAY_RESERVE(j->waiting, j->cap_waiting, j->n_waiting + 1))
+		j->waiting[j->n_waiting++] = pid;
+}
+
+int java__add_pid(struct java *j, __u32 pid)
+{
+	struct proc_map *maps = NULL;
+	struct jvm_layout layout;
+	struct java_proc proc = {};
+	struct jvm_pid *p;
+	size_t n = 0;
+	int err, found = -ENOENT;
+
+	if (!j)
+		return -EINVAL;
+	err = proc_maps__read(j->opts.proc_root, pid, &maps, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && found == -ENOENT; i++)
+		if (is_libjvm(&maps[i])) {
+			found = probe(j, pid, &maps[i], &layout, &proc);
+			if (found == -ENOENT)
+				found = -EIO;	/* -ENOENT says no JVM; this one is there */
+		}
+	proc_maps__free(maps);
+	p_debug("pid %u: java probe %d", pid, found);
+	p = jvm__find_pid(j, pid);
+	if (found == -ENOENT && p && !p->dead) {
+		/* an exec into something else: its old code cache means nothing now */
+		bpf_map_delete_elem(j->opts.procs_fd, &pid);
+		drop_pid(j, p);
+	}
+	if (found == -ENOENT)
+		return -ENOENT;
+	if (found == -EAGAIN) {
+		j->stats.not_ready++;
+		wait_for(j, pid);
+		return found;
+	}
+	if (found && found != -ENOTSUP)
+		return found;
+	layout.bpf = proc;
+	p = jvm__find_pid(j, pid);
+	if (p && !p->dead && ((found && p->unknown) ||
+			      (!found && !p->unknown && !memcmp(&p->layout, &layout, sizeof(layout)))))
+		return found;	/* known already */
+	if (p)
+		drop_pid(j, p);	/* an exec: another JVM now */
+	p = new_pid(j, pid);
+	if (!p)
+		return -ENOMEM;
+	if (found) {
+		p->unknown = true;
+		j->stats.unknown_layout++;
+		return found;
+	}
+	p->layout = layout;
+	if (bpf_map_update_elem(j->opts.procs_fd, &pid, &proc, BPF_ANY))
+		return -errno;
+	j->stats.jvms++;
+	p->found_ns = jvm__now_ns();
+	p_debug("pid %u: JDK %llu, %u code heaps, its Java frames walked in BPF", pid,
+		(unsigned long long)layout.major, proc.n_heaps);
+	return 0;
+}
+
+void java__retry(struct java *j)
+{
+	__u64 now;
+	size_t n;
+
+	if (!j || !j->n_waiting)
+		return;
+	now = jvm__now_ns();
+	if (now < j->next_retry_ns)
+		return;
+	j->next_retry_ns = now + RETRY_NS;
+	n = j->n_waiting;
+	j->n_waiting = 0;
+	/* a pid still starting puts itself back */
+	__u32 *pids = malloc(n * sizeof(*pids));
+
+	if (!pids)
+		return;
+	memcpy(pids, j->waiting, n * sizeof(*pids));
+	for (size_t i = 0; i < n; i++)
+		if (!kill((pid_t)pids[i], 0) || errno != ESRCH)
+			java__add_pid(j, pids[i]);
+	free(pids);
+}
+
+void java__sweep(struct java *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->n_pids;) {
+		struct jvm_pid *p = j->pids[i];
+		bool alive = !kill((pid_t)p->pid, 0) || errno != ESRCH;
+
+		if (alive || !p->dead) {
+			p->dead = !alive;
+			i++;
+			continue;
+		}
+		bpf_map_delete_elem(j->opts.procs_fd, &p->pid);
+		drop_pid(j, p);
+	}
+}
+
+void java__stats(const struct java *j, struct java_stats *out)
+{
+	*out = j->stats;
+}
