@@ -16,11 +16,11 @@ trap cleanup EXIT
 # short-lived ones (started again for every frequency, so each is measured under the same load)
 busy() {
 	for _ in $(seq "$(nproc)"); do
-		build/fixtures/cpu_split $((SECONDS_RUN + 10)) &
-		build/fixtures/syscall_heavy $((SECONDS_RUN + 10)) &
+		build/fixtures/cpu_split $((SECONDS_RUN + 40)) &
+		build/fixtures/syscall_heavy $((SECONDS_RUN + 40)) &
 	done
-	for _ in $(seq 100); do sleep $((SECONDS_RUN + 10)) & done
-	( end=$((SECONDS + SECONDS_RUN + 5)); while [ $SECONDS -lt $end ]; do
+	for _ in $(seq 100); do sleep $((SECONDS_RUN + 40)) & done
+	( end=$((SECONDS + SECONDS_RUN + 35)); while [ $SECONDS -lt $end ]; do
 		for _ in $(seq 10); do /bin/true; done; sleep 0.1; done ) &
 }
 
@@ -28,8 +28,9 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 sysctl -qw kernel.bpf_stats_enabled=1	# BPF ns per sample; costs the programs a few ns a run
 echo "ebpfprof agent bench: ${SECONDS_RUN} s per run, ${INTERVAL} s windows, $(nproc) CPUs, ~100 new processes/s"
-# bpftrace beside the agent, at the same rate in the same run: the BPF cost of the same job (kernel and
-# user stacks per sample) by the kernel's own stack walker, for comparison
+# bpftrace after the agent, at the same rate under the same load of the same run: the BPF cost of the
+# same job (kernel and user stacks per sample) by the kernel's own stack walker, for comparison. Not at
+# the same time: the agent would profile bpftrace too (libLLVM's tables and symbols in its memory)
 bt=$(command -v bpftrace || true)
 echo "bpftrace beside it: ${bt:-not installed, no comparison}"
 printf '%-6s %-14s %-12s %-14s %-14s %-10s %-14s %-6s %s\n' "Hz" "CPU % of core" "peak RSS MB" "steady RSS MB" "BPF ns/sample" "windows" "bytes/window" "lost" "bpftrace ns/sample"
@@ -43,16 +44,8 @@ for f in $FREQS; do
 	"$EBPFPROF" agent --frequency "$f" --interval "$INTERVAL" --push "http://$addr" \
 		--listen 127.0.0.1:0 2>"$out/agent-$f.err" &
 	apid=$!
-	sleep 1
+	wait_line "$out/agent-$f.err" '^ebpfprof: agent: ' 60	# BPF verification takes seconds
 	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/agent-$f.err")
-	btpid=""
-	if [ -n "$bt" ]; then
-		bpftrace -e "$(printf "$BT_PROG" "$f")" >"$out/bt-$f.out" 2>&1 &
-		btpid=$!
-		wait_line "$out/bt-$f.out" '^Attaching' 15
-		sleep 1
-		read -r btns0 btcnt0 <<<"$(bpf_prog_stats $btpid)"
-	fi
 	t0=$(ticks $apid)
 	read -r bns0 bcnt0 <<<"$(bpf_prog_stats $apid)"
 	: >"$out/rss-$f"
@@ -62,17 +55,22 @@ for f in $FREQS; do
 	done
 	t1=$(ticks $apid)
 	read -r bns1 bcnt1 <<<"$(bpf_prog_stats $apid)"
-	btns="-"
-	if [ -n "$btpid" ]; then
-		read -r btns1 btcnt1 <<<"$(bpf_prog_stats $btpid)"
-		btns=$(awk -v t=$((btns1 - btns0)) -v c=$((btcnt1 - btcnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }')
-		kill -INT $btpid; wait $btpid 2>/dev/null
-	fi
 	steady=$(tail -n +$((INTERVAL + 2)) "$out/rss-$f" | sort -n | tail -1)
 	curl -sf "http://127.0.0.1:$port/metrics" >"$out/metrics-$f.txt"
 	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$apid/status")
 	kill -TERM $apid; wait $apid
 	kill -TERM $cpid; wait $cpid
+	btns="-"
+	if [ -n "$bt" ]; then	# 20 s under the same load, which lives 10 s past the agent's run
+		bpftrace -e "$(printf "$BT_PROG" "$f")" >"$out/bt-$f.out" 2>&1 &
+		btpid=$!
+		wait_line "$out/bt-$f.out" '^Attaching' 15
+		read -r btns0 btcnt0 <<<"$(bpf_prog_stats $btpid)"
+		sleep 8
+		read -r btns1 btcnt1 <<<"$(bpf_prog_stats $btpid)"
+		btns=$(awk -v t=$((btns1 - btns0)) -v c=$((btcnt1 - btcnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }')
+		kill -INT $btpid; wait $btpid 2>/dev/null
+	fi
 	kill $(jobs -p) 2>/dev/null; wait 2>/dev/null	# this run's load
 	windows=$(awk '/^ebpfprof_windows_total/ { print $2 }' "$out/metrics-$f.txt")
 	bytes=$(awk '/^ebpfprof_push_bytes_total/ { print $2 }' "$out/metrics-$f.txt")
