@@ -545,6 +545,13 @@ int agent__run(const struct config *cfg)
 		return EXIT_RUNTIME;
 	/* the HTTP and push threads would each get a 64 MB malloc arena of their own */
 	mallopt(M_ARENA_MAX, 2);
+	/*
+	 * A table built once (a Go binary's .gopclntab, 17 MB for dockerd) would
+	 * raise glibc's dynamic mmap threshold, and every later large block would
+	 * come from the heap and stay resident after free: a fixed threshold
+	 * gives large blocks back to the kernel when they are freed.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	a->cfg = cfg;
 	block_signals(&unblocked);
 	sigdelset(&unblocked, SIGINT);
