@@ -161,29 +161,49 @@ test_output_dir() {	# no backend: windows land in --output-dir, bounded by --ret
 	fi
 }
 
-test_cgroup_scope() {	# --cgroup samples only the processes of that cgroup v2 subtree
-	local mnt
-	mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-	[ -n "$mnt" ] || { skip cgroup_scope "cgroup v2 is not mounted"; return; }
-	local cg="$mnt/ebpfprof-test-$$"
-	mkdir "$cg" 2>/dev/null || { skip cgroup_scope "cannot create a cgroup under $mnt"; return; }
+# scoped_series DIR CGROUP NAME: cpu_split in the cgroup directory DIR, syscall_heavy outside it, the
+# agent run with --cgroup CGROUP; prints the series it wrote (NAME.err keeps its log)
+scoped_series() {
 	"$FIX/cpu_split" 30 & local inside=$!
 	"$FIX/syscall_heavy" 30 & local outside=$!
-	echo $inside >"$cg/cgroup.procs"
-	"$EBPFPROF" agent --interval 1 --cgroup "/ebpfprof-test-$$" --output-dir "$tmp/cg" 2>"$tmp/cg.err" &
+	echo $inside >"$1/cgroup.procs"
+	"$EBPFPROF" agent --interval 1 --cgroup "$2" --output-dir "$tmp/$3" 2>"$tmp/$3.err" &
 	local agent=$!
-	wait_started "$tmp/cg.err"
+	wait_started "$tmp/$3.err"
 	sleep 3.5
 	stop $agent
 	kill $inside $outside
 	wait $inside $outside 2>/dev/null
+	ls "$tmp/$3" 2>/dev/null | sed 's/-[0-9T.]*Z\.pb\.gz$//' | sort -u | tr '\n' ' '
+}
+
+test_cgroup_scope() {	# --cgroup samples only the processes of that cgroup v2 subtree
+	local mnt services
+	mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$mnt" ] || { skip cgroup_scope "cgroup v2 is not mounted"; return; }
+	local cg="$mnt/ebpfprof-test-$$"
+	mkdir "$cg" 2>/dev/null || { skip cgroup_scope "cannot create a cgroup under $mnt"; return; }
+	services=$(scoped_series "$cg" "/ebpfprof-test-$$" cg)
 	rmdir "$cg"
-	local services
-	services=$(ls "$tmp/cg" | sed 's/-[0-9T.]*Z\.pb\.gz$//' | sort -u | tr '\n' ' ')
 	if [ "$services" = "cpu_split " ]; then
 		pass cgroup_scope
 	else
 		tail -2 "$tmp/cg.err"; fail cgroup_scope "series: '$services' (want only cpu_split)"
+	fi
+}
+
+test_cgroup_v1_scope() {	# --cgroup on a v1 hierarchy (v1 and hybrid hosts): a nested cgroup's process kept, others not
+	local mnt services
+	mnt=$(awk '$9 == "cgroup" && $NF ~ /(^|,)(cpu|memory|pids)(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$mnt" ] || { skip cgroup_v1_scope "no cgroup v1 hierarchy with a controller on this host"; return; }
+	local name="ebpfprof-v1-$$" cg="$mnt/ebpfprof-v1-$$"
+	mkdir -p "$cg/inner" 2>/dev/null || { skip cgroup_v1_scope "cannot create a cgroup under $mnt"; return; }
+	services=$(scoped_series "$cg/inner" "/$name" cg1)
+	rmdir "$cg/inner" "$cg"
+	if [ "$services" = "cpu_split " ] && grep -q "sampling only cgroup $cg (cgroup v1" "$tmp/cg1.err"; then
+		pass "cgroup_v1_scope: $mnt: only the process in a cgroup below $name, said in one line"
+	else
+		tail -2 "$tmp/cg1.err"; fail cgroup_v1_scope "series: '$services' (want only cpu_split)"
 	fi
 }
 
@@ -208,29 +228,4 @@ test_pull
 test_output_dir
 test_cgroup_scope
 
-test_cgroup_v1_scope() {	# --cgroup on a v1 hierarchy (v1 and hybrid hosts): a nested cgroup's process kept, others not
-	local mnt
-	mnt=$(awk '$9 == "cgroup" && $NF ~ /(^|,)(cpu|memory|pids)(,|$)/ { print $5; exit }' /proc/self/mountinfo)
-	[ -n "$mnt" ] || { skip cgroup_v1_scope "no cgroup v1 hierarchy with a controller on this host"; return; }
-	local name="ebpfprof-v1-$$" cg="$mnt/ebpfprof-v1-$$"
-	mkdir -p "$cg/inner" 2>/dev/null || { skip cgroup_v1_scope "cannot create a cgroup under $mnt"; return; }
-	"$FIX/cpu_split" 30 & local inside=$!
-	"$FIX/syscall_heavy" 30 & local outside=$!
-	echo $inside >"$cg/inner/cgroup.procs"
-	"$EBPFPROF" agent --interval 1 --cgroup "/$name" --output-dir "$tmp/cg1" 2>"$tmp/cg1.err" &
-	local agent=$!
-	wait_started "$tmp/cg1.err"
-	sleep 3.5
-	stop $agent
-	kill $inside $outside
-	wait $inside $outside 2>/dev/null
-	rmdir "$cg/inner" "$cg"
-	local services
-	services=$(ls "$tmp/cg1" 2>/dev/null | sed 's/-[0-9T.]*Z\.pb\.gz$//' | sort -u | tr '\n' ' ')
-	if [ "$services" = "cpu_split " ] && grep -q "sampling only cgroup $cg (cgroup v1" "$tmp/cg1.err"; then
-		pass "cgroup_v1_scope: $mnt: only the process in a cgroup below $name, said in one line"
-	else
-		tail -2 "$tmp/cg1.err"; fail cgroup_v1_scope "series: '$services' (want only cpu_split)"
-	fi
-}
 test_cgroup_v1_scope

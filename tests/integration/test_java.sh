@@ -20,6 +20,33 @@ for d in /usr/lib/jvm/*/; do
 	seen[$r]=1
 	jdks+=("$r")
 done
+
+# Debian 12 packages OpenJDK 17 only: OpenJDK 11 (HotSpot's layout before JDK 15) comes from
+# bullseye's packages, unpacked once under a cache outside the tree, not installed
+JDK_CACHE=${JDK_CACHE:-/var/cache/ebpfprof/jdk}
+jdk11() {
+	local root=$JDK_CACHE/11 j l
+	j=$root/usr/lib/jvm/java-11-openjdk-amd64
+	if [ ! -x "$j/bin/javac" ]; then
+		APT_DIR=$JDK_CACHE/apt
+		. "$(dirname "$0")/../lib/debian_apt.sh"
+		apt_update >/dev/null 2>&1 &&
+			apt_download "$JDK_CACHE/debs" openjdk-11-jre-headless/bullseye \
+				openjdk-11-jdk-headless/bullseye 2>/dev/null || return 1
+		rm -rf "$root" && mkdir -p "$root" || return 1
+		for l in "$JDK_CACHE"/debs/openjdk-11-*.deb; do dpkg-deb -x "$l" "$root" || return 1; done
+		rm -f "$JDK_CACHE"/debs/openjdk-11-*.deb
+		# its conf links point into /etc/java-11-openjdk: to the unpacked copy instead
+		find "$j" -type l -lname '/etc/*' | while read -r l; do ln -sfn "$root$(readlink "$l")" "$l"; done
+	fi
+	[ -x "$j/bin/javac" ] && echo "$j"
+}
+old_jdks=()	# the split, inline and -Xint checks; the others run on the machine's own JDKs
+if j11=$(jdk11); then
+	[ -n "${seen[$j11]:-}" ] || old_jdks=("$j11")
+else
+	skip jdk11 "OpenJDK 11 could not be fetched from Debian bullseye into $JDK_CACHE"
+fi
 [ ${#jdks[@]} -gt 0 ] || { skip all "no JDK with javac under /usr/lib/jvm"; exit 0; }
 
 tag() { basename "$1"; }
@@ -210,7 +237,7 @@ agent_check() {
 	fi
 }
 
-for jdk in "${jdks[@]}"; do
+for jdk in "${jdks[@]}" "${old_jdks[@]}"; do
 	split_check "$jdk" "$(tag "$jdk")-jit"
 	inline_check "$(tag "$jdk")-jit"
 	split_check "$jdk" "$(tag "$jdk")-xint" -Xint

@@ -15,9 +15,7 @@ KERNELS=${KERNELS:-5.10 6.1 6.12 host}
 VM_TIMEOUT=${VM_TIMEOUT:-900}	# seconds per kernel, boot to power-off
 MIRROR=${VMTEST_MIRROR:-http://deb.debian.org/debian}
 APT_DIR=$CACHE/apt
-APT=(-o "Dir::Etc::sourcelist=$APT_DIR/sources.list" -o Dir::Etc::sourceparts=/nonexistent
-	-o "Dir::State::Lists=$APT_DIR/lists" -o "Dir::Cache=$APT_DIR/cache" -o APT::Architecture=amd64
-	-o Debug::NoLocking=1)
+. "$ROOT/tests/lib/debian_apt.sh"
 
 say() { echo "vmtest: $*" >&2; }
 
@@ -31,13 +29,6 @@ suite_of() {
 	esac
 }
 
-apt_update() {	# our own apt state: the host's sources and lists stay untouched
-	[ -s "$APT_DIR/sources.list" ] && ls "$APT_DIR"/lists/*_Packages >/dev/null 2>&1 && return 0
-	mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
-	for s in bullseye bookworm trixie; do echo "deb $MIRROR $s main"; done >"$APT_DIR/sources.list"
-	apt-get "${APT[@]}" update -qq
-}
-
 # Prints the path of the series' vmlinuz, fetching and unpacking its package once.
 kernel_image() {	# series
 	local series=$1 dir=$CACHE/kernels/$1 suite pkg deb
@@ -49,8 +40,8 @@ kernel_image() {	# series
 		awk -v RS= '/(^|\n)Package: linux-image-amd64\n/' |
 		sed -n 's/^Depends: \(linux-image-[^ ,]*\).*/\1/p' | head -1)
 	[ -n "$pkg" ] || { say "no linux-image-amd64 in $suite"; return 1; }
-	mkdir -p "$dir" "$CACHE/debs"
-	(cd "$CACHE/debs" && apt-get "${APT[@]}" download "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed') >&2
+	mkdir -p "$dir"
+	apt_download "$CACHE/debs" "$pkg"
 	deb=$(ls "$CACHE"/debs/"${pkg}"_*.deb 2>/dev/null | head -1)
 	[ -n "$deb" ] || { say "download of $pkg failed"; return 1; }
 	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" --wildcards './boot/vmlinuz-*' './boot/config-*' &&

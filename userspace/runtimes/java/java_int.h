@@ -26,6 +26,7 @@ struct jvm_layout {
 	/* Method, ConstMethod, ConstantPool, Klass, Symbol */
 	__u16 m_const, cm_constants, cm_name_index, cm_sig_index, cm_code_size, cm_flags, cm_size;
 	__u16 cp_holder, cp_source_file, cp_size, k_name, sym_length, sym_body;
+	bool src_in_klass;	/* cp_source_file is an InstanceKlass field (JDK 11-14) */
 	__u32 cm_has_lines;	/* the ConstMethod flag saying a line number table follows the code */
 	/* nmethod and its debug info */
 	__u16 nm_method, nm_pcs, nm_pcs_end, nm_scopes, nm_metadata, nm_immutable;

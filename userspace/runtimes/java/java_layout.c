@@ -128,7 +128,7 @@ int jvm_layout__from_vmstructs(const struct vmstructs *v, struct jvm_layout *l,
 			       const char **missing)
 {
 	struct java_proc *p = &l->bpf;
-	__u64 block = 0;
+	__u64 block = 0, val = 0;
 	__s64 flag = 0;
 	int which, err;
 	const struct want w[] = {
@@ -156,7 +156,6 @@ int jvm_layout__from_vmstructs(const struct vmstructs *v, struct jvm_layout *l,
 		{ "ConstMethod", "_code_size", &l->cm_code_size, 2 },
 		{ "ConstMethod", NULL, &l->cm_size, 2 },
 		{ "ConstantPool", "_pool_holder", &l->cp_holder, 2 },
-		{ "ConstantPool", "_source_file_name_index", &l->cp_source_file, 2 },
 		{ "ConstantPool", NULL, &l->cp_size, 2 },
 		{ "Klass", "_name", &l->k_name, 2 },
 		{ "Symbol", "_length", &l->sym_length, 2 },
@@ -175,6 +174,20 @@ int jvm_layout__from_vmstructs(const struct vmstructs *v, struct jvm_layout *l,
 		return -ENOTSUP;
 	}
 	p->block_header = (__u16)block;
+	/* the class's source file: in its ConstantPool since JDK 15, in the InstanceKlass before */
+	if (!vmstructs__field(v, "ConstantPool", "_source_file_name_index", &val)) {
+		l->src_in_klass = false;
+	} else if (!vmstructs__field(v, "InstanceKlass", "_source_file_name_index", &val)) {
+		l->src_in_klass = true;
+	} else {
+		*missing = "_source_file_name_index";
+		return -ENOTSUP;
+	}
+	if (val > 0xffff) {
+		*missing = "_source_file_name_index";
+		return -ENOTSUP;
+	}
+	l->cp_source_file = (__u16)val;
 	/* GenericGrowableArray until JDK 15 */
 	if (take_either(v, "GrowableArrayBase", "_len", NULL, &l->ga_len, &which) &&
 	    take_either(v, "GenericGrowableArray", "_len", NULL, &l->ga_len, &which)) {

@@ -140,7 +140,7 @@ static void read_method(__u32 pid, const struct jvm_layout *l, __u64 addr, struc
 	    jvm__read(pid, cm + l->cm_flags, &flags, 2) ||
 	    jvm__read(pid, cp + l->cp_holder, &holder, 8) ||
 	    jvm__read(pid, holder + l->k_name, &kname, 8) ||
-	    jvm__read(pid, cp + l->cp_source_file, &src_i, 2))
+	    jvm__read(pid, (l->src_in_klass ? holder : cp) + l->cp_source_file, &src_i, 2))
 		return;
 	m->const_method = cm;
 	m->code_size = code_size;
