@@ -25,6 +25,14 @@ static __always_inline void java_push(struct unwind_scratch *sc, __u64 v)
 	sc->hash ^= sc->hash >> 29;
 }
 
+/* The walk stops here: a marked frame says why, and the stack is truncated. Returns 1. */
+static __always_inline int java_stop(struct unwind_scratch *sc, __u64 why)
+{
+	java_push(sc, JAVA_TAG_LOST << JAVA_TAG_SHIFT | why);
+	sc->stack.flags |= USTACK_TRUNCATED;
+	return 1;
+}
+
 static __always_inline int java_read(__u64 *dst, __u64 addr)
 {
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
@@ -112,13 +120,9 @@ static __always_inline long java_interp(struct unwind_scratch *sc, const struct 
 	sc->bp = bp;
 	return 0;
 lost:
-	java_push(sc, JAVA_TAG_LOST << JAVA_TAG_SHIFT | JAVA_LOST_READ);
-	sc->stack.flags |= USTACK_TRUNCATED;
-	return 1;
+	return java_stop(sc, JAVA_LOST_READ);
 broken:
-	java_push(sc, JAVA_TAG_LOST << JAVA_TAG_SHIFT | JAVA_LOST_FRAME);
-	sc->stack.flags |= USTACK_TRUNCATED;
-	return 1;
+	return java_stop(sc, JAVA_LOST_FRAME);
 }
 
 /*
@@ -189,13 +193,9 @@ __noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, 
 	sc->bp = bp;
 	return 0;
 lost:
-	java_push(sc, JAVA_TAG_LOST << JAVA_TAG_SHIFT | JAVA_LOST_READ);
-	sc->stack.flags |= USTACK_TRUNCATED;
-	return 1;
+	return java_stop(sc, JAVA_LOST_READ);
 broken:
-	java_push(sc, JAVA_TAG_LOST << JAVA_TAG_SHIFT | JAVA_LOST_FRAME);
-	sc->stack.flags |= USTACK_TRUNCATED;
-	return 1;
+	return java_stop(sc, JAVA_LOST_FRAME);
 }
 
 #endif /* EBPFPROF_JAVA_BPF_H */
