@@ -138,7 +138,7 @@ test_pull() {	# go tool pprof reads the pull endpoint, whole machine and ?pid=
 		grep -q cpu_split_fifty "$tmp/pullpid.raw" && [ "$others" = 0 ]; then
 		pass pull
 	else
-		head -5 "$tmp/pull.raw" "$tmp/pull.stderr"; fail pull "profile missing cpu_split or pid filter leaked ($others)"
+		head -5 "$tmp/pull.raw" "$tmp/pull.stderr"; tail -5 "$tmp/pull.err"; fail pull "profile missing cpu_split or pid filter leaked ($others)"
 	fi
 }
 

@@ -9,7 +9,7 @@
 #include "unwind/unwind_table.h"
 #include "test.h"
 
-#define FIX "build/fixtures/unwind/"
+#define FIX FIXTURES_DIR "unwind/"	/* build/fixtures/ or build/san/fixtures/ */
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
 static inline bool have(const char *path)

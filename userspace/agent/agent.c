@@ -458,7 +458,8 @@ static void loop(struct agent *a, const sigset_t *unblocked)
 				a->window_end_mono += interval;
 		}
 		agent_pull__finish_due(a, now, clock_ns(CLOCK_REALTIME), false);
-		agent_pull__activate(a, now, clock_ns(CLOCK_REALTIME));
+		/* a pull's span starts after the harvest that opens it, however slow (a host's first symbolization) */
+		agent_pull__activate(a, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME));
 	}
 }
 
