@@ -388,6 +388,59 @@ static int test_truncated(void)
 	return TEST_OK;
 }
 
+static int count_sp(void *ctx, __u64 start, __u64 end, __s32 sp_delta, const char *func)
+{
+	(*(size_t *)ctx)++;
+	(void)start, (void)end, (void)sp_delta, (void)func;
+	return 0;
+}
+
+/*
+ * The table is mapped, not copied: a file shrunk under it (its owner may do
+ * that to a library any time) makes lookups find nothing, never a crash, and
+ * the names handed out before stay readable.
+ */
+static int test_shrunk_under_mapping(void)
+{
+	struct src_line out[SRC_LINES_MAX];
+	size_t len, before = 0, after = 0;
+	char name[256], file[256];
+	struct gopclntab *t;
+	struct go_truth tr;
+	__u8 *buf;
+	int fd, n;
+
+	if (!have(FIX "gofix-stripped"))
+		SKIP("run make fixtures (needs go)");
+	CHECK(run_fixture(FIX "gofix-stripped", &tr) == 0);
+	buf = test__slurp(FIX "gofix-stripped", &len);
+	CHECK(buf);
+	fd = temp_copy(buf, len);
+	free(buf);
+	CHECK(fd >= 0);
+	t = gopclntab__open(fd);
+	CHECK(t);
+	/* held: a copy would be the table's size, the mapping is page cache */
+	CHECK(gopclntab__mem_size(t) < len / 8);
+	n = gopclntab__lookup(t, tr.hot[0], out, SRC_LINES_MAX);
+	CHECK(n >= 1 && out[n - 1].function && out[n - 1].file);
+	CHECK(gopclntab__for_each_sp(t, count_sp, &before) == 0 && before > 100);
+	snprintf(name, sizeof(name), "%s", out[n - 1].function);
+	snprintf(file, sizeof(file), "%s", out[n - 1].file);
+	/* the data pages go with the cut; dropping them from the cache makes every read refault */
+	CHECK(ftruncate(fd, 4096) == 0);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	CHECK(!strcmp(out[n - 1].function, name) && !strcmp(out[n - 1].file, file));
+	CHECK(gopclntab__lookup(t, tr.hot[1], out, SRC_LINES_MAX) == 0);
+	CHECK(gopclntab__lookup(t, tr.hot[0], out, SRC_LINES_MAX) == 0);
+	CHECK(gopclntab__for_each_sp(t, count_sp, &after) == -EIO);
+	fprintf(stderr, "  shrunk under the mapping: %s (%s) kept, later lookups 0, %zu runs before\n",
+		name, file, before);
+	gopclntab__free(t);
+	close(fd);
+	return TEST_OK;
+}
+
 static __u64 rng_state = 0x9e3779b97f4a7c15ULL;
 
 /* xorshift64*: fixed seed, the same flips on every run */
@@ -767,7 +820,7 @@ static int test_installed_go_binaries(void)
 TEST_MAIN("gopclntab", TEST(test_plain), TEST(test_stripped), TEST(test_pie),
 	  TEST(test_external_link), TEST(test_no_section_headers),
 	  TEST(test_pie_no_section_headers), TEST(test_not_go), TEST(test_lookup_bounds),
-	  TEST(test_truncated), TEST(test_bit_flips), TEST(test_absurd_header),
+	  TEST(test_truncated), TEST(test_shrunk_under_mapping), TEST(test_bit_flips), TEST(test_absurd_header),
 	  TEST(test_synthetic_go111), TEST(test_synthetic_go115), TEST(test_synthetic_go116),
 	  TEST(test_synthetic_go118), TEST(test_synthetic_go118_relocs),
 	  TEST(test_synthetic_go120), TEST(test_from_table), TEST(test_synthetic_bit_flips),

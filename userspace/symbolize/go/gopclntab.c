@@ -2,7 +2,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "gopclntab_int.h"
+#include "lib/array.h"
+#include "lib/sigbus.h"
 
 /* a u32 varint has at most 5 bytes */
 #define VARINT_MAX_BYTES 5
@@ -195,13 +198,22 @@ static int func_sp_runs(const struct gopclntab *t, const struct func_info *fi, c
 int gopclntab__for_each_sp(const struct gopclntab *t, gopclntab_sp_fn fn, void *ctx)
 {
 	struct func_info fi;
+	sigjmp_buf env;
 	int ret = 0;
 
-	for (__u32 i = 0; t && !ret && i < t->nfunc; i++) {
+	if (!t || t->faulted)
+		return t ? -EIO : 0;
+	sigbus__arm(&env);
+	if (sigsetjmp(env, 0)) {
+		((struct gopclntab *)t)->faulted = true;
+		return -EIO;
+	}
+	for (__u32 i = 0; !ret && i < t->nfunc; i++) {
 		if (pcln_func(t, i, &fi) || fi.end <= fi.entry)
 			continue;
 		ret = func_sp_runs(t, &fi, pcln_name(t, fi.nameoff), fn, ctx);
 	}
+	sigbus__disarm();
 	return ret;
 }
 
@@ -491,14 +503,12 @@ static int find_func(const struct gopclntab *t, __u64 vaddr)
 	return (int)lo - 1;
 }
 
-int gopclntab__lookup(const struct gopclntab *t, __u64 vaddr, struct src_line *out, int max)
+static int lookup(const struct gopclntab *t, __u64 vaddr, struct src_line *out, int max)
 {
 	struct func_info fi;
 	const char *name;
 	int idx, n;
 
-	if (!t || !out || max <= 0)
-		return 0;
 	idx = find_func(t, vaddr);
 	if (idx < 0 || pcln_func(t, idx, &fi) || vaddr < fi.entry || vaddr >= fi.end)
 		return 0;
@@ -516,6 +526,100 @@ int gopclntab__lookup(const struct gopclntab *t, __u64 vaddr, struct src_line *o
 	return 1;
 }
 
+static int kept_eq(__u32 id, const void *key, const void *ctx)
+{
+	const struct gopclntab *t = ctx;
+
+	return t->kept[id - 1].off == *(const size_t *)key;
+}
+
+/*
+ * The copy of the mapped table's string S (read under the caller's guard),
+ * made once: what lookups hand out must outlive a truncation of the file.
+ * NULL when out of memory. Called with t->lock held.
+ */
+static const char *keep(struct gopclntab *t, const char *s)
+{
+	size_t off = (const __u8 *)s - t->data;
+	__u64 h = hash_u64(off, 0);
+	__u32 id;
+	char *copy;
+
+	if ((const __u8 *)s < t->data || off >= t->size)
+		return s;	/* not the table's */
+	id = hmap__find(t->kept_index, h, kept_eq, &off, t);
+	if (id)
+		return t->kept[id - 1].str;
+	if (ARRAY_RESERVE(t->kept, t->cap_kept, t->n_kept + 1))
+		return NULL;
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	if (hmap__insert(t->kept_index, h, t->n_kept + 1)) {
+		free(copy);
+		return NULL;
+	}
+	t->kept[t->n_kept++] = (struct pcln_kept){ .off = off, .str = copy };
+	t->kept_bytes += strlen(copy) + 1 + sizeof(struct pcln_kept) + 16;
+	return copy;
+}
+
+/* a lookup in a mapped table: guarded, and its strings copied before the guard ends */
+static int lookup_mapped(struct gopclntab *t, __u64 vaddr, struct src_line *out, int max)
+{
+	sigjmp_buf env;
+	int n;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->faulted || (!t->kept_index && !(t->kept_index = hmap__new()))) {
+		pthread_mutex_unlock(&t->lock);
+		return 0;
+	}
+	sigbus__arm(&env);
+	if (sigsetjmp(env, 0)) {
+		/* the file shrank under the mapping: no name from it again */
+		t->faulted = true;
+		pthread_mutex_unlock(&t->lock);
+		return 0;
+	}
+	n = lookup(t, vaddr, out, max);
+	for (int i = 0; i < n; i++) {
+		out[i].function = out[i].function ? keep(t, out[i].function) : NULL;
+		out[i].file = out[i].file ? keep(t, out[i].file) : NULL;
+	}
+	sigbus__disarm();
+	pthread_mutex_unlock(&t->lock);
+	/* the physical function (last) has a name or there is no frame */
+	return n > 0 && out[n - 1].function ? n : 0;
+}
+
+int gopclntab__lookup(const struct gopclntab *t, __u64 vaddr, struct src_line *out, int max)
+{
+	if (!t || !out || max <= 0)
+		return 0;
+	if (t->map)
+		return lookup_mapped((struct gopclntab *)t, vaddr, out, max);
+	return lookup(t, vaddr, out, max);
+}
+
+/* finds and checks the table, and its inline trees; -EIO when the file shrank under the mapping */
+static int read_guarded(struct gopcln_elf *ef, struct gopclntab *t)
+{
+	sigjmp_buf env;
+	int err;
+
+	sigbus__arm(&env);
+	/* what the jump skips leaks: a scratch list, once per file truncated while it is read */
+	if (sigsetjmp(env, 0))
+		return -EIO;
+	err = gopcln_find(ef, t);
+	/* without inline trees lookups still work: only running out of memory fails */
+	if (!err)
+		err = gopcln_inline_locate(t, ef);
+	sigbus__disarm();
+	return err;
+}
+
 struct gopclntab *gopclntab__open(int fd)
 {
 	struct gopcln_elf ef;
@@ -527,19 +631,20 @@ struct gopclntab *gopclntab__open(int fd)
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_init(&t->lock, NULL);
 	/* ef is cleared first thing, so it can be closed whatever failed */
 	err = gopcln_elf_open(&ef, fd);
 	if (!err)
-		err = gopcln_find(&ef, t);
-	/* without inline trees lookups still work: only running out of memory fails */
-	if (!err)
-		err = gopcln_inline_locate(t, &ef);
+		err = read_guarded(&ef, t);
 	gopcln_elf_close(&ef);
 	if (err) {
 		gopclntab__free(t);
 		errno = -err;
 		return NULL;
 	}
+	/* the checks read much of the table: its pages go back to the page cache until looked up */
+	if (t->map)
+		madvise(t->map, t->map_len, MADV_DONTNEED);
 	return t;
 }
 
@@ -559,6 +664,7 @@ struct gopclntab *gopclntab__from_table(const void *data, size_t size, __u64 vad
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_init(&t->lock, NULL);
 	memcpy(t->data, data, size);
 	t->data[size] = '\0';
 	t->size = size;
@@ -576,17 +682,32 @@ void gopclntab__free(struct gopclntab *t)
 {
 	if (!t)
 		return;
-	free(t->data);
+	if (t->map)
+		munmap(t->map, t->map_len);
+	else
+		free(t->data);
 	free(t->inl);
 	free(t->inl_pool);
+	for (size_t i = 0; i < t->n_kept; i++)
+		free(t->kept[i].str);
+	free(t->kept);
+	hmap__free(t->kept_index);
+	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
 
+/* a mapped table is page cache, not ours: only the strings copied out of it count */
 size_t gopclntab__mem_size(const struct gopclntab *t)
 {
+	size_t n;
+
 	if (!t)
 		return 0;
-	return sizeof(*t) + t->size + 1 + t->n_inl * sizeof(*t->inl) + t->inl_pool_size;
+	pthread_mutex_lock((pthread_mutex_t *)&t->lock);
+	n = sizeof(*t) + (t->map ? t->kept_bytes : t->size + 1) +
+	    t->n_inl * sizeof(*t->inl) + t->inl_pool_size;
+	pthread_mutex_unlock((pthread_mutex_t *)&t->lock);
+	return n;
 }
 
 const char *gopclntab__go_version(const struct gopclntab *t)

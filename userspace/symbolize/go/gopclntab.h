@@ -14,9 +14,14 @@
 struct gopclntab;
 
 /*
- * Reads the Go line table of the ELF file open at FD (not closed, read with
- * pread(2), never mmap'ed: a file truncated underneath cannot fault us; nothing
- * of it stays open). The table is the section .gopclntab or
+ * Reads the Go line table of the ELF file open at FD (not closed; nothing of
+ * it stays open). The table is mapped read-only, not copied: a large one
+ * (dockerd's is 17 MB) costs memory only for the pages lookups touch, which
+ * stay page cache the kernel may drop. Every read of the mapping is guarded
+ * (lib/sigbus.h): a file truncated underneath makes the table answer nothing
+ * more, never a crash. The strings lookups return are copies, made once per
+ * string. Where a file cannot be mapped the table is copied with pread(2).
+ * The table is the section .gopclntab or
  * .data.rel.ro.gopclntab; when there is none (no section headers, or a system
  * linker merged it into .data.rel.ro) the non-executable PT_LOAD segments are
  * scanned for a pcHeader whose offsets and function table check out. A file
@@ -30,10 +35,10 @@ struct gopclntab;
  * named after the physical function, with the file and line of the innermost
  * inlined code (what Go's runtime.FuncForPC reports).
  *
- * Keeps a copy of the table (about 1 MiB per MiB of pclntab) plus the inline
- * trees. Returns NULL with errno set: ENOENT the file is not Go (or not ELF),
- * EINVAL the table is malformed, EFBIG it is over GOPCLNTAB_MAX, ENOMEM, or
- * the read error.
+ * Keeps the mapping, the inline trees and the strings looked up. Returns NULL
+ * with errno set: ENOENT the file is not Go (or not ELF), EINVAL the table is
+ * malformed, EFBIG it is over GOPCLNTAB_MAX, EIO the file shrank while it was
+ * read, ENOMEM, or the read error.
  */
 struct gopclntab *gopclntab__open(int fd);
 
@@ -82,7 +87,11 @@ int gopclntab__has_inline(const struct gopclntab *t);
 typedef int (*gopclntab_sp_fn)(void *ctx, __u64 start, __u64 end, __s32 sp_delta,
 			       const char *func);
 
-/* Calls fn for every function's SP-delta runs, in table order; 0 or fn's non-zero return. */
+/*
+ * Calls fn for every function's SP-delta runs, in table order; 0, fn's
+ * non-zero return, or -EIO when the file shrank under the mapping (fn may have
+ * been called for part of the table). FN must not itself read a mapped table.
+ */
 int gopclntab__for_each_sp(const struct gopclntab *t, gopclntab_sp_fn fn, void *ctx);
 
 #endif /* EBPFPROF_GOPCLNTAB_H */

@@ -1,10 +1,13 @@
 /* gopclntab_elf.c -- where a Go pclntab lives in an ELF file: sections, scans, relocations */
 #include <errno.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include "lib/sigbus.h"
 #include "gopclntab_int.h"
 #include "lib/array.h"
 
@@ -348,6 +351,57 @@ out:
 	return ret;
 }
 
+/*
+ * Maps LEN bytes of the file at OFF read-only into T: pages are read from the
+ * page cache as lookups touch them, and the kernel may drop them again, so a
+ * large table (17 MB for dockerd) costs memory only for what is looked up.
+ * The reads are guarded against a truncation underneath (lib/sigbus.h).
+ */
+static int map_table(struct gopcln_elf *ef, struct gopclntab *t, __u64 off, __u64 len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 start = off & ~(__u64)(page - 1);
+	void *m;
+
+	if (page <= 0 || sigbus__install())
+		return -ENOTSUP;
+	m = mmap(NULL, len + (off - start), PROT_READ, MAP_PRIVATE, ef->fd, start);
+	if (m == MAP_FAILED)
+		return -errno;
+	t->map = m;
+	t->map_len = len + (off - start);
+	t->data = (__u8 *)m + (off - start);
+	return 0;
+}
+
+/* LEN bytes of the file at OFF copied into T, one NUL after them */
+static int copy_table(struct gopcln_elf *ef, struct gopclntab *t, __u64 off, __u64 len)
+{
+	__u8 *d = malloc(len + 1);
+	int err;
+
+	if (!d)
+		return -ENOMEM;
+	err = gopcln_elf_read(ef, off, d, len);
+	if (err) {
+		free(d);
+		return err;
+	}
+	d[len] = '\0';
+	t->data = d;
+	return 0;
+}
+
+static void unload_table(struct gopclntab *t)
+{
+	if (t->map)
+		munmap(t->map, t->map_len);
+	else
+		free(t->data);
+	/* everything a load sets; the lock and the kept strings (none yet) stay */
+	memset(t, 0, offsetof(struct gopclntab, lock));
+}
+
 /* reads the table at file offset OFF (loaded at VADDR) and checks it */
 static int load_table(struct gopcln_elf *ef, struct gopclntab *t, __u64 off, __u64 vaddr,
 		      __u64 len, bool scanned)
@@ -358,27 +412,23 @@ static int load_table(struct gopcln_elf *ef, struct gopclntab *t, __u64 off, __u
 
 	if (len > GOPCLNTAB_MAX)
 		return -EFBIG;
-	d = malloc(len + 1);
-	if (!d)
-		return -ENOMEM;
-	err = gopcln_elf_read(ef, off, d, len);
-	if (err) {
-		free(d);
+	if (len > ef->file_size || off > ef->file_size - len)
+		return -EINVAL;
+	/* a mapping where the file allows one (not every filesystem does) */
+	if (map_table(ef, t, off, len) && (err = copy_table(ef, t, off, len)))
 		return err;
-	}
-	d[len] = '\0';
-	t->data = d;
 	t->size = len;
 	t->vaddr = vaddr;
 	err = pcln_parse(t, ef);
 	if (err) {
-		free(t->data);
-		memset(t, 0, sizeof(*t));
+		unload_table(t);
 		return err;
 	}
 	/* a scan read to the end of the segment: keep only the table */
 	used = scanned ? pcln_table_end(t) : len;
-	if (used < len) {
+	if (used < len && t->map) {
+		t->size = used;
+	} else if (used < len) {
 		d = realloc(t->data, used + 1);
 		if (d) {
 			t->data = d;

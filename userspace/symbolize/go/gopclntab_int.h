@@ -3,10 +3,12 @@
 #define EBPFPROF_GOPCLNTAB_INT_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include <linux/types.h>
 #include "gopclntab.h"
+#include "lib/hashmap.h"
 
 /* pcHeader magics, one per table format */
 #define PCLN_MAGIC_12 0xfffffffbu	/* Go 1.2 - 1.15 */
@@ -73,9 +75,18 @@ struct inl_ref {
 	__u32 pool_off;
 };
 
+/* a string of the mapped table, copied where a truncated file cannot fault its readers */
+struct pcln_kept {
+	size_t off;		/* in data */
+	char *str;
+};
+
 struct gopclntab {
-	__u8 *data;		/* the table, followed by one NUL so every string read ends */
+	__u8 *data;		/* the table: mapped from the file, or a copy followed by one NUL */
 	size_t size;		/* bytes of table in data, NUL not counted */
+	void *map;		/* the file mapping data lies in (NULL: data is a copy) */
+	size_t map_len;
+	bool faulted;		/* the file shrank under the mapping: no more lookups */
 	__u64 vaddr;		/* where data[0] is loaded, in the file's addresses */
 	enum pcln_ver ver;
 	bool be;		/* big-endian target */
@@ -99,6 +110,11 @@ struct gopclntab {
 	size_t n_inl;
 	__u8 *inl_pool;
 	size_t inl_pool_size;
+	/* strings lookups returned, copied out of the mapping; under lock */
+	pthread_mutex_t lock;
+	struct hmap *kept_index;	/* offset -> kept index + 1 */
+	struct pcln_kept *kept;
+	size_t n_kept, cap_kept, kept_bytes;
 };
 
 /* What lookups need of one _func record, every offset already checked against the table. */
