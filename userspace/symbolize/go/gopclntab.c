@@ -544,6 +544,7 @@ static const char *keep(struct gopclntab *t, const char *s)
 	__u64 h = hash_u64(off, 0);
 	__u32 id;
 	char *copy;
+	size_t len;
 
 	if ((const __u8 *)s < t->data || off >= t->size)
 		return s;	/* not the table's */
@@ -552,9 +553,14 @@ static const char *keep(struct gopclntab *t, const char *s)
 		return t->kept[id - 1].str;
 	if (ARRAY_RESERVE(t->kept, t->cap_kept, t->n_kept + 1))
 		return NULL;
-	copy = strdup(s);
+	len = strlen(s);
+	copy = malloc(len + 1);
 	if (!copy)
 		return NULL;
+	/* a fault in the copy jumps past this function: the caller frees it then */
+	t->copying = copy;
+	memcpy(copy, s, len + 1);
+	t->copying = NULL;
 	if (hmap__insert(t->kept_index, h, t->n_kept + 1)) {
 		free(copy);
 		return NULL;
@@ -579,6 +585,8 @@ static int lookup_mapped(struct gopclntab *t, __u64 vaddr, struct src_line *out,
 	if (sigsetjmp(env, 0)) {
 		/* the file shrank under the mapping: no name from it again */
 		t->faulted = true;
+		free(t->copying);
+		t->copying = NULL;
 		pthread_mutex_unlock(&t->lock);
 		return 0;
 	}

@@ -299,6 +299,8 @@ void gopcln_elf_close(struct gopcln_elf *ef)
 	if (ef->elf)
 		elf_end(ef->elf);
 	free(ef->relocs);
+	free(ef->scan_buf);
+	free(ef->trees);
 	free(ef->win);
 	memset(ef, 0, sizeof(*ef));
 }
@@ -322,6 +324,7 @@ int gopcln_elf_scan(struct gopcln_elf *ef, const __u8 (*pats)[4], int npats, siz
 
 	if (!buf)
 		return -ENOMEM;
+	ef->scan_buf = buf;	/* CB reads the mapped table: a jump out of it leaves buf to close */
 	for (int pass = 0; pass < 2 && !ret; pass++) {
 		for (size_t li = 0; li < ef->n_loads && !ret; li++) {
 			const struct gopcln_load *l = &ef->loads[li];
@@ -348,6 +351,7 @@ int gopcln_elf_scan(struct gopcln_elf *ef, const __u8 (*pats)[4], int npats, siz
 	}
 out:
 	free(buf);
+	ef->scan_buf = NULL;
 	return ret;
 }
 

@@ -286,6 +286,8 @@ static int collect_trees(struct gopclntab *t, struct gopcln_elf *ef, __u64 gofun
 		    !tree_of(t, ef, &fi, t->pcdata_inl, t->funcdata_inl, gofunc, &addr, &count))
 			continue;
 		err = ARRAY_RESERVE(pt, cap, n + 1);
+		/* the list is the file's until freed: a jump out of a mapped read leaves it to close */
+		ef->trees = pt;
 		if (err)
 			goto out;
 		pt[n++] = (struct pending_tree){ .addr = addr, .func = i, .count = count };
@@ -296,6 +298,7 @@ static int collect_trees(struct gopclntab *t, struct gopcln_elf *ef, __u64 gofun
 	}
 out:
 	free(pt);
+	ef->trees = NULL;
 	return err;
 }
 

@@ -51,6 +51,13 @@ struct gopcln_elf {
 	struct gopcln_reloc *relocs;	/* sorted by off, read on first need */
 	size_t n_relocs;
 	bool relocs_read;
+	/*
+	 * Buffers of a scan and of the inline trees' collection, owned here so
+	 * that gopcln_elf_close() frees them even when a SIGBUS from the mapped
+	 * table jumped over their owners' cleanup.
+	 */
+	__u8 *scan_buf;
+	void *trees;
 	__u8 *win;		/* read-ahead window of gopcln_elf_read_vaddr() */
 	__u64 win_off;
 	size_t win_len;
@@ -115,6 +122,7 @@ struct gopclntab {
 	struct hmap *kept_index;	/* offset -> kept index + 1 */
 	struct pcln_kept *kept;
 	size_t n_kept, cap_kept, kept_bytes;
+	char *copying;		/* a kept string being copied out of the mapping */
 };
 
 /* What lookups need of one _func record, every offset already checked against the table. */
