@@ -34,7 +34,7 @@ FUZZ_MODS_perfmap := symbolize/perfmap symbolize/procfs lib/array
 FUZZ_MODS_demangle := symbolize/demangle
 FUZZ_MODS_ehframe := unwind/ehframe/ehframe unwind/ehframe/ehframe_cfa unwind/unwind_table lib/array
 FUZZ_MODS_gopclntab := symbolize/go/gopclntab symbolize/go/gopclntab_elf symbolize/go/gopclntab_inline lib/array \
-	lib/hashmap lib/sigbus
+	lib/hashmap lib/log lib/sigbus
 FUZZ_MODS_http_request := deliver/http_request
 FUZZ_MODS_docker_meta := agent/docker_meta lib/fdio lib/utf8
 FUZZ_MODS_python := runtimes/python/python_lines runtimes/python/python_layout lib/utf8

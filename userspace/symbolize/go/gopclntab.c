@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include "gopclntab_int.h"
 #include "lib/array.h"
+#include "lib/log.h"
 #include "lib/sigbus.h"
 
 /* a u32 varint has at most 5 bytes */
@@ -206,6 +207,7 @@ int gopclntab__for_each_sp(const struct gopclntab *t, gopclntab_sp_fn fn, void *
 	sigbus__arm(&env);
 	if (sigsetjmp(env, 0)) {
 		((struct gopclntab *)t)->faulted = true;
+		p_warn("a Go binary's file shrank under its mapped table: its unwind rows stop there");
 		return -EIO;
 	}
 	for (__u32 i = 0; !ret && i < t->nfunc; i++) {
@@ -566,7 +568,7 @@ static const char *keep(struct gopclntab *t, const char *s)
 		return NULL;
 	}
 	t->kept[t->n_kept++] = (struct pcln_kept){ .off = off, .str = copy };
-	t->kept_bytes += strlen(copy) + 1 + sizeof(struct pcln_kept) + 16;
+	t->kept_bytes += len + 1 + sizeof(struct pcln_kept) + 16;
 	return copy;
 }
 
@@ -583,8 +585,9 @@ static int lookup_mapped(struct gopclntab *t, __u64 vaddr, struct src_line *out,
 	}
 	sigbus__arm(&env);
 	if (sigsetjmp(env, 0)) {
-		/* the file shrank under the mapping: no name from it again */
+		/* the file shrank under the mapping: no name from it again, said once */
 		t->faulted = true;
+		p_warn("a Go binary's file shrank under its mapped table: its frames stay unnamed from now on");
 		free(t->copying);
 		t->copying = NULL;
 		pthread_mutex_unlock(&t->lock);
