@@ -150,6 +150,9 @@ static void write_python(FILE *out, struct python *py)
 	counter(out, "ebpfprof_python_layout_mismatch_total",
 		"CPython processes whose memory did not match our offsets (native frames only)",
 		ps.layout_mismatch);
+	counter(out, "ebpfprof_python_files_skipped_total",
+		"Executables not read again: an earlier process showed they hold no CPython",
+		ps.files_skipped);
 	counter(out, "ebpfprof_python_code_objects_total", "Code objects read and cached", ps.codes);
 	counter(out, "ebpfprof_python_code_objects_failed_total",
 		"Code objects that could not be read (freed, or the process gone)", ps.codes_failed);

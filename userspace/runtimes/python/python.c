@@ -7,9 +7,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <bpf/bpf.h>
 #include "lib/array.h"
+#include "lib/file_set.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "symbolize/proc_maps.h"
@@ -22,6 +24,7 @@
 #define STR_MAX 4096			/* bytes of a str object: longer names are cut */
 #define LINETABLE_MAX (1u << 20)	/* a line table larger than this is refused */
 #define CODES_PER_PID_MAX 65536		/* code objects cached per process */
+#define NOT_PYTHON_MAX 4096		/* executables remembered as holding no interpreter */
 
 /* One code object as read from the process. */
 struct py_code {
@@ -50,6 +53,13 @@ struct python {
 	size_t n_pids, cap_pids;
 	struct python_stats stats;
 	__u8 said[2][256];	/* versions already reported unknown / mismatched, by minor */
+	/*
+	 * Files whose symbols hold no interpreter, by the device and inode their
+	 * maps line names: every exec of /bin/sleep would read its symbol table
+	 * again otherwise. A file rewritten in place keeps its inode and would be
+	 * missed; binaries are replaced (a new inode), as the unwind cache assumes.
+	 */
+	struct file_set *not_python;
 };
 
 /* One line per version and reason for the whole run: a fleet of one Python says it once. */
@@ -72,6 +82,11 @@ struct python *python__new(const struct python_opts *opts)
 	py->opts = *opts;
 	if (!py->opts.proc_root)
 		py->opts.proc_root = "/proc";
+	py->not_python = file_set__new(NOT_PYTHON_MAX);
+	if (!py->not_python) {
+		free(py);
+		return NULL;
+	}
 	return py;
 }
 
@@ -94,6 +109,7 @@ void python__free(struct python *py)
 	for (size_t i = 0; i < py->n_pids; i++)
 		free_pid(py, py->pids[i]);
 	free(py->pids);
+	file_set__free(py->not_python);
 	free(py);
 }
 
@@ -216,6 +232,8 @@ static int probe_file(struct python *py, __u32 pid, const struct proc_map *m,
 		return err;
 	err = py_elf__read(fd, m->pgoff, &e);
 	close(fd);
+	if (err == -ENOENT && !e.sym[PY_SYM_EVAL].value && !e.sym[PY_SYM_RUNTIME].value)
+		file_set__add(py->not_python, makedev(m->dev_major, m->dev_minor), m->inode);
 	if (err == -ENOENT && e.sym[PY_SYM_EVAL].value && !e.sym[PY_SYM_RUNTIME].value) {
 		/* an interpreter loop without _PyRuntime: CPython 3.6, older than we walk */
 		if (first_time(py, 0, 0))
@@ -291,6 +309,11 @@ int python__add_pid(struct python *py, __u32 pid)
 		if (!candidate(&maps[i], !last_inode) || maps[i].inode == last_inode)
 			continue;
 		last_inode = maps[i].inode;	/* a file's several mappings: probed once */
+		if (file_set__has(py->not_python, makedev(maps[i].dev_major, maps[i].dev_minor),
+				  maps[i].inode)) {
+			py->stats.files_skipped++;
+			continue;
+		}
 		err = probe_file(py, pid, &maps[i], &layout, &proc);
 		p_debug("pid %u: %s: %d", pid, maps[i].path, err);
 		if (!err || err == -ENOTSUP)

@@ -17,6 +17,7 @@ struct python_stats {
 	__u64 procs;		/* CPython processes handed to BPF */
 	__u64 unknown_versions;	/* processes with a CPython we do not know: native frames only */
 	__u64 layout_mismatch;	/* known version whose memory did not match our offsets */
+	__u64 files_skipped;	/* executables known from an earlier process to hold no interpreter */
 	__u64 codes;		/* code objects read and cached */
 	__u64 codes_failed;	/* code objects we could not read (freed, or the process gone) */
 	__u64 code_bytes;	/* memory the cached code objects hold */
