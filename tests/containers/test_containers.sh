@@ -41,19 +41,23 @@ test_image() {	# make image, offline; the runtime stage holds exactly the librar
 	fi
 	local size want have missing extra
 	size=$(docker image inspect -f '{{.Size}}' ebpfprof:latest)
+	# the libraries ebpfprof opens on use (lib/curl_dl.c, symbolize/debuginfod_dl.c) by soname
+	local opened="libcurl.so.4 libdebuginfod.so.1" so
 	docker run --rm --entrypoint /bin/sh ebpfprof:latest -c \
 		'ldd /usr/local/bin/ebpfprof; for l in $(ldd /usr/local/bin/ebpfprof | awk "/=> \\//{print \$3}"); do
-		 dpkg -S "$l" 2>/dev/null || dpkg -S "$(realpath "$l")"; done | cut -d: -f1 | sort -u | sed "s/^/pkg /"' \
+		 dpkg -S "$l" 2>/dev/null || dpkg -S "$(realpath "$l")"; done | cut -d: -f1 | sort -u | sed "s/^/pkg /"
+		 for so in '"$opened"'; do l=$(ldconfig -p | awk -v s="$so" "\$1 == s { print \$NF; exit }");
+		 [ -n "$l" ] && dpkg -S "$(realpath "$l")" | cut -d: -f1 | sed "s/^/opened /" || echo "$so not found"; done' \
 		>"$tmp/ldd" 2>&1
 	want=$(sed -n '/^ARG RUNTIME_PKGS="/,/"$/p' "$ROOT/deploy/Dockerfile" | sed 's/^ARG RUNTIME_PKGS="//; s/["\\]//g' |
 		xargs -n1 | grep -v ca-certificates | sort)
-	have=$(sed -n 's/^pkg //p' "$tmp/ldd" | sed 's/:amd64$//')
-	missing=$(comm -23 <(echo "$want") <(echo "$have" | sort) | xargs)
-	extra=$(comm -13 <(echo "$want") <(echo "$have" | sort) | wc -l)
-	if ! grep -q 'not found' "$tmp/ldd" && [ -z "$missing" ] && [ -n "$have" ]; then
-		pass "image: built in $((SECONDS - t0)) s, $((size / 1000000)) MB; every library ebpfprof links resolves, and each runtime package listed holds one of them ($extra more come in as their dependencies)"
+	have=$(sed -n 's/^\(pkg\|opened\) //p' "$tmp/ldd" | sed 's/:amd64$//')
+	missing=$(comm -23 <(echo "$want") <(echo "$have" | sort -u) | xargs)
+	extra=$(comm -13 <(echo "$want") <(echo "$have" | sort -u) | wc -l)
+	if ! grep -q 'not found' "$tmp/ldd" && [ -z "$missing" ] && [ "$(grep -c '^opened ' "$tmp/ldd")" = 2 ]; then
+		pass "image: built in $((SECONDS - t0)) s, $((size / 1000000)) MB; every library ebpfprof links or opens ($opened) resolves, and each runtime package listed holds one of them ($extra more come in as their dependencies)"
 	else
-		fail image "ldd: $(grep 'not found' "$tmp/ldd" | xargs); listed but not linked: '$missing'"
+		fail image "not found: $(grep 'not found' "$tmp/ldd" | xargs); listed but neither linked nor opened: '$missing'"
 		return 1
 	fi
 }

@@ -69,6 +69,10 @@ build_initramfs() {	# out
 	printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
 	copy_with_libs "$BUILD/ebpfprof" opt/ebpfprof "$r"
+	for so in libcurl.so.4 libdebuginfod.so.1; do	# opened on first use, so ldd does not list them
+		f=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ { print $NF; exit }')
+		[ -n "$f" ] && copy_with_libs "$f" "$(dirname "${f#/}")" "$r"
+	done
 	for f in cpu_split syscall_heavy fgprof collector unwind/unwind_deep; do
 		copy_with_libs "$BUILD/fixtures/$f" opt/ebpfprof/fix "$r"
 	done

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
+#include "lib/curl_dl.h"
 #include "lib/array.h"
 #include "cgroup.h"
 #include "k8s.h"
@@ -609,6 +610,12 @@ struct k8s *k8s__new(const struct k8s_opts *opts)
 			p_warn("kubernetes: no API server: KUBERNETES_SERVICE_HOST is not set");
 		goto out_free;
 	}
+	/* reference-counted by libcurl, which the pusher may hold too; before list_url() escapes */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		err = curl_dl__ready() ? -ENOMEM : -ELIBACC;
+		goto out_free;
+	}
+	k->curl_ready = true;
 	/* the system's CAs when the service account's is absent (e.g. a proxy with a public cert) */
 	ca = opts->ca_file ?: access(DEFAULT_CA_FILE, R_OK) ? NULL : DEFAULT_CA_FILE;
 	k->list_url = list_url(api, node);
@@ -618,12 +625,6 @@ struct k8s *k8s__new(const struct k8s_opts *opts)
 		err = -ENOMEM;
 		goto out_free;
 	}
-	/* reference-counted by libcurl; the pusher may hold it too */
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	k->curl_ready = true;
 	k->curl = curl_easy_init();
 	if (!k->curl) {
 		err = -ENOMEM;

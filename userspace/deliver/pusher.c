@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <time.h>
 #include <curl/curl.h>
+#include "lib/curl_dl.h"
 #include "lib/array.h"
 #include "lib/log.h"
 #include "profile/profile.h"
@@ -891,7 +892,7 @@ struct pusher *pusher__new(const struct pusher_opts *opts)
 		goto err_free;
 	/* refcounted by libcurl, and thread-safe in the libcurl Debian ships (>= 7.84) */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		err = -ENOMEM;
+		err = curl_dl__ready() ? -ENOMEM : -ELIBACC;
 		goto err_free;
 	}
 	p->curl_ready = true;

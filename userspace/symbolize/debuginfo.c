@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/openat2.h>
-#include <elfutils/debuginfod.h>
 #include "debuginfo.h"
+#include "debuginfod_dl.h"
 #include "elf_syms.h"
 #include "lib/fdio.h"
 
@@ -521,13 +521,14 @@ static void env_restore(struct env_saved *e)
 /* called by libdebuginfod while it downloads: non-zero aborts */
 static int fetch_progress(debuginfod_client *c, long done, long total)
 {
-	atomic_bool *cancel = debuginfod_get_user_data(c);
+	atomic_bool *cancel = debuginfod_dl__get()->get_user_data(c);
 
 	return cancel && atomic_load(cancel);
 }
 
 static int fetch(const char *build_id, const struct debuginfo_opts *o, atomic_bool *cancel)
 {
+	const struct debuginfod_api *dfd = debuginfod_dl__get();
 	struct env_saved urls, cache;
 	char bid[ELF_BUILD_ID_HEX_SIZE];
 	debuginfod_client *client;
@@ -536,6 +537,8 @@ static int fetch(const char *build_id, const struct debuginfo_opts *o, atomic_bo
 
 	if (!build_id || copy_build_id(build_id, bid, sizeof(bid)))
 		return -EINVAL;
+	if (!dfd)
+		return -ENOSYS;
 	pthread_mutex_lock(&env_lock);
 	err = env_set(&urls, DEBUGINFOD_URLS_ENV_VAR, o ? o->debuginfod_urls : NULL);
 	if (!err)
@@ -545,16 +548,16 @@ static int fetch(const char *build_id, const struct debuginfo_opts *o, atomic_bo
 	fd = err;
 	if (err)
 		goto out_env;
-	client = debuginfod_begin();
+	client = dfd->begin();
 	if (!client) {
 		fd = -ENOMEM;
 		goto out_env;
 	}
-	debuginfod_set_user_data(client, cancel);
-	debuginfod_set_progressfn(client, fetch_progress);
+	dfd->set_user_data(client, cancel);
+	dfd->set_progressfn(client, fetch_progress);
 	/* a build ID length of 0 means: hex text */
-	fd = debuginfod_find_debuginfo(client, (const unsigned char *)bid, 0, &path);
-	debuginfod_end(client);
+	fd = dfd->find_debuginfo(client, (const unsigned char *)bid, 0, &path);
+	dfd->end(client);
 	free(path);
 out_env:
 	env_restore(&cache);
