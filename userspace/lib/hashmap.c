@@ -124,6 +124,11 @@ size_t hmap__count(const struct hmap *h)
 	return h->count;
 }
 
+size_t hmap__bytes(const struct hmap *h)
+{
+	return sizeof(*h) + h->cap * sizeof(*h->slots);
+}
+
 /* FNV-1a over the bytes, then a murmur3 finalizer so low bits mix well for masking. */
 __u64 hash_bytes(const void *data, size_t len, __u64 seed)
 {

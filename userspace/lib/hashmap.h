@@ -30,6 +30,9 @@ int hmap__remove(struct hmap *h, __u64 hash, __u32 id);
 
 size_t hmap__count(const struct hmap *h);
 
+/* Heap bytes the table holds (its slots never shrink). */
+size_t hmap__bytes(const struct hmap *h);
+
 /* 64-bit hash of bytes, chained through seed (pass 0 to start). */
 __u64 hash_bytes(const void *data, size_t len, __u64 seed);
 

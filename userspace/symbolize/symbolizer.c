@@ -527,16 +527,6 @@ static const char *kernel_build_id(struct symbolizer *s)
 	return id;
 }
 
-/* kallsyms.h keeps no account: 16 bytes a symbol plus its name, as documented there */
-static size_t ksyms_bytes(const struct ksyms *ks)
-{
-	size_t n = ksyms__count(ks), bytes = n * sizeof(struct ksym);
-
-	for (size_t i = 0; i < n; i++)
-		bytes += strlen(ksyms__at(ks, i)->name) + 1;
-	return bytes;
-}
-
 static int init_kernel(struct symbolizer *s, const struct symbolizer_opts *opts)
 {
 	struct mapping *m;
@@ -557,10 +547,10 @@ static int init_kernel(struct symbolizer *s, const struct symbolizer_opts *opts)
 	m->pub.limit = ~0ULL;
 	m->pub.build_id = kernel_build_id(s);
 	if (s->ksyms) {
-		m->pub.start = ksyms__at(s->ksyms, 0)->addr;
+		m->pub.start = ksyms__addr(s->ksyms, 0);
 		m->pub.has_symbols = true;
 		s->stats.symbols += ksyms__count(s->ksyms);
-		s->stats.bytes += ksyms_bytes(s->ksyms);
+		s->stats.bytes += ksyms__bytes(s->ksyms);
 	}
 	s->kernel = m;
 	return 0;
@@ -568,7 +558,8 @@ static int init_kernel(struct symbolizer *s, const struct symbolizer_opts *opts)
 
 int symbolizer__kernel(struct symbolizer *s, __u64 addr, struct sym_frame *out)
 {
-	const struct ksym *sym;
+	size_t bytes;
+	ssize_t i;
 
 	/* not memset: lines[] is large and never filled for the kernel */
 	out->mapping = NULL;
@@ -578,11 +569,14 @@ int symbolizer__kernel(struct symbolizer *s, __u64 addr, struct sym_frame *out)
 	out->mapping = &s->kernel->pub;
 	if (!s->ksyms)
 		return 0;
-	sym = ksyms__map_addr(s->ksyms, addr, &out->offset);
-	if (sym) {
-		out->name = sym->name;
-		out->module = ksyms__module(s->ksyms, sym);
-	}
+	i = ksyms__find(s->ksyms, addr, &out->offset);
+	if (i < 0)
+		return 0;
+	/* a name is decoded and kept the first time a sample hits its symbol */
+	bytes = ksyms__bytes(s->ksyms);
+	out->name = ksyms__name(s->ksyms, i);
+	out->module = ksyms__module(s->ksyms, i);
+	s->stats.bytes += ksyms__bytes(s->ksyms) - bytes;
 	return 0;
 }
 
