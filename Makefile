@@ -13,7 +13,7 @@ VMLINUX_DIR := vmlinux/$(ARCH)
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
 	-D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUTPUT)
-LDLIBS := -lbpf -ldw -lelf -lz -llzma -liberty -lmicrohttpd -ljson-c -lpthread
+LDLIBS := -lbpf -ldw -lelf -lz -llzma -liberty -lhttp_parser -lmicrohttpd -ljson-c -lpthread
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR)
 
 ifeq ($(SANITIZE),1)
@@ -46,7 +46,7 @@ vpath test_%.c $(sort $(dir $(UNIT_SRCS)))
 
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc binutils libc6-dev \
-	libcurl4-openssl-dev libmicrohttpd-dev libjson-c-dev \
+	libcurl4-openssl-dev libhttp-parser-dev libmicrohttpd-dev libjson-c-dev \
 	libdw-dev liblzma-dev libdebuginfod-dev libiberty-dev debuginfod dwz g++ nodejs linux-perf bpftrace \
 	golang-go golang-github-google-pprof-dev python3 python3-yaml util-linux curl
 # the OTLP test decodes our export with protoc and Python's protobuf, from the published .proto

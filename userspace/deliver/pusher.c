@@ -8,6 +8,7 @@
 #include <time.h>
 #include <curl/curl.h>
 #include "lib/curl_dl.h"
+#include "http_post.h"
 #include "lib/array.h"
 #include "lib/log.h"
 #include "profile/profile.h"
@@ -60,7 +61,10 @@ struct pusher {
 	size_t spool_max;
 	char *spool_dir;
 	struct spool *spool;
-	CURL *curl;
+	bool plain;		/* http:// without a proxy: http_post.c, libcurl never loaded */
+	char **hdrs;		/* "Name: value" lines every request carries; "Name:" drops one */
+	size_t n_hdrs;
+	CURL *curl;		/* https, or a proxy: libcurl */
 	struct curl_slist *headers;
 	bool curl_ready;
 	bool sync_ready;
@@ -91,6 +95,7 @@ struct pusher {
 	char resp[RESP_KEEP + 1];
 	size_t resp_len;
 	char errbuf[CURL_ERROR_SIZE];
+	struct http_resp answer;	/* the plain path's last answer */
 };
 
 static __u64 now_ms(void)
@@ -337,6 +342,8 @@ static long parse_retry_after(const char *v)
 	time_t t, now;
 	long secs = 0;
 	const char *s;
+	char *end;
+	struct tm tm;
 
 	for (s = v; *s >= '0' && *s <= '9'; s++) {
 		if (secs > 86400)
@@ -345,7 +352,12 @@ static long parse_retry_after(const char *v)
 	}
 	if (s != v && !*s)
 		return secs * 1000;
-	t = curl_getdate(v, NULL);
+	/* the IMF-fixdate form RFC 9110 says senders use; the obsolete forms count as absent */
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (!end || *end)
+		return -1;
+	t = timegm(&tm);
 	if (t == -1)
 		return -1;
 	now = time(NULL);
@@ -409,34 +421,88 @@ static const char *resp_text(struct pusher *p)
 			p_warn(fmt, ##__VA_ARGS__);    \
 	} while (0)
 
+/* libcurl's POST: 0 and *code once answered, else -ETIMEDOUT or -EIO with errbuf set */
+static int perform_curl(struct pusher *p, const char *url, const void *data, size_t len,
+			long *code)
+{
+	CURLcode rc;
+
+	curl_easy_setopt(p->curl, CURLOPT_URL, url);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, data);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	rc = curl_easy_perform(p->curl);
+	if (rc != CURLE_OK) {
+		if (!p->errbuf[0])
+			snprintf(p->errbuf, sizeof(p->errbuf), "%s", curl_easy_strerror(rc));
+		return rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
+	}
+	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, code);
+	return 0;
+}
+
+/* http_post.c's POST, the same contract as perform_curl */
+static int perform_plain(struct pusher *p, const char *url, const void *data, size_t len,
+			 long *code)
+{
+	const char *hdrs[p->n_hdrs + 1];
+	struct http_post_req rq = {
+		.url = url, .headers = hdrs, .user_agent = "ebpfprof", .userpwd = p->userpwd,
+		.body = data, .len = len, .timeout_ms = p->timeout_ms,
+		.connect_timeout_ms = p->timeout_ms < CONNECT_TIMEOUT_MAX_MS ?
+				      p->timeout_ms : CONNECT_TIMEOUT_MAX_MS,
+		.stop = &p->stop,
+	};
+	int err;
+
+	for (size_t i = 0; i < p->n_hdrs; i++) {
+		const char *colon = strchr(p->hdrs[i], ':');
+
+		if (colon && colon[1])	/* "Name:" is libcurl's way to leave a header out */
+			hdrs[rq.n_headers++] = p->hdrs[i];
+	}
+	http_resp__init(&p->answer, p->resp, RESP_KEEP);
+	err = http_post(&rq, &p->answer, p->errbuf, sizeof(p->errbuf));
+	p->resp_len = p->answer.body_len;
+	if (err)
+		return err == -ETIMEDOUT ? err : -EIO;
+	*code = p->answer.status;
+	if (p->answer.retry_after[0]) {
+		char *v = p->answer.retry_after, *end = v + strlen(v);
+
+		while (*v == ' ' || *v == '\t')
+			v++;
+		while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		p->retry_after_ms = parse_retry_after(v);
+	}
+	return 0;
+}
+
 /* without the lock: one POST; logs rejections, and a window's first failure */
 static enum send_result post(struct pusher *p, const char *url, const void *data, size_t len,
 			     const char *key)
 {
 	bool quiet = p->quiet;
 	long code = 0;
-	CURLcode rc;
+	int err;
 
 	p->resp_len = 0;
 	p->retry_after_ms = -1;
 	p->timed_out = false;
 	p->errbuf[0] = '\0';
-	curl_easy_setopt(p->curl, CURLOPT_URL, url);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, data);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	rc = curl_easy_perform(p->curl);
-	if (rc != CURLE_OK) {
+	err = p->plain ? perform_plain(p, url, data, len, &code) :
+			 perform_curl(p, url, data, len, &code);
+	if (err) {
 		if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
 			return SEND_RETRY_SILENT;
 		/* a slow backend is told apart from a dead one: operators tune timeout_ms on it */
-		p->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+		p->timed_out = err == -ETIMEDOUT;
 		log_failure(quiet || p->unreachable, "push to %s failed: %s; retrying", p->log_url,
-			    p->errbuf[0] ? p->errbuf : curl_easy_strerror(rc));
+			    p->errbuf);
 		p->unreachable = true;
 		/* a request that got nowhere says nothing of the window: only its age budget runs */
 		return p->timed_out ? SEND_RETRY : SEND_RETRY_SILENT;
 	}
-	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &code);
 	if (p->unreachable)
 		p_info("push to %s answers again", p->log_url);
 	p->unreachable = false;
@@ -722,6 +788,24 @@ static int load_spool(struct pusher *p)
 	return err;
 }
 
+/* the plain path's check_url: the same rules, by http-parser */
+static int check_plain_url(struct pusher *p, const char *url)
+{
+	const char *at = strchr(url, '@'), *slash = strstr(url, "://");
+	struct http_url u;
+	int err = http_url__parse(url, &u);
+
+	explicit_bzero(u.userinfo, sizeof(u.userinfo));
+	if (err || u.has_query || u.has_fragment)
+		return -EINVAL;
+	/* the log line leaves out "user:password@" */
+	if (at && slash && at > slash && at < slash + 3 + strcspn(slash + 3, "/"))
+		err = asprintf(&p->log_url, "%.*s%s", (int)(slash + 3 - url), url, at + 1) < 0;
+	else
+		err = !(p->log_url = strdup(url));
+	return err ? -ENOMEM : 0;
+}
+
 /* http(s) only, no query or fragment (the pusher appends its own); fills log_url */
 static int check_url(struct pusher *p, const char *url)
 {
@@ -763,28 +847,25 @@ static bool header_safe(const char *v)
 
 static int add_header(struct pusher *p, const char *fmt, const char *value)
 {
-	struct curl_slist *l;
-	char *h;
+	char *h, **more;
 
 	if (asprintf(&h, fmt, value) < 0)
 		return -ENOMEM;
-	l = curl_slist_append(p->headers, h);
-	explicit_bzero(h, strlen(h));
-	free(h);
-	if (!l)
+	more = realloc(p->hdrs, (p->n_hdrs + 1) * sizeof(*more));
+	if (!more) {
+		explicit_bzero(h, strlen(h));
+		free(h);
 		return -ENOMEM;
-	p->headers = l;
+	}
+	p->hdrs = more;
+	p->hdrs[p->n_hdrs++] = h;
 	return 0;
 }
 
-static int setup_curl(struct pusher *p, const struct pusher_opts *o)
+static int setup_headers(struct pusher *p, const struct pusher_opts *o)
 {
-	CURL *c;
 	int err;
 
-	c = p->curl = curl_easy_init();
-	if (!c)
-		return -ENOMEM;
 	/* the connect protocol's unary call: a binary protobuf body, version header 1 */
 	if (o->otlp) {
 		err = add_header(p, "Content-Type: %s", "application/x-protobuf");
@@ -801,8 +882,23 @@ static int setup_curl(struct pusher *p, const struct pusher_opts *o)
 		err = add_header(p, "Authorization: Bearer %s", o->bearer_token);
 	if (!err && o->tenant_id)
 		err = add_header(p, "X-Scope-OrgID: %s", o->tenant_id);
-	if (err)
-		return err;
+	return err;
+}
+
+static int setup_curl(struct pusher *p, const struct pusher_opts *o)
+{
+	struct curl_slist *l;
+	CURL *c;
+
+	c = p->curl = curl_easy_init();
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_hdrs; i++) {
+		l = curl_slist_append(p->headers, p->hdrs[i]);
+		if (!l)
+			return -ENOMEM;
+		p->headers = l;
+	}
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);	/* no SIGALRM in a threaded process */
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, p->headers);
@@ -825,6 +921,20 @@ static int setup_curl(struct pusher *p, const struct pusher_opts *o)
 		curl_easy_setopt(c, CURLOPT_USERPWD, p->userpwd);
 	}
 	return 0;
+}
+
+/* libcurl's proxy variables for http URLs: with one set, libcurl sends the request as before */
+static bool proxy_set(void)
+{
+	static const char *const vars[] = { "http_proxy", "all_proxy", "ALL_PROXY" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && *v)
+			return true;
+	}
+	return false;
 }
 
 static int check_opts(const struct pusher_opts *o)
@@ -890,13 +1000,14 @@ struct pusher *pusher__new(const struct pusher_opts *opts)
 	err = init_sync(p);
 	if (err)
 		goto err_free;
+	p->plain = !strncasecmp(opts->url, "http://", 7) && !proxy_set();
 	/* refcounted by libcurl, and thread-safe in the libcurl Debian ships (>= 7.84) */
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	if (!p->plain && curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		err = curl_dl__ready() ? -ENOMEM : -ELIBACC;
 		goto err_free;
 	}
-	p->curl_ready = true;
-	err = check_url(p, opts->url);
+	p->curl_ready = !p->plain;
+	err = p->plain ? check_plain_url(p, opts->url) : check_url(p, opts->url);
 	if (err) {
 		p_err("pusher: url must be http(s)://host[:port][/prefix], without a query");
 		goto err_free;
@@ -927,7 +1038,9 @@ struct pusher *pusher__new(const struct pusher_opts *opts)
 		err = -ENOMEM;
 		goto err_free;
 	}
-	err = setup_curl(p, opts);
+	err = setup_headers(p, opts);
+	if (!err && !p->plain)
+		err = setup_curl(p, opts);
 	if (err)
 		goto err_free;
 	if (p->spool_dir) {
@@ -1008,6 +1121,9 @@ void pusher__free(struct pusher *p)
 	curl_slist_free_all(p->headers);
 	if (p->curl_ready)
 		curl_global_cleanup();
+	for (size_t i = 0; i < p->n_hdrs; i++)
+		free_secret(p->hdrs[i]);
+	free(p->hdrs);
 	spool__free(p->spool);
 	free_secret(p->userpwd);
 	free(p->base_url);
