@@ -19,6 +19,7 @@ static __always_inline void java_push(struct unwind_scratch *sc, __u64 v)
 
 	if (n >= UNWIND_MAX_DEPTH)
 		return;
+	barrier_var(n);	/* keeps the mask: 6.1's verifier cannot bound n from the check */
 	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = v;
 	sc->stack.n = n + 1;
 	sc->hash = (sc->hash ^ v) * 0x9e3779b97f4a7c15ULL;
