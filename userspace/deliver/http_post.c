@@ -93,11 +93,26 @@ int http_url__parse(const char *url, struct http_url *u)
 
 /* --- the answer --- */
 
+/* a header's value ended: Retry-After loses the spaces around it (RFC 9110's OWS) */
+static void end_value(struct http_resp *r)
+{
+	char *v = r->retry_after, *end = v + strlen(v);
+	size_t lead = strspn(v, " \t");
+
+	if (!r->in_value || !r->is_retry_after)
+		return;
+	while (end > v + lead && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	memmove(v, v + lead, end - v - lead);
+	v[end - v - lead] = '\0';
+}
+
 static int on_header_field(http_parser *p, const char *at, size_t len)
 {
 	struct http_resp *r = p->data;
 
 	if (r->in_value) {	/* a new header */
+		end_value(r);
 		r->field_len = 0;
 		r->field_long = false;
 		r->in_value = false;
@@ -137,6 +152,7 @@ static int on_headers_complete(http_parser *p)
 {
 	struct http_resp *r = p->data;
 
+	end_value(r);
 	r->field_len = 0;
 	r->field_long = false;
 	r->in_value = false;

@@ -32,7 +32,7 @@ struct http_resp {
 	bool done;		/* the final answer is complete */
 	char *body;		/* the caller's buffer: the first body_cap bytes are kept */
 	size_t body_len, body_cap;
-	char retry_after[64];	/* the header's value, "" when absent (a longer one is cut) */
+	char retry_after[64];	/* the header's value without spaces around it, "" when absent */
 	char field[16];		/* the header name being read, while it fits */
 	size_t field_len;
 	bool field_long;	/* the name did not fit: not one we look for */

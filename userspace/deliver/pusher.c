@@ -62,7 +62,7 @@ struct pusher {
 	char *spool_dir;
 	struct spool *spool;
 	bool plain;		/* http:// without a proxy: http_post.c, libcurl never loaded */
-	char **hdrs;		/* "Name: value" lines every request carries; "Name:" drops one */
+	char **hdrs;		/* "Name: value" lines every request carries */
 	size_t n_hdrs;
 	CURL *curl;		/* https, or a proxy: libcurl */
 	struct curl_slist *headers;
@@ -95,7 +95,6 @@ struct pusher {
 	char resp[RESP_KEEP + 1];
 	size_t resp_len;
 	char errbuf[CURL_ERROR_SIZE];
-	struct http_resp answer;	/* the plain path's last answer */
 };
 
 static __u64 now_ms(void)
@@ -444,37 +443,25 @@ static int perform_curl(struct pusher *p, const char *url, const void *data, siz
 static int perform_plain(struct pusher *p, const char *url, const void *data, size_t len,
 			 long *code)
 {
-	const char *hdrs[p->n_hdrs + 1];
 	struct http_post_req rq = {
-		.url = url, .headers = hdrs, .user_agent = "ebpfprof", .userpwd = p->userpwd,
+		.url = url, .headers = (const char *const *)p->hdrs, .n_headers = p->n_hdrs,
+		.user_agent = "ebpfprof", .userpwd = p->userpwd,
 		.body = data, .len = len, .timeout_ms = p->timeout_ms,
 		.connect_timeout_ms = p->timeout_ms < CONNECT_TIMEOUT_MAX_MS ?
 				      p->timeout_ms : CONNECT_TIMEOUT_MAX_MS,
 		.stop = &p->stop,
 	};
+	struct http_resp answer;
 	int err;
 
-	for (size_t i = 0; i < p->n_hdrs; i++) {
-		const char *colon = strchr(p->hdrs[i], ':');
-
-		if (colon && colon[1])	/* "Name:" is libcurl's way to leave a header out */
-			hdrs[rq.n_headers++] = p->hdrs[i];
-	}
-	http_resp__init(&p->answer, p->resp, RESP_KEEP);
-	err = http_post(&rq, &p->answer, p->errbuf, sizeof(p->errbuf));
-	p->resp_len = p->answer.body_len;
+	http_resp__init(&answer, p->resp, RESP_KEEP);
+	err = http_post(&rq, &answer, p->errbuf, sizeof(p->errbuf));
+	p->resp_len = answer.body_len;
 	if (err)
 		return err == -ETIMEDOUT ? err : -EIO;
-	*code = p->answer.status;
-	if (p->answer.retry_after[0]) {
-		char *v = p->answer.retry_after, *end = v + strlen(v);
-
-		while (*v == ' ' || *v == '\t')
-			v++;
-		while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
-			*--end = '\0';
-		p->retry_after_ms = parse_retry_after(v);
-	}
+	*code = answer.status;
+	if (answer.retry_after[0])
+		p->retry_after_ms = parse_retry_after(answer.retry_after);
 	return 0;
 }
 
@@ -876,8 +863,6 @@ static int setup_headers(struct pusher *p, const struct pusher_opts *o)
 	} else {
 		err = add_header(p, "Content-Type: %s", "application/octet-stream");
 	}
-	if (!err)	/* no 100-continue round trip before each body */
-		err = add_header(p, "Expect:%s", "");
 	if (!err && o->bearer_token)
 		err = add_header(p, "Authorization: Bearer %s", o->bearer_token);
 	if (!err && o->tenant_id)
@@ -893,8 +878,9 @@ static int setup_curl(struct pusher *p, const struct pusher_opts *o)
 	c = p->curl = curl_easy_init();
 	if (!c)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->n_hdrs; i++) {
-		l = curl_slist_append(p->headers, p->hdrs[i]);
+	for (size_t i = 0; i <= p->n_hdrs; i++) {
+		/* "Expect:" drops libcurl's 100-continue round trip before each body */
+		l = curl_slist_append(p->headers, i < p->n_hdrs ? p->hdrs[i] : "Expect:");
 		if (!l)
 			return -ENOMEM;
 		p->headers = l;
