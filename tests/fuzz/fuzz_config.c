@@ -93,7 +93,7 @@ static void check(const struct config *cfg, int err)
 		return;
 	}
 	FUZZ_CHECK(cfg->ag.interval > 0 && cfg->ag.retention >= 1);
-	FUZZ_CHECK(cfg->ag.push_url || cfg->ag.listen || cfg->ag.output_dir);
+	FUZZ_CHECK(cfg->ag.push_url || cfg->ag.otlp_url || cfg->ag.listen || cfg->ag.output_dir);
 	for (int i = 0; i < cfg->ag.n_labels; i++)
 		FUZZ_CHECK(*cfg->ag.labels[i].key && cfg->ag.labels[i].value);
 }

@@ -93,18 +93,31 @@ int http_url__parse(const char *url, struct http_url *u)
 
 /* --- the answer --- */
 
-/* a header's value ended: Retry-After loses the spaces around it (RFC 9110's OWS) */
+/*
+ * A header's value ended: Retry-After loses the spaces around it (RFC 9110's
+ * OWS); one holding a control byte (a NUL above all) is no date or number
+ * and is dropped whole, so the value never depends on how reads split it.
+ */
 static void end_value(struct http_resp *r)
 {
-	char *v = r->retry_after, *end = v + strlen(v);
-	size_t lead = strspn(v, " \t");
+	char *v = r->retry_after, *end = v + r->retry_len;
+	size_t lead;
 
 	if (!r->in_value || !r->is_retry_after)
 		return;
+	for (const char *c = v; c < end; c++) {
+		if ((unsigned char)*c < 0x20 && *c != '\t') {
+			end = v;
+			break;
+		}
+	}
+	*end = '\0';
+	lead = strspn(v, " \t");
 	while (end > v + lead && (end[-1] == ' ' || end[-1] == '\t'))
 		end--;
 	memmove(v, v + lead, end - v - lead);
 	v[end - v - lead] = '\0';
+	r->retry_len = 0;
 }
 
 static int on_header_field(http_parser *p, const char *at, size_t len)
@@ -136,15 +149,16 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 		r->is_retry_after = !r->field_long && r->field_len == 11 &&
 				    !strncasecmp(r->field, "retry-after", 11);
 		if (r->is_retry_after)
-			r->retry_after[0] = '\0';
+			r->retry_len = 0;
 	}
 	if (!r->is_retry_after)
 		return 0;
-	have = strlen(r->retry_after);
+	have = r->retry_len;
 	room = sizeof(r->retry_after) - 1 - have;
 	len = len < room ? len : room;
 	memcpy(r->retry_after + have, at, len);
-	r->retry_after[have + len] = '\0';
+	r->retry_len = have + len;
+	r->retry_after[r->retry_len] = '\0';
 	return 0;
 }
 
@@ -177,8 +191,10 @@ static int on_message_complete(http_parser *p)
 {
 	struct http_resp *r = p->data;
 
-	if (p->status_code < 200)
+	if (p->status_code < 200) {
+		r->retry_after[0] = '\0';	/* the final answer's headers are the ones that count */
 		return 0;
+	}
 	r->status = p->status_code;
 	r->done = true;
 	http_parser_pause(p, 1);	/* what follows the answer is not ours to parse */

@@ -32,7 +32,8 @@ struct http_resp {
 	bool done;		/* the final answer is complete */
 	char *body;		/* the caller's buffer: the first body_cap bytes are kept */
 	size_t body_len, body_cap;
-	char retry_after[64];	/* the header's value without spaces around it, "" when absent */
+	char retry_after[64];	/* the final answer's value without spaces around it; "" when absent or not text */
+	size_t retry_len;	/* bytes in retry_after while the value is read (it may hold a NUL) */
 	char field[16];		/* the header name being read, while it fits */
 	size_t field_len;
 	bool field_long;	/* the name did not fit: not one we look for */

@@ -176,6 +176,30 @@ static int test_close_delimited_and_cut(void)
 	return TEST_OK;
 }
 
+/*
+ * The parser alone: a 1xx answer's Retry-After is not the final answer's, and
+ * a value that starts with a NUL (the only place http-parser lets one
+ * through) is dropped the same whether the read splits it or not.
+ */
+static int test_retry_after_edges(void)
+{
+	static const char one_xx[] = "HTTP/1.1 100 Continue\r\nRetry-After: 7\r\n\r\n"
+				     "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n";
+	static const char nul[] = "HTTP/1.1 429 Slow\r\nRetry-After:\0 9\r\nContent-Length: 0\r\n\r\n";
+	struct http_resp r;
+
+	http_resp__init(&r, NULL, 0);
+	CHECK(!http_resp__feed(&r, one_xx, sizeof(one_xx) - 1));
+	CHECK(r.done && r.status == 503 && !r.retry_after[0]);
+	for (size_t cut = 0; cut < sizeof(nul) - 1; cut++) {
+		http_resp__init(&r, NULL, 0);
+		CHECK(!http_resp__feed(&r, nul, cut));
+		CHECK(!http_resp__feed(&r, nul + cut, sizeof(nul) - 1 - cut));
+		CHECK(r.done && r.status == 429 && !r.retry_after[0]);
+	}
+	return TEST_OK;
+}
+
 /* a large body goes out whole through a socket that fills */
 static int test_large_body(void)
 {
@@ -305,6 +329,7 @@ TEST_MAIN("http_post",
 	  TEST(test_urls),
 	  TEST(test_chunked_after_continue),
 	  TEST(test_close_delimited_and_cut),
+	  TEST(test_retry_after_edges),
 	  TEST(test_large_body),
 	  TEST(test_not_http),
 	  TEST(test_timeout_and_stop),
