@@ -150,20 +150,29 @@ static void scan(const char *buf, size_t len, struct proc_map *maps, char *pool,
 	}
 }
 
-int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t *n)
+/* the entries and their paths in one allocation of *bytes */
+static int parse(const char *buf, size_t len, struct proc_map **out, size_t *n, size_t *bytes)
 {
 	size_t count, pool_len, count2, pool_len2;
 	struct proc_map *maps;
 
 	/* two passes: count, then fill one exact allocation (entries, then paths) */
 	scan(buf, len, NULL, NULL, &count, &pool_len);
-	maps = malloc(count * sizeof(*maps) + pool_len + 1);
+	*bytes = count * sizeof(*maps) + pool_len + 1;
+	maps = malloc(*bytes);
 	if (!maps)
 		return -ENOMEM;
 	scan(buf, len, maps, (char *)(maps + count), &count2, &pool_len2);
 	*out = maps;
 	*n = count2;
 	return 0;
+}
+
+int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t *n)
+{
+	size_t bytes;
+
+	return parse(buf, len, out, n, &bytes);
 }
 
 /*
@@ -174,7 +183,7 @@ int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t 
  * one's read. Reads of processes not shared always go to the kernel.
  */
 #define SHARE_SLOTS 16
-#define SHARE_TEXT_MAX (1u << 20)	/* larger texts are read each time */
+#define SHARE_BYTES_MAX (1u << 20)	/* larger parses are read each time */
 #define SHARE_NS 1000000000LL		/* a share never unshared ends after this */
 #define SHARE_ROOT_MAX 64
 
@@ -182,8 +191,8 @@ struct share {
 	__u32 pid;
 	__s64 at;		/* CLOCK_MONOTONIC ns of proc_maps__share(); 0: slot free */
 	char root[SHARE_ROOT_MAX];
-	char *text;		/* NULL: not read yet */
-	size_t len;
+	struct proc_map *maps;	/* the first read, parsed (one allocation); NULL: not read yet */
+	size_t n, bytes;
 };
 
 static struct share shares[SHARE_SLOTS];
@@ -191,7 +200,7 @@ static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void share_drop(struct share *sh)
 {
-	free(sh->text);
+	free(sh->maps);
 	*sh = (struct share){ 0 };
 }
 
@@ -265,34 +274,57 @@ static int read_text(const char *root, __u32 pid, char **buf, size_t *len)
 	return 0;
 }
 
+/* a copy of N entries in one allocation of BYTES, their path pointers moved into it */
+static struct proc_map *dup_maps(const struct proc_map *src, size_t n, size_t bytes)
+{
+	struct proc_map *maps = malloc(bytes);
+
+	if (!maps)
+		return NULL;
+	memcpy(maps, src, bytes);
+	for (size_t i = 0; i < n; i++)
+		maps[i].path = (const char *)maps + (src[i].path - (const char *)src);
+	return maps;
+}
+
+static int share_copy(const struct share *sh, struct proc_map **out, size_t *n)
+{
+	*out = dup_maps(sh->maps, sh->n, sh->bytes);
+	*n = sh->n;
+	return *out ? 0 : -ENOMEM;
+}
+
 int proc_maps__read(const char *proc_root, __u32 pid, struct proc_map **out, size_t *n)
 {
 	const char *root = proc_root ? proc_root : "/proc";
 	struct share *sh;
-	size_t len;
+	size_t len, bytes;
 	char *buf;
 	int err;
 
 	pthread_mutex_lock(&share_lock);
 	sh = share_find(root, pid, clock_ns(CLOCK_MONOTONIC));
-	err = sh && sh->text ? proc_maps__parse(sh->text, sh->len, out, n) : 1;
+	err = sh && sh->maps ? share_copy(sh, out, n) : 1;
 	pthread_mutex_unlock(&share_lock);
 	if (err <= 0)
 		return err;
 	err = read_text(root, pid, &buf, &len);
 	if (err)
 		return err;
-	err = proc_maps__parse(buf, len, out, n);
+	err = parse(buf, len, out, n, &bytes);
+	free(buf);
+	if (err)
+		return err;
 	pthread_mutex_lock(&share_lock);
 	sh = share_find(root, pid, clock_ns(CLOCK_MONOTONIC));
-	if (!err && sh && !sh->text && len <= SHARE_TEXT_MAX) {
-		sh->text = buf;	/* the share keeps the text */
-		sh->len = len;
-		buf = NULL;
+	/* the share keeps a copy: the next readers neither read nor parse */
+	if (sh && !sh->maps && bytes <= SHARE_BYTES_MAX) {
+		sh->maps = dup_maps(*out, *n, bytes);
+		sh->n = *n;
+		sh->bytes = bytes;
 	}
 	pthread_mutex_unlock(&share_lock);
-	free(buf);
-	return err;
+	return 0;
 }
 
 void proc_maps__free(struct proc_map *maps)

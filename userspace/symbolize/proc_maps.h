@@ -35,8 +35,8 @@ int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t 
 /*
  * Reads and parses PROC_ROOT/PID/maps (PROC_ROOT NULL: "/proc"), at most
  * PROC_MAPS_READ_CAP bytes; past that, the last partial line is dropped.
- * While PID is shared (proc_maps__share), reads after the first parse the
- * first one's text. Thread-safe. Returns 0 or a negative errno (-ESRCH: no
+ * While PID is shared (proc_maps__share), reads after the first get a copy
+ * of the first one's entries. Thread-safe. Returns 0 or a negative errno (-ESRCH: no
  * such process).
  */
 int proc_maps__read(const char *proc_root, __u32 pid, struct proc_map **out, size_t *n);

@@ -151,6 +151,29 @@ static int mapped(__u64 addr)
 	return in;
 }
 
+/* two reads of a share: equal entries, each path inside its own copy (ASan sees any other) */
+static bool same_copies(void)
+{
+	struct proc_map *m1, *m2;
+	size_t n1, n2;
+	bool same;
+
+	if (proc_maps__read(NULL, getpid(), &m1, &n1))
+		return false;
+	if (proc_maps__read(NULL, getpid(), &m2, &n2)) {
+		proc_maps__free(m1);
+		return false;
+	}
+	same = n1 == n2 && n1 > 0;
+	for (size_t i = 0; same && i < n1; i++)
+		same = m1[i].start == m2[i].start && !strcmp(m1[i].path, m2[i].path) &&
+		       m2[i].path >= (const char *)(m2 + n2) && m1[i].path >= (const char *)(m1 + n1) &&
+		       m1[i].path != m2[i].path;
+	proc_maps__free(m1);
+	proc_maps__free(m2);
+	return same;
+}
+
 static int test_share(void)
 {
 	void *p;
@@ -171,6 +194,7 @@ static int test_share(void)
 	CHECK(p != MAP_FAILED);
 	a = (__u64)(unsigned long)p;
 	CHECK(mapped(a) == 0);
+	CHECK(same_copies());
 	proc_maps__unshare(getpid());
 	CHECK(mapped(a) == 1);
 
