@@ -112,7 +112,7 @@ static __always_inline long java_interp(struct unwind_scratch *sc, const struct 
 		goto lost;
 	java_push(sc, JAVA_TAG_INTERP << JAVA_TAG_SHIFT | (method & JAVA_ADDR_MASK));
 	java_push(sc, bcp);
-	rt_announce(pid, JAVA_EVENT_METHOD, method);
+	rt_announce(pid, JAVA_EVENT_METHOD, method, 0);
 	/* the caller's frame lies above this one, on the same stack */
 	if (fp < sc->sp || sender <= fp || sender - fp > (1 << 20) || !ra || ra >= USER_ADDR_END)
 		goto broken;
@@ -171,7 +171,7 @@ __noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, 
 	java_push(sc, (nm ? JAVA_TAG_COMPILED : JAVA_TAG_STUB) << JAVA_TAG_SHIFT | (blob & JAVA_ADDR_MASK));
 	java_push(sc, (nm ? (__u64)(__u32)id << 32 : 0) | (__u32)(pc - blob));
 	if (nm)
-		rt_announce(pid, JAVA_EVENT_NMETHOD, blob);
+		rt_announce(pid, JAVA_EVENT_NMETHOD, blob, (__u32)id);
 	if (leaf && fco > 0 && pc < code + fco) {
 		cfa = sc->sp + 8;	/* the prologue has not built the frame: the return address is on top */
 	} else if (fs > 0 && fs < (1 << 17)) {

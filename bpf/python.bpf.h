@@ -25,6 +25,12 @@ struct py_code_key {
 	__u32 pid;
 	__u32 kind;		/* as struct py_code_event's */
 	__u64 code;
+	/*
+	 * An nmethod's compile id: HotSpot puts a new compilation where a freed
+	 * one was, and it must be announced (read while it lives) in its turn.
+	 */
+	__u32 gen;
+	__u32 pad;
 };
 
 /* code objects already announced, so each is named once, soon after it first ran */
@@ -65,10 +71,10 @@ static __always_inline void py_push(struct unwind_scratch *sc, __u64 v)
 	sc->hash ^= sc->hash >> 29;
 }
 
-/* Asks userspace once per (process, kind, object) to read its names while they live. */
-static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 code)
+/* Asks userspace once per (process, kind, object, generation) to read its names while they live. */
+static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 code, __u32 gen)
 {
-	struct py_code_key k = { .pid = pid, .kind = kind, .code = code };
+	struct py_code_key k = { .pid = pid, .kind = kind, .code = code, .gen = gen };
 	struct py_code_event *e;
 	__u8 one = 1;
 
@@ -90,7 +96,7 @@ static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 code)
 
 static __always_inline void py_announce(__u32 pid, __u64 code)
 {
-	rt_announce(pid, 0, code);
+	rt_announce(pid, 0, code, 0);
 }
 
 /*

@@ -105,7 +105,7 @@ split_check() {
 		>"$tmp/$name.out" 2>&1 &
 	local pid=$!
 	# the JVM runs its warm-up meanwhile; the gate opens once the profile is attached
-	start_profile "$name" --pid "$pid"
+	start_profile "$name" --pid "$pid" -v	# -v: the Java reader's counts, shown on a failure
 	wait "$pid"
 	stop_profile
 	read -r _ a _ b <"$tmp/$name.out"
@@ -114,7 +114,7 @@ split_check() {
 	a=$(cum "$tmp/$name.pb.gz" Split.alpha)
 	b=$(cum "$tmp/$name.pb.gz" Split.beta)
 	if [ -z "$a" ] || [ -z "$b" ] || [ -z "$want" ]; then
-		fail "$name" "alpha or beta missing: $(pprof_top "$tmp/$name.pb.gz" | head -14 | tr '\n' '|')"
+		fail "$name" "alpha or beta missing: $(pprof_top "$tmp/$name.pb.gz" | head -14 | tr '\n' '|') $(grep -m1 '^ebpfprof: java:' "$tmp/$name.err")"
 		return
 	fi
 	got=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", 100 * a / (a + b) }')

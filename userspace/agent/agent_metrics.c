@@ -188,6 +188,9 @@ static void write_java(FILE *out, struct java *j)
 	counter(out, "ebpfprof_java_methods_total", "Methods read and cached", js.methods);
 	counter(out, "ebpfprof_java_compiled_methods_total",
 		"Compiled methods whose debug info was read and cached", js.nmethods);
+	counter(out, "ebpfprof_java_compiled_methods_replaced_total",
+		"Compiled methods found where another compilation was (read again)",
+		js.nmethods_replaced);
 	counter(out, "ebpfprof_java_read_failed_total",
 		"Methods or compiled methods that could not be read (unloaded, or the process gone)",
 		js.read_failed);

@@ -171,11 +171,11 @@ static void report_java(struct sampler *s)
 	if (!j)
 		return;
 	java__stats(j, &js);
-	p_info("java: %llu JVMs walked, %llu with tables we cannot use, %llu looks before a JVM was ready; %llu methods and %llu compiled methods read (%llu failed, %.0f us each, %.1f KB cached); frames %llu named, %llu unnamed, lost marks: %llu no code blob, %llu unreadable, %llu bad frame; first frame announced %.1f ms after the last JVM was found",
+	p_info("java: %llu JVMs walked, %llu with tables we cannot use, %llu looks before a JVM was ready; %llu methods and %llu compiled methods read (%llu failed, %llu where another compilation was, %.0f us each, %.1f KB cached); frames %llu named, %llu unnamed, lost marks: %llu no code blob, %llu unreadable, %llu bad frame; first frame announced %.1f ms after the last JVM was found",
 	       (unsigned long long)js.jvms, (unsigned long long)js.unknown_layout,
 	       (unsigned long long)js.not_ready, (unsigned long long)js.methods,
 	       (unsigned long long)js.nmethods, (unsigned long long)js.read_failed,
-	       js.methods + js.nmethods + js.read_failed ?
+	       (unsigned long long)js.nmethods_replaced, js.methods + js.nmethods + js.read_failed ?
 		       js.read_ns / 1e3 / (double)(js.methods + js.nmethods + js.read_failed) : 0.0,
 	       js.cache_bytes / 1024.0, (unsigned long long)js.frames_named,
 	       (unsigned long long)js.frames_unnamed, (unsigned long long)js.frames_lost[1],

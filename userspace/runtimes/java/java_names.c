@@ -283,6 +283,7 @@ static struct jvm_nmethod *get_nmethod(struct java *j, struct jvm_pid *p, __u64 
 		if (n->compile_id == cid)
 			return n;
 		/* the address holds another compilation now: read it again in place */
+		j->stats.nmethods_replaced++;
 		j->stats.cache_bytes -= nmethod_size(n);
 		free(n->pcs);
 		free(n->scopes);

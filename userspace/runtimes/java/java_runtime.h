@@ -19,6 +19,7 @@ struct java_stats {
 	__u64 not_ready;	/* looks that found a JVM before its code cache was made (looked again) */
 	__u64 methods;		/* methods read and cached */
 	__u64 nmethods;		/* compiled methods (their debug info) read and cached */
+	__u64 nmethods_replaced; /* a compilation found where another one was: read again */
 	__u64 read_failed;	/* methods or nmethods we could not read (unloaded, or the process gone) */
 	__u64 cache_bytes;	/* memory the caches hold */
 	__u64 frames_named;	/* Java frames named at harvests (inlined ones included) */
