@@ -319,10 +319,10 @@ static int harvest_offcpu_record(const struct offcpu_key *key, const struct offc
 	return add_everywhere(a, &rec);
 }
 
-/* Off-CPU time up to this very moment goes to the windows open now, the rest to the next. */
-static int harvest_offcpu(struct agent *a)
+/* Off-CPU time up to BOUNDARY (0: now) goes to the windows open now, the rest to the next. */
+static int harvest_offcpu(struct agent *a, __u64 boundary)
 {
-	int slot = offcpu__harvest(a->offcpu, 0), err;
+	int slot = offcpu__harvest(a->offcpu, boundary), err;
 
 	if (slot < 0)
 		return slot;
@@ -335,19 +335,27 @@ static int harvest_offcpu(struct agent *a)
 /* Swaps the map slots and moves everything sampled so far into the open windows. */
 static int harvest(struct agent *a)
 {
-	__s64 start = clock_ns(CLOCK_MONOTONIC);
+	__s64 start = clock_ns(CLOCK_MONOTONIC), flip_mono;
 	int slot, err;
 
+	a->flip_real = clock_ns(CLOCK_REALTIME);	/* the windows' end if no flip happens */
 	slot = sampler__swap(a->sampler);
 	if (slot < 0)
 		return slot;
+	/*
+	 * The windows end where the slots flipped, and off-CPU time is cut at the
+	 * same instant: not after the reading, which a host's first symbolization
+	 * makes long (the final window then claimed time nothing was counted in).
+	 */
+	flip_mono = clock_ns(CLOCK_MONOTONIC);
+	a->flip_real = clock_ns(CLOCK_REALTIME);
 	a->harvest_slot = slot;
 	a->harvest_records = a->harvest_samples = 0;
 	err = sampler__for_each(a->sampler, slot, harvest_record, a);
 	if (!err)
 		err = sampler__clear(a->sampler, slot);
 	if (!err && a->offcpu)
-		err = harvest_offcpu(a);
+		err = harvest_offcpu(a, a->closing ? 0 : (__u64)flip_mono);	/* stopped: its stop */
 	pthread_mutex_lock(&a->lock);
 	a->fig.records_last = a->harvest_records;
 	a->fig.samples_harvested += a->harvest_samples;
@@ -454,7 +462,7 @@ static void loop(struct agent *a, const sigset_t *unblocked)
 		}
 		harvest(a);
 		if (window_due) {
-			close_window(a, clock_ns(CLOCK_REALTIME));
+			close_window(a, a->flip_real);
 			/* the next boundary follows the schedule, not the time this one took */
 			while (a->window_end_mono <= now)
 				a->window_end_mono += interval;
@@ -494,7 +502,7 @@ static void shutdown_agent(struct agent *a)
 	harvest(a);
 	now_real = clock_ns(CLOCK_REALTIME);
 	if (a->window) {
-		agent_deliver__window(a, a->window, now_real);
+		agent_deliver__window(a, a->window, a->flip_real);
 		window__free(a->window);
 		a->window = NULL;
 	}

@@ -84,6 +84,7 @@ struct agent {
 	__u64 window_seq;
 	struct stack stack;		/* scratch for one record */
 	int harvest_slot;		/* the slot being read by harvest() */
+	__s64 flip_real;		/* CLOCK_REALTIME of the last harvest's slot flip: windows end there */
 	__u64 harvest_records;		/* counted by harvest(), published in fig */
 	__u64 harvest_samples;
 	char hostname[256];
