@@ -70,6 +70,8 @@ static __always_inline bool announce(__u32 pid, __u32 kind)
 	e->pid = pid;
 	e->kind = kind;
 	e->ns = bpf_ktime_get_ns();
+	/* the process announced is the current task (an exec, a sample, a walk) */
+	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_ringbuf_submit(e, wake_flag());
 	return true;
 }

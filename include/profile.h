@@ -74,6 +74,7 @@ struct task_event {
 	__u32 pid;
 	__u32 kind;
 	__u64 ns;	/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of the announcement: waits count from it */
+	__u64 cgroup_id;	/* the announcing task's cgroup v2 id (its directory's inode); 0: none */
 };
 
 #endif /* EBPFPROF_PROFILE_H */

@@ -149,6 +149,30 @@ test_agent() {
 	fi
 }
 
+# --- a pure cgroup v2 host (this guest): processes of one cgroup have their cgroup file read once ---
+test_cgroup_reads() {
+	mkdir -p /sys/fs/cgroup/churn || { skip cgroup_reads "cannot make a cgroup"; return; }
+	$E agent --interval 1 --frequency 99 --listen 127.0.0.1:7071 --output-dir $O/cg 2>$O/cg.err & a=$!
+	for i in $(seq 120); do
+		grep -q '^ebpfprof: agent: ' $O/cg.err && break
+		sleep 0.5
+	done
+	# five processes in one new cgroup, each living past the 20 ms after which it is read
+	# (by path: an applet name may run inside the shell, with no exec)
+	(echo 0 >/sys/fs/cgroup/churn/cgroup.procs && for i in 1 2 3 4 5; do /bin/busybox sleep 0.3; done)
+	sleep 1.5
+	saved=$(wget -qO- http://127.0.0.1:7071/metrics | awk '/^ebpfprof_process_cgroup_reads_saved_total/ { print $2 }')
+	kill -TERM $a; wait $a
+	rmdir /sys/fs/cgroup/churn
+	# the first of the five is read, the next four (and other processes' repeats) are not
+	if [ "${saved:-0}" -ge 4 ]; then
+		echo "  cgroup files not read: $saved"
+		pass cgroup_reads
+	else
+		show $O/cg.err; fail cgroup_reads "ebpfprof_process_cgroup_reads_saved_total ${saved:-missing}, want >= 4"
+	fi
+}
+
 # --- least privilege: uid nobody with CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG ---
 as_nobody() {	# caps(comma list, +x form) command...
 	caps=$1; shift
@@ -217,4 +241,5 @@ test_unwind_fp
 test_mode off-cpu
 test_mode wall
 test_agent
+test_cgroup_reads
 test_privilege

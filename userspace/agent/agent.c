@@ -242,7 +242,7 @@ static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
 {
 	struct agent *a = ctx;
 
-	if (key->pid && proc_table__get(a->procs, key->pid, key->comm, a->window_seq))
+	if (key->pid && proc_table__get(a->procs, key->pid, key->comm, a->window_seq, 0))
 		symbolizer__add_pid(a->sym, key->pid);
 	return 0;
 }
@@ -256,7 +256,7 @@ static int on_task_event(const struct task_event *e, void *ctx)
 		proc_table__drop(a->procs, e->pid);
 		symbolizer__forget_pid(a->sym, e->pid);
 	}
-	if (!proc_table__get(a->procs, e->pid, comm, a->window_seq))
+	if (!proc_table__get(a->procs, e->pid, comm, a->window_seq, e->cgroup_id))
 		return 0;
 	if (e->kind == TASK_EVENT_REMAP)	/* code outside the maps we read */
 		symbolizer__refresh_pid(a->sym, e->pid);
@@ -269,7 +269,7 @@ static int on_task_event(const struct task_event *e, void *ctx)
 static int add_everywhere(struct agent *a, const struct window_record *rec)
 {
 	static const struct proc_info unknown = { .service = "unknown" };
-	const struct proc_info *pi = proc_table__get(a->procs, rec->pid, rec->comm, a->window_seq);
+	const struct proc_info *pi = proc_table__get(a->procs, rec->pid, rec->comm, a->window_seq, 0);
 	int err = 0;
 
 	if (a->window)
@@ -364,6 +364,7 @@ static int harvest(struct agent *a)
 	symbolizer__stats(a->sym, &a->fig.sym);
 	a->fig.processes = proc_table__count(a->procs);
 	a->fig.execs_unsampled = sampler__execs_unsampled(a->sampler);
+	a->fig.cgroup_reads_saved = proc_table__cgroup_hits(a->procs);
 	pthread_mutex_unlock(&a->lock);
 	if (err)
 		p_warn("harvest failed: %s", strerror(-err));

@@ -44,6 +44,9 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 	counter(out, "ebpfprof_process_execs_unsampled_total",
 		"Processes that exited unsampled within 20 ms of their exec, so were never read",
 		f->execs_unsampled);
+	counter(out, "ebpfprof_process_cgroup_reads_saved_total",
+		"Cgroup files not read: a process of the same cgroup v2 (a v2-only host) was read",
+		f->cgroup_reads_saved);
 	counter(out, "ebpfprof_unwind_cfi_total", "User stacks walked with CFI tables",
 		st[STAT_UNWIND_CFI]);
 	counter(out, "ebpfprof_unwind_truncated_total",

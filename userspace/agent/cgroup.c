@@ -250,7 +250,7 @@ static int parse_line(struct span line, bool *is_v2, struct span *path)
 
 int cgroup__parse(const char *buf, size_t len, struct cgroup_info *out)
 {
-	bool have_path = false, have_v2 = false, is_v2;
+	bool have_path = false, have_v2 = false, all_v2 = true, is_v2;
 	const char *end = buf + len, *p = buf;
 	int best = -1, score;
 	struct identity id;
@@ -266,6 +266,7 @@ int cgroup__parse(const char *buf, size_t len, struct cgroup_info *out)
 		p = eol ? eol + 1 : end;
 		if (line.n > CGROUP_LINE_MAX || parse_line(line, &is_v2, &path))
 			continue;
+		all_v2 &= is_v2;
 		if (!have_path || (is_v2 && !have_v2)) {
 			/* a longer path is cut; the identity below comes from all of it */
 			size_t n = path.n < sizeof(out->path) ? path.n : sizeof(out->path) - 1;
@@ -289,6 +290,7 @@ int cgroup__parse(const char *buf, size_t len, struct cgroup_info *out)
 		memset(out, 0, sizeof(*out));
 		return -EINVAL;
 	}
+	out->v2_only = all_v2;
 	return 0;
 }
 

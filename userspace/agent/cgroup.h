@@ -2,6 +2,7 @@
 #ifndef EBPFPROF_CGROUP_H
 #define EBPFPROF_CGROUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -13,6 +14,7 @@ struct cgroup_info {
 	char container_id[CONTAINER_ID_LEN + 1];	/* "" when not in a container */
 	char pod_uid[POD_UID_LEN + 1];		/* "" when not in a pod; dashes, lower case */
 	char runtime[16];			/* "docker", "containerd", "cri-o", "podman", "" */
+	bool v2_only;				/* every line was the v2 hierarchy's ("0::") */
 };
 
 /*

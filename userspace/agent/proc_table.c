@@ -7,8 +7,11 @@
 #include <unistd.h>
 #include "lib/array.h"
 #include "lib/hashmap.h"
+#include "cgroup_cache.h"
 #include "docker_meta.h"
 #include "proc_table.h"
+
+#define CGROUP_CACHE_CAP 64	/* cgroups whose processes come and go; 40 KB */
 
 struct proc_table {
 	char proc_root[64];
@@ -20,6 +23,12 @@ struct proc_table {
 	__u32 *free_ids;		/* slots to reuse, so the table does not grow with churn */
 	size_t n_free, cap_free;
 	struct hmap *index;
+	/*
+	 * A process's cgroup v2 id stands for its whole cgroup file here: only
+	 * where /proc is ours (the kernel's ids are of the processes we read)
+	 * and the v2 hierarchy is mounted to check entries against. Else NULL.
+	 */
+	struct cgroup_cache *cgroups;
 };
 
 struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by, struct k8s *k8s,
@@ -38,6 +47,8 @@ struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by
 		free(t);
 		return NULL;
 	}
+	if (!strcmp(t->proc_root, "/proc"))
+		t->cgroups = cgroup_cache__new(CGROUP_CACHE_CAP);	/* NULL: every file is read */
 	return t;
 }
 
@@ -50,6 +61,7 @@ void proc_table__free(struct proc_table *t)
 	free(t->entries);
 	free(t->free_ids);
 	hmap__free(t->index);
+	cgroup_cache__free(t->cgroups);
 	free(t);
 }
 
@@ -95,7 +107,25 @@ static void name_service(const struct proc_table *t, struct proc_info *pi, const
 	snprintf(pi->service, sizeof(pi->service), "%.127s", name[0] ? name : "unknown");
 }
 
-static void read_info(const struct proc_table *t, struct proc_info *pi, const char *comm)
+/* PID's cgroup: cached by the id its announcement came with (0: none), else read */
+static void read_cgroup(const struct proc_table *t, __u32 pid, __u64 cgroup_id,
+			struct cgroup_info *cg)
+{
+	const struct cgroup_info *known = t->cgroups && cgroup_id ?
+					  cgroup_cache__find(t->cgroups, cgroup_id) : NULL;
+
+	if (known) {
+		*cg = *known;
+		return;
+	}
+	if (cgroup__read(t->proc_root, pid, cg))
+		memset(cg, 0, sizeof(*cg));
+	else if (t->cgroups && cgroup_id)
+		cgroup_cache__add(t->cgroups, cgroup_id, cg);
+}
+
+static void read_info(const struct proc_table *t, struct proc_info *pi, const char *comm,
+		      __u64 cgroup_id)
 {
 	char path[96];
 	ssize_t n;
@@ -103,8 +133,7 @@ static void read_info(const struct proc_table *t, struct proc_info *pi, const ch
 	snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, pi->pid);
 	n = readlink(path, pi->exe, sizeof(pi->exe) - 1);
 	pi->exe[n > 0 ? n : 0] = '\0';
-	if (cgroup__read(t->proc_root, pi->pid, &pi->cg))
-		memset(&pi->cg, 0, sizeof(pi->cg));
+	read_cgroup(t, pi->pid, cgroup_id, &pi->cg);
 	if (t->k8s && pi->cg.pod_uid[0])
 		k8s__lookup(t->k8s, pi->cg.pod_uid, pi->cg.container_id, &pi->k8s);
 	/* without Kubernetes names, Docker's own, where its metadata is mounted */
@@ -126,7 +155,7 @@ static __u32 take_slot(struct proc_table *t)
 }
 
 const struct proc_info *proc_table__get(struct proc_table *t, __u32 pid, const char *comm,
-					__u64 window)
+					__u64 window, __u64 cgroup_id)
 {
 	__u64 h = hash_u64(pid, 0);
 	__u32 id = hmap__find(t->index, h, pid_eq, &pid, t);
@@ -149,7 +178,7 @@ const struct proc_info *proc_table__get(struct proc_table *t, __u32 pid, const c
 	}
 	pi->pid = pid;
 	pi->last_window = window;
-	read_info(t, pi, comm);
+	read_info(t, pi, comm, cgroup_id);
 	t->entries[id - 1] = pi;
 	return pi;
 }
@@ -188,6 +217,11 @@ void proc_table__drop(struct proc_table *t, __u32 pid)
 	free(t->entries[id - 1]);
 	t->entries[id - 1] = NULL;
 	t->free_ids[t->n_free++] = id;
+}
+
+__u64 proc_table__cgroup_hits(const struct proc_table *t)
+{
+	return t->cgroups ? cgroup_cache__hits(t->cgroups) : 0;
 }
 
 size_t proc_table__count(const struct proc_table *t)

@@ -32,10 +32,12 @@ void proc_table__free(struct proc_table *t);
 
 /*
  * The entry of pid, read from /proc on first sight (comm names kernel threads
- * and processes already gone). Borrowed: valid until proc_table__evict.
+ * and processes already gone). CGROUP_ID, the cgroup v2 id BPF saw it in
+ * (0: not known), lets a process of a cgroup read before skip its cgroup
+ * file. Borrowed: valid until proc_table__evict.
  */
 const struct proc_info *proc_table__get(struct proc_table *t, __u32 pid, const char *comm,
-					__u64 window);
+					__u64 window, __u64 cgroup_id);
 
 /* Calls forget(pid) and drops entries not sampled since window `before` whose process is gone. */
 size_t proc_table__evict(struct proc_table *t, __u64 before, void (*forget)(__u32 pid, void *ctx),
@@ -45,5 +47,8 @@ size_t proc_table__evict(struct proc_table *t, __u64 before, void (*forget)(__u3
 void proc_table__drop(struct proc_table *t, __u32 pid);
 
 size_t proc_table__count(const struct proc_table *t);
+
+/* Cgroup files not read: another process of the same cgroup's answered. */
+__u64 proc_table__cgroup_hits(const struct proc_table *t);
 
 #endif /* EBPFPROF_PROC_TABLE_H */

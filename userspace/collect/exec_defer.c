@@ -1,11 +1,11 @@
-/* exec_defer.c -- a ring of (pid, due) in exec order: due times only grow, so the head is next */
+/* exec_defer.c -- a ring of (exec, due) in exec order: due times only grow, so the head is next */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "exec_defer.h"
 
 struct exec_entry {
-	__u32 pid;		/* 0: taken out before it fell due */
+	struct deferred_exec x;	/* x.pid 0: taken out before it fell due */
 	__s64 due;
 };
 
@@ -40,29 +40,30 @@ void exec_defer__free(struct exec_defer *d)
 /* Drops taken-out entries at the head, so the head is always a live one. */
 static void skip_taken(struct exec_defer *d)
 {
-	while (d->n && !d->ring[d->head].pid) {
+	while (d->n && !d->ring[d->head].x.pid) {
 		d->head = (d->head + 1) % d->cap;
 		d->n--;
 	}
 }
 
-static __u32 pop(struct exec_defer *d)
+static struct deferred_exec pop(struct exec_defer *d)
 {
-	__u32 pid = d->ring[d->head].pid;
+	struct deferred_exec x = d->ring[d->head].x;
 
 	d->head = (d->head + 1) % d->cap;
 	d->n--;
 	skip_taken(d);
-	return pid;
+	return x;
 }
 
-bool exec_defer__add(struct exec_defer *d, __u32 pid, __s64 now, __u32 *evicted)
+bool exec_defer__add(struct exec_defer *d, const struct deferred_exec *x, __s64 now,
+		     struct deferred_exec *evicted)
 {
 	bool full = d->n == d->cap;
 
 	if (full)
 		*evicted = pop(d);
-	d->ring[(d->head + d->n) % d->cap] = (struct exec_entry){ pid, now + EXEC_DEFER_NS };
+	d->ring[(d->head + d->n) % d->cap] = (struct exec_entry){ *x, now + EXEC_DEFER_NS };
 	d->n++;
 	return full;
 }
@@ -72,8 +73,8 @@ bool exec_defer__take(struct exec_defer *d, __u32 pid)
 	for (int i = 0; i < d->n; i++) {
 		struct exec_entry *e = &d->ring[(d->head + i) % d->cap];
 
-		if (e->pid == pid) {
-			e->pid = 0;
+		if (e->x.pid == pid) {
+			e->x.pid = 0;
 			skip_taken(d);
 			return true;
 		}
@@ -81,11 +82,11 @@ bool exec_defer__take(struct exec_defer *d, __u32 pid)
 	return false;
 }
 
-bool exec_defer__pop_due(struct exec_defer *d, __s64 now, __u32 *pid)
+bool exec_defer__pop_due(struct exec_defer *d, __s64 now, struct deferred_exec *out)
 {
 	if (!d->n || d->ring[d->head].due > now)
 		return false;
-	*pid = pop(d);
+	*out = pop(d);
 	return true;
 }
 

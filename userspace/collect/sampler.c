@@ -174,9 +174,9 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
  * tables once the whole burst of events has been read, so a burst of
  * short-lived processes is named before any table is built.
  */
-static int hand_on(struct sampler *s, __u32 pid, __u32 kind)
+static int hand_on(struct sampler *s, __u32 pid, __u32 kind, __u64 cgroup_id)
 {
-	struct task_event e = { .pid = pid, .kind = kind };
+	struct task_event e = { .pid = pid, .kind = kind, .cgroup_id = cgroup_id };
 	int ret;
 
 	/* the symbolizer now, the unwinder and the runtimes in load_pending: one read of its maps */
@@ -194,7 +194,7 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 	const struct task_event *e = data;
-	__u32 oldest;
+	struct deferred_exec oldest;
 
 	s->events_seen++;
 	if (size < sizeof(*e) || !e->pid)
@@ -202,16 +202,17 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (e->kind == TASK_EVENT_EXEC) {
 		/* the wait counts from the exec, not from when a batched wakeup brought the news */
 		__s64 now = clock_ns(CLOCK_MONOTONIC), at = e->ns && (__s64)e->ns < now ? (__s64)e->ns : now;
+		struct deferred_exec x = { e->pid, e->cgroup_id };
 
 		exec_defer__take(s->execs, e->pid);	/* exec'd again: the newer image counts */
-		if (exec_defer__add(s->execs, e->pid, at, &oldest))
-			return hand_on(s, oldest, TASK_EVENT_EXEC);
+		if (exec_defer__add(s->execs, &x, at, &oldest))
+			return hand_on(s, oldest.pid, TASK_EVENT_EXEC, oldest.cgroup_id);
 		return 0;
 	}
 	/* sampled since its exec: the exec's work is due now */
 	if (e->kind == TASK_EVENT_NEW && exec_defer__take(s->execs, e->pid))
-		return hand_on(s, e->pid, TASK_EVENT_EXEC);
-	return hand_on(s, e->pid, e->kind);
+		return hand_on(s, e->pid, TASK_EVENT_EXEC, e->cgroup_id);
+	return hand_on(s, e->pid, e->kind, e->cgroup_id);
 }
 
 /* A code object ran for the first time: read it now, its process may not live long. */
@@ -233,15 +234,15 @@ static int on_py_event(void *ctx, void *data, size_t size)
 static int hand_on_due(struct sampler *s)
 {
 	__s64 now = clock_ns(CLOCK_MONOTONIC);
-	__u32 pid;
+	struct deferred_exec x;
 	int ret = 0;
 
-	while (!ret && exec_defer__pop_due(s->execs, now, &pid)) {
-		if (kill(pid, 0) && errno == ESRCH) {
+	while (!ret && exec_defer__pop_due(s->execs, now, &x)) {
+		if (kill(x.pid, 0) && errno == ESRCH) {
 			s->execs_skipped++;
 			continue;
 		}
-		ret = hand_on(s, pid, TASK_EVENT_EXEC);
+		ret = hand_on(s, x.pid, TASK_EVENT_EXEC, x.cgroup_id);
 	}
 	return ret;
 }

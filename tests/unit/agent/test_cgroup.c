@@ -137,6 +137,8 @@ static int test_podman(void)
 
 static int test_hybrid(void)
 {
+	struct cgroup_info ci;
+
 	/* v1 hierarchies name the container while the v2 one is the root */
 	CHECK(expect("12:memory:/docker/" ID "\n1:name=systemd:/docker/" ID "\n0::/\n", ID, "",
 		     "docker", "/"));
@@ -145,6 +147,10 @@ static int test_hybrid(void)
 		     "", "/user.slice/user-0.slice/session-1.scope"));
 	/* no trailing newline on the last line */
 	CHECK(expect("0::/docker/" ID, ID, "", "docker", NULL));
+	/* only a v2-only file is one the cgroup v2 id of a process stands for */
+	CHECK(!parse("12:memory:/docker/" ID "\n0::/\n", &ci) && !ci.v2_only);
+	CHECK(!parse("0::/docker/" ID, &ci) && ci.v2_only);
+	CHECK(!parse("0::/a\n0::/b\n", &ci) && ci.v2_only);
 	return TEST_OK;
 }
 
