@@ -6,9 +6,16 @@ SUITE=containers
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 PREFIX=ebpfprof-test
+started_dockerd=0
 cleanup() {
 	docker ps -aq --filter "name=$PREFIX" | xargs -r docker rm -f >/dev/null 2>&1
 	docker image rm -f "$PREFIX-workload:latest" "$PREFIX-python:latest" >/dev/null 2>&1
+	# a daemon we started goes with us (its containerd with it): the tests after, and a
+	# bench run after make test, would otherwise share the machine with them
+	if [ "$started_dockerd" = 1 ] && [ -s /var/run/docker.pid ]; then
+		kill "$(cat /var/run/docker.pid)" 2>/dev/null
+		for _ in $(seq 40); do [ -e /var/run/docker.pid ] || break; sleep 0.25; done
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -22,6 +29,7 @@ if ! command -v dockerd >/dev/null; then
 fi
 if ! docker info >/dev/null 2>&1; then
 	(dockerd >/var/log/ebpfprof-dockerd.log 2>&1 &)
+	started_dockerd=1
 	for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
 fi
 docker info >/dev/null 2>&1 || { skip all "dockerd does not start here: $(tail -1 /var/log/ebpfprof-dockerd.log)"; exit 0; }
