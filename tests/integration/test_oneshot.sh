@@ -194,6 +194,36 @@ test_short_lived() {	# 200 processes of 100 ms each: their frames are named alth
 	}' "$tmp/short.folded" && pass short_lived || fail short_lived "fewer than 95% of the samples named"
 }
 
+test_idle_execs() {	# processes that sleep first: not read while idle; named once they compute
+	"$EBPFPROF" -v --duration 9 --frequency 299 --format folded --output "$tmp/idle.folded" 2>"$tmp/idle.err" &
+	local prof=$!
+	sleep 1
+	for i in $(seq 60); do
+		"$FIX/short_lived" 150 100 &	# idle 150 ms, then computes 100 ms
+		"$FIX/short_lived" 60 0 &	# idle 60 ms, then exits
+		[ $((i % 3)) = 0 ] && wait $(jobs -p | grep -v "^$prof$") 2>/dev/null
+	done
+	wait $prof
+	# each of the 120 is idle at its first check (20 ms; later when the news of its exec comes
+	# late) and waits again; one of 60 ms is then gone at its next one (100 ms), unread
+	local unread idle
+	unread=$(sed -n 's/.*processes: \([0-9]*\) exited unsampled.*/\1/p' "$tmp/idle.err")
+	idle=$(sed -n 's/.*; \([0-9]*\) waits begun again.*/\1/p' "$tmp/idle.err")
+	echo "  $unread processes exited unsampled and unread, $idle waits begun again"
+	awk '$0 ~ /^short_lived;/ {
+		n = $NF; total += n; sub(/ [0-9]+$/, "")
+		k = split($0, f, ";"); leaf = ""
+		for (i = 2; i <= k; i++) if (f[i] !~ /_\[k\]$/) leaf = f[i]
+		if (leaf == "" || leaf ~ /^\[unknown\]$|\+0x[0-9a-f]+\]$/) unnamed += n
+		if (leaf == "short_lived_burn") burn += n
+	} END {
+		printf "  %d samples of short_lived, %d in short_lived_burn, %d with an unnamed leaf\n", total, burn, unnamed
+		exit !(total > 100 && unnamed <= total * 0.05 && burn >= total * 0.8)
+	}' "$tmp/idle.folded" || { fail idle_execs "fewer than 95% of the samples named"; return; }
+	[ "${unread:-0}" -ge 50 ] && [ "${idle:-0}" -ge 100 ] && pass idle_execs ||
+		fail idle_execs "expected at least 50 idle processes unread and 100 waits begun again"
+}
+
 test_special_output() {	# a device or FIFO is written in place, never replaced by a renamed file
 	mkfifo "$tmp/fifo"
 	cat "$tmp/fifo" >"$tmp/from_fifo" & local reader=$!
@@ -231,6 +261,7 @@ test_invalid_utf8
 test_bad_input
 test_special_output
 test_short_lived
+test_idle_execs
 test_not_root
 test_cpu_split
 test_pprof_structure

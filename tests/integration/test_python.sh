@@ -179,9 +179,9 @@ agent_check() {
 	local agent=$!
 	port=$(wait_port "$tmp/$name.err") || { fail "$name" "agent did not listen"; stop $agent; return; }
 	touch "$tmp/$name.gate"
-	# three execs of one non-Python binary, each alive past the 20 ms an exec waits: the
-	# first one's symbols are read, the other two are known to hold no interpreter
-	for _ in 1 2 3; do /bin/sleep 0.2; done
+	# three execs of one non-Python binary, each computing past the 20 ms an exec waits (an idle
+	# one waits longer): the first one's symbols are read, the other two are known to hold no interpreter
+	for _ in 1 2 3; do "$BUILD/fixtures/short_lived" 0 200; done
 	"$py" "$PYDIR/split.py" threads 3 "$tmp/$name.gate" >/dev/null 2>&1 &
 	local pid=$!
 	sleep 0.5

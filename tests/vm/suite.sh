@@ -157,9 +157,9 @@ test_cgroup_reads() {
 		grep -q '^ebpfprof: agent: ' $O/cg.err && break
 		sleep 0.5
 	done
-	# five processes in one new cgroup, each living past the 20 ms after which it is read
-	# (by path: an applet name may run inside the shell, with no exec)
-	(echo 0 >/sys/fs/cgroup/churn/cgroup.procs && for i in 1 2 3 4 5; do /bin/busybox sleep 0.3; done)
+	# five processes in one new cgroup, each computing past the 20 ms after which it is read
+	# (an idle one would wait longer: collect/exec_defer.h)
+	(echo 0 >/sys/fs/cgroup/churn/cgroup.procs && for i in 1 2 3 4 5; do $FIX/short_lived 0 300; done)
 	sleep 1.5
 	saved=$(wget -qO- http://127.0.0.1:7071/metrics | awk '/^ebpfprof_process_cgroup_reads_saved_total/ { print $2 }')
 	kill -TERM $a; wait $a

@@ -73,7 +73,7 @@ build_initramfs() {	# out
 		f=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ { print $NF; exit }')
 		[ -n "$f" ] && copy_with_libs "$f" "$(dirname "${f#/}")" "$r"
 	done
-	for f in cpu_split syscall_heavy fgprof collector unwind/unwind_deep; do
+	for f in cpu_split syscall_heavy fgprof collector short_lived unwind/unwind_deep; do
 		copy_with_libs "$BUILD/fixtures/$f" opt/ebpfprof/fix "$r"
 	done
 	for bin in setpriv capsh; do

@@ -364,7 +364,9 @@ static int harvest(struct agent *a)
 	symbolizer__stats(a->sym, &a->fig.sym);
 	a->fig.processes = proc_table__count(a->procs);
 	a->fig.execs_unsampled = sampler__execs_unsampled(a->sampler);
+	a->fig.execs_idle = sampler__execs_idle(a->sampler);
 	a->fig.cgroup_reads_saved = proc_table__cgroup_hits(a->procs);
+	a->fig.cgroup_refused = proc_table__cgroup_refused(a->procs);
 	pthread_mutex_unlock(&a->lock);
 	if (err)
 		p_warn("harvest failed: %s", strerror(-err));

@@ -62,7 +62,9 @@ struct agent_figures {
 	__u64 processes;
 	__u64 evicted;
 	__u64 execs_unsampled;		/* exited unsampled soon after exec: never read */
+	__u64 execs_idle;		/* exec waits begun again: the process had hardly run */
 	__u64 cgroup_reads_saved;	/* cgroup files not read: their cgroup's was (proc_table) */
+	__u64 cgroup_refused;		/* cgroup files not kept: the path did not lead to the id */
 	__u64 push_folded_samples;	/* folded into "[other]" to fit the backend's limits */
 	__u64 push_cut_values;		/* label values cut to the backend's length limit */
 	__u64 push_dropped_labels;	/* sample labels left out past the backend's name limit */

@@ -42,11 +42,17 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 	counter(out, "ebpfprof_process_events_dropped_total",
 		"New-process announcements lost to a full ring buffer", st[STAT_EVENTS_DROPPED]);
 	counter(out, "ebpfprof_process_execs_unsampled_total",
-		"Processes that exited unsampled within 20 ms of their exec, so were never read",
+		"Processes that exited unsampled while their exec waited (20 ms, longer if idle), so were never read",
 		f->execs_unsampled);
+	counter(out, "ebpfprof_process_exec_idle_waits_total",
+		"Exec waits begun again because the process had used under a clock tick of CPU",
+		f->execs_idle);
 	counter(out, "ebpfprof_process_cgroup_reads_saved_total",
 		"Cgroup files not read: a process of the same cgroup v2 (a v2-only host) was read",
 		f->cgroup_reads_saved);
+	counter(out, "ebpfprof_process_cgroup_cache_refused_total",
+		"Cgroup files not kept for their cgroup: the path did not lead to the announced cgroup id",
+		f->cgroup_refused);
 	counter(out, "ebpfprof_unwind_cfi_total", "User stacks walked with CFI tables",
 		st[STAT_UNWIND_CFI]);
 	counter(out, "ebpfprof_unwind_truncated_total",
@@ -273,6 +279,9 @@ int agent_metrics__write(void *ctx, FILE *out)
 	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"maps\"", f.sym.maps_denied);
 	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"files\"",
 		    f.sym.files_denied);
+	counter(out, "ebpfprof_symbol_processes_gone_total",
+		"Processes first looked up after they exited, so their user frames stayed unnamed",
+		f.sym.pids_gone);
 	gauge(out, "ebpfprof_symbol_mappings", "Mappings the symbolizer holds, over all processes",
 	      f.sym.mappings_live);
 	write_offcpu(out, a->offcpu);

@@ -224,6 +224,11 @@ __u64 proc_table__cgroup_hits(const struct proc_table *t)
 	return t->cgroups ? cgroup_cache__hits(t->cgroups) : 0;
 }
 
+__u64 proc_table__cgroup_refused(const struct proc_table *t)
+{
+	return t->cgroups ? cgroup_cache__refused(t->cgroups) : 0;
+}
+
 size_t proc_table__count(const struct proc_table *t)
 {
 	return hmap__count(t->index);

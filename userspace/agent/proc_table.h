@@ -51,4 +51,7 @@ size_t proc_table__count(const struct proc_table *t);
 /* Cgroup files not read: another process of the same cgroup's answered. */
 __u64 proc_table__cgroup_hits(const struct proc_table *t);
 
+/* Cgroup files not kept for their cgroup: the path did not lead to the id (cgroup_cache.h). */
+__u64 proc_table__cgroup_refused(const struct proc_table *t);
+
 #endif /* EBPFPROF_PROC_TABLE_H */

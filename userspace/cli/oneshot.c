@@ -231,12 +231,12 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 	p_info("bpf: %llu runs, %llu ns total, %.0f ns per sample (needs kernel.bpf_stats_enabled=1)",
 	       (unsigned long long)run_cnt, (unsigned long long)run_ns,
 	       run_cnt ? (double)run_ns / run_cnt : 0.0);
-	p_info("symbols: %llu processes, %llu files read, %llu cache hits, %llu symbols, %.1f MB cached",
-	       (unsigned long long)ss.pids, (unsigned long long)ss.files_loaded,
+	p_info("symbols: %llu processes (%llu gone before they were read), %llu files read, %llu cache hits, %llu symbols, %.1f MB cached",
+	       (unsigned long long)ss.pids, (unsigned long long)ss.pids_gone, (unsigned long long)ss.files_loaded,
 	       (unsigned long long)ss.file_cache_hits, (unsigned long long)ss.symbols,
 	       ss.bytes / 1048576.0);
-	p_info("processes: %llu exited unsampled within 20 ms of their exec and were never read",
-	       (unsigned long long)sampler__execs_unsampled(s));
+	p_info("processes: %llu exited unsampled while their exec waited and were never read; %llu waits begun again (idle)",
+	       (unsigned long long)sampler__execs_unsampled(s), (unsigned long long)sampler__execs_idle(s));
 	report_unwind(s, st);
 	report_python(s);
 	report_java(s);

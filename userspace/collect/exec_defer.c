@@ -1,31 +1,44 @@
-/* exec_defer.c -- a ring of (exec, due) in exec order: due times only grow, so the head is next */
+/* exec_defer.c -- rings of execs in exec order, one per wait: due times only grow in each, so a head is next */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "exec_defer.h"
 
-struct exec_entry {
-	struct deferred_exec x;	/* x.pid 0: taken out before it fell due */
-	__s64 due;
+/* 20 ms, then 5 times longer each: an idle process costs a /proc/PID/stat read per wait */
+const __s64 exec_defer_ages[EXEC_DEFER_LEVELS] = {
+	EXEC_DEFER_NS, 5 * EXEC_DEFER_NS, 25 * EXEC_DEFER_NS, 125 * EXEC_DEFER_NS,
 };
 
-struct exec_defer {
-	struct exec_entry *ring;
+/* the later waits hold only processes that outlived the first idle: a smaller ring */
+#define LATER_CAP_SHIFT 4
+
+struct ring {
+	struct deferred_exec *e;	/* e[i].pid 0: taken out before it fell due */
 	int cap;
 	int head;		/* oldest */
 	int n;
 };
 
+struct exec_defer {
+	struct ring level[EXEC_DEFER_LEVELS];
+};
+
 struct exec_defer *exec_defer__new(int cap)
 {
-	struct exec_defer *d = calloc(1, sizeof(*d));
+	struct exec_defer *d = cap > 0 ? calloc(1, sizeof(*d)) : NULL;
 
-	if (!d || cap <= 0 || !(d->ring = calloc(cap, sizeof(*d->ring)))) {
-		free(d);
-		errno = cap <= 0 ? EINVAL : ENOMEM;
-		return NULL;
+	for (int i = 0; d && i < EXEC_DEFER_LEVELS; i++) {
+		struct ring *r = &d->level[i];
+
+		r->cap = i ? (cap >> LATER_CAP_SHIFT ?: 1) : cap;
+		r->e = calloc(r->cap, sizeof(*r->e));
+		if (!r->e) {
+			exec_defer__free(d);
+			d = NULL;
+		}
 	}
-	d->cap = cap;
+	if (!d)
+		errno = cap <= 0 ? EINVAL : ENOMEM;
 	return d;
 }
 
@@ -33,64 +46,120 @@ void exec_defer__free(struct exec_defer *d)
 {
 	if (!d)
 		return;
-	free(d->ring);
+	for (int i = 0; i < EXEC_DEFER_LEVELS; i++)
+		free(d->level[i].e);
 	free(d);
 }
 
 /* Drops taken-out entries at the head, so the head is always a live one. */
-static void skip_taken(struct exec_defer *d)
+static void skip_taken(struct ring *r)
 {
-	while (d->n && !d->ring[d->head].x.pid) {
-		d->head = (d->head + 1) % d->cap;
-		d->n--;
+	while (r->n && !r->e[r->head].pid) {
+		r->head = (r->head + 1) % r->cap;
+		r->n--;
 	}
 }
 
-static struct deferred_exec pop(struct exec_defer *d)
+static struct deferred_exec pop(struct ring *r)
 {
-	struct deferred_exec x = d->ring[d->head].x;
+	struct deferred_exec x = r->e[r->head];
 
-	d->head = (d->head + 1) % d->cap;
-	d->n--;
-	skip_taken(d);
+	r->head = (r->head + 1) % r->cap;
+	r->n--;
+	skip_taken(r);
 	return x;
+}
+
+static void push(struct ring *r, const struct deferred_exec *x)
+{
+	r->e[(r->head + r->n) % r->cap] = *x;
+	r->n++;
 }
 
 bool exec_defer__add(struct exec_defer *d, const struct deferred_exec *x, __s64 now,
 		     struct deferred_exec *evicted)
 {
-	bool full = d->n == d->cap;
+	struct ring *r = &d->level[0];
+	struct deferred_exec y = *x;
+	bool full = r->n == r->cap;
 
 	if (full)
-		*evicted = pop(d);
-	d->ring[(d->head + d->n) % d->cap] = (struct exec_entry){ *x, now + EXEC_DEFER_NS };
-	d->n++;
+		*evicted = pop(r);
+	y.exec_ns = now;
+	y.level = 0;
+	push(r, &y);
 	return full;
+}
+
+bool exec_defer__again(struct exec_defer *d, const struct deferred_exec *x)
+{
+	struct deferred_exec y = *x;
+	struct ring *r;
+
+	if (x->level < 0 || x->level + 1 >= EXEC_DEFER_LEVELS)
+		return false;
+	y.level = x->level + 1;
+	r = &d->level[y.level];
+	if (r->n == r->cap)
+		return false;
+	push(r, &y);
+	return true;
 }
 
 bool exec_defer__take(struct exec_defer *d, __u32 pid)
 {
-	for (int i = 0; i < d->n; i++) {
-		struct exec_entry *e = &d->ring[(d->head + i) % d->cap];
+	for (int l = 0; l < EXEC_DEFER_LEVELS; l++) {
+		struct ring *r = &d->level[l];
 
-		if (e->x.pid == pid) {
-			e->x.pid = 0;
-			skip_taken(d);
-			return true;
+		for (int i = 0; i < r->n; i++) {
+			struct deferred_exec *e = &r->e[(r->head + i) % r->cap];
+
+			if (e->pid == pid) {
+				e->pid = 0;
+				skip_taken(r);
+				return true;
+			}
 		}
 	}
 	return false;
 }
 
+/* The level whose head falls due first, or -1 when all are empty. */
+static int first_due(const struct exec_defer *d, __s64 *due)
+{
+	int best = -1;
+
+	*due = INT64_MAX;
+	for (int l = 0; l < EXEC_DEFER_LEVELS; l++) {
+		const struct ring *r = &d->level[l];
+		__s64 t;
+
+		if (!r->n)
+			continue;
+		t = r->e[r->head].exec_ns + exec_defer_ages[l];
+		if (t < *due) {
+			*due = t;
+			best = l;
+		}
+	}
+	return best;
+}
+
 bool exec_defer__pop_due(struct exec_defer *d, __s64 now, struct deferred_exec *out)
 {
-	if (!d->n || d->ring[d->head].due > now)
+	__s64 due;
+	int l = first_due(d, &due);
+
+	if (l < 0 || due > now)
 		return false;
-	*out = pop(d);
+	*out = pop(&d->level[l]);
 	return true;
 }
 
 __s64 exec_defer__next_due(const struct exec_defer *d)
 {
-	return d->n ? d->ring[d->head].due : INT64_MAX;
+	__s64 due;
+
+	first_due(d, &due);
+	return due;
 }

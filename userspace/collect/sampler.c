@@ -1,7 +1,6 @@
 /* sampler.c -- loads the BPF sampler, attaches it to a perf event on every online CPU, reads its maps */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "sampler.h"
 #include "cpus.h"
 #include "exec_defer.h"
+#include "proc_cpu.h"
 #include "pidns.h"
 #include "preload.h"
 #include "unwind.h"
@@ -32,6 +32,7 @@
 #define DEFAULT_UNWIND_ROWS (2u << 20)	/* 16 MiB of rows */
 #define PENDING_MAX 1024
 #define EXEC_DEFER_MAX 16384	/* execs held at once; past that the oldest goes on early */
+#define IDLE_SHARE 10		/* on a CPU under 1/IDLE_SHARE of its life: hardly run */
 
 struct sampler {
 	struct profile_bpf *skel;
@@ -45,7 +46,8 @@ struct sampler {
 	__u32 pending[PENDING_MAX];	/* processes whose tables are to be loaded */
 	int n_pending;
 	struct exec_defer *execs;	/* execs not yet handed on */
-	__u64 execs_skipped;	/* exited unsampled within EXEC_DEFER_NS: never read */
+	__u64 execs_skipped;	/* exited unsampled while waiting: never read */
+	__u64 execs_idle;	/* waits begun again by processes that had hardly run */
 	__u64 events_seen;	/* announcements read, to tell a poll that found some */
 	__s64 recheck_ns;	/* look for announcements that did not wake us (EVENTS_BATCH_NS) */
 	__u64 events_dropped;	/* STAT_EVENTS_DROPPED at the last sampler__announcements_lost */
@@ -202,7 +204,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (e->kind == TASK_EVENT_EXEC) {
 		/* the wait counts from the exec, not from when a batched wakeup brought the news */
 		__s64 now = clock_ns(CLOCK_MONOTONIC), at = e->ns && (__s64)e->ns < now ? (__s64)e->ns : now;
-		struct deferred_exec x = { e->pid, e->cgroup_id };
+		struct deferred_exec x = { .pid = e->pid, .cgroup_id = e->cgroup_id };
 
 		exec_defer__take(s->execs, e->pid);	/* exec'd again: the newer image counts */
 		if (exec_defer__add(s->execs, &x, at, &oldest))
@@ -230,7 +232,12 @@ static int on_py_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Execs whose wait is over: handed on if the process still lives, else only counted. */
+/*
+ * Execs whose wait is over: gone, only counted; alive but hardly run (on a
+ * CPU for under a tenth of its life, so unlikely to be sampled), waiting
+ * again; else handed on. Asking costs one system call; a hand-on reads the
+ * maps, the executable, the cgroup and loads the tables.
+ */
 static int hand_on_due(struct sampler *s)
 {
 	__s64 now = clock_ns(CLOCK_MONOTONIC);
@@ -238,8 +245,16 @@ static int hand_on_due(struct sampler *s)
 	int ret = 0;
 
 	while (!ret && exec_defer__pop_due(s->execs, now, &x)) {
-		if (kill(x.pid, 0) && errno == ESRCH) {
+		__u64 cpu_ns = 0;
+		int err = proc_cpu__ns(x.pid, &cpu_ns);
+
+		if (err == -ESRCH) {
 			s->execs_skipped++;
+			continue;
+		}
+		if (!err && (__s64)cpu_ns < (now - x.exec_ns) / IDLE_SHARE &&
+		    exec_defer__again(s->execs, &x)) {
+			s->execs_idle++;
 			continue;
 		}
 		ret = hand_on(s, x.pid, TASK_EVENT_EXEC, x.cgroup_id);
@@ -499,6 +514,11 @@ __s64 sampler__next_event_ns(const struct sampler *s)
 __u64 sampler__execs_unsampled(const struct sampler *s)
 {
 	return s->execs_skipped;
+}
+
+__u64 sampler__execs_idle(const struct sampler *s)
+{
+	return s->execs_idle;
 }
 
 int sampler__cpus(const struct sampler *s)

@@ -106,8 +106,9 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out);
 /*
  * Hands waiting task events (a process's first sample, an exec) to fn,
  * waiting up to timeout_ms for the first (0: don't wait). An exec is handed
- * on EXEC_DEFER_NS after it, or at the process's first sample if sooner, and
- * not at all if the process exited unsampled meanwhile (collect/exec_defer.h).
+ * on EXEC_DEFER_NS after it (later if the process has hardly run), or at the
+ * process's first sample if sooner, and not at all if the process exited
+ * unsampled meanwhile (collect/exec_defer.h).
  * Returns how many events were read, or a negative errno.
  */
 int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx);
@@ -119,8 +120,11 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
  */
 __s64 sampler__next_event_ns(const struct sampler *s);
 
-/* Processes that exited within EXEC_DEFER_NS of their exec, unsampled, and were never read. */
+/* Processes that exited unsampled while their exec waited, and were never read. */
 __u64 sampler__execs_unsampled(const struct sampler *s);
+
+/* Waits begun again because the process had hardly run when the last one ended. */
+__u64 sampler__execs_idle(const struct sampler *s);
 
 /*
  * Whether process announcements were lost to a full ring buffer since the

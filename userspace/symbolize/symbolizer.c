@@ -369,6 +369,7 @@ int symbolizer__add_pid(struct symbolizer *s, __u32 pid)
 	err = snapshot(s, ps);
 	ps->err = err;
 	ps->gone = err == -ESRCH;
+	s->stats.pids_gone += ps->gone;
 	return err;
 }
 

@@ -146,6 +146,7 @@ struct symbolizer_stats {
 	__u64 files_evicted;	/* by symbolizer__trim() */
 	__u64 dwarf_bytes;	/* part of bytes held by DWARF (line numbers, inline frames) */
 	__u64 maps_denied;	/* /proc/PID/maps reads refused (EACCES/EPERM: no CAP_SYS_PTRACE) */
+	__u64 pids_gone;	/* processes first looked up after they exited: their frames stay unnamed */
 	__u64 files_denied;	/* mapped files we could not open (no CAP_DAC_READ_SEARCH...) */
 	__u64 files_pending;	/* lazy_files: held open, not read yet */
 };
