@@ -45,7 +45,7 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 		"Processes that exited unsampled while their exec waited (20 ms, longer if idle), so were never read",
 		f->execs_unsampled);
 	counter(out, "ebpfprof_process_exec_idle_waits_total",
-		"Exec waits begun again because the process had used under a clock tick of CPU",
+		"Exec waits begun again because the process had been on a CPU for under a tenth of its life",
 		f->execs_idle);
 	counter(out, "ebpfprof_process_cgroup_reads_saved_total",
 		"Cgroup files not read: a process of the same cgroup v2 (a v2-only host) was read",
