@@ -6,6 +6,8 @@ EBPFPROF=${EBPFPROF:-build/ebpfprof}
 SECONDS_RUN=${BENCH_AGENT_SECONDS:-60}
 FREQS=${BENCH_AGENT_FREQUENCIES:-19 99}
 INTERVAL=${BENCH_AGENT_INTERVAL:-15}
+BT_SECONDS=${BENCH_BPFTRACE_SECONDS:-30}	# bpftrace's run: at 19 Hz, 8 s held too few samples to compare
+LOAD_SECONDS=$((SECONDS_RUN + BT_SECONDS + 40))
 out=$(mktemp -d)
 . tests/bench/lib.sh
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
@@ -16,11 +18,11 @@ trap cleanup EXIT
 # short-lived ones (started again for every frequency, so each is measured under the same load)
 busy() {
 	for _ in $(seq "$(nproc)"); do
-		build/fixtures/cpu_split $((SECONDS_RUN + 40)) &
-		build/fixtures/syscall_heavy $((SECONDS_RUN + 40)) &
+		build/fixtures/cpu_split $LOAD_SECONDS &
+		build/fixtures/syscall_heavy $LOAD_SECONDS &
 	done
-	for _ in $(seq 100); do sleep $((SECONDS_RUN + 40)) & done
-	( end=$((SECONDS + SECONDS_RUN + 35)); while [ $SECONDS -lt $end ]; do
+	for _ in $(seq 100); do sleep $LOAD_SECONDS & done
+	( end=$((SECONDS + LOAD_SECONDS - 5)); while [ $SECONDS -lt $end ]; do
 		for _ in $(seq 10); do /bin/true; done; sleep 0.1; done ) &
 }
 
@@ -61,12 +63,12 @@ for f in $FREQS; do
 	kill -TERM $apid; wait $apid
 	kill -TERM $cpid; wait $cpid
 	btns="-"
-	if [ -n "$bt" ]; then	# 20 s under the same load, which lives 10 s past the agent's run
+	if [ -n "$bt" ]; then	# BT_SECONDS under the same load, which outlives the agent's run by that and more
 		bpftrace -e "$(printf "$BT_PROG" "$f")" >"$out/bt-$f.out" 2>&1 &
 		btpid=$!
 		wait_line "$out/bt-$f.out" '^Attaching' 15
 		read -r btns0 btcnt0 <<<"$(bpf_prog_stats $btpid)"
-		sleep 8
+		sleep "$BT_SECONDS"
 		read -r btns1 btcnt1 <<<"$(bpf_prog_stats $btpid)"
 		btns=$(awk -v t=$((btns1 - btns0)) -v c=$((btcnt1 - btcnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }')
 		kill -INT $btpid; wait $btpid 2>/dev/null
