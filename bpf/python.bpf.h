@@ -26,8 +26,10 @@ struct py_code_key {
 	__u32 kind;		/* as struct py_code_event's */
 	__u64 code;
 	/*
-	 * An nmethod's compile id: HotSpot puts a new compilation where a freed
-	 * one was, and it must be announced (read while it lives) in its turn.
+	 * An nmethod's compile id, a code object's first line: HotSpot puts a
+	 * new compilation where a freed one was, CPython new code made at run
+	 * time where freed code was, and each must be announced (read while it
+	 * lives) in its turn.
 	 */
 	__u32 gen;
 	__u32 pad;
@@ -91,12 +93,15 @@ static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 code, __u32
 	e->pid = pid;
 	e->kind = kind;
 	e->code = code;
+	e->gen = gen;
+	e->pad = 0;
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline void py_announce(__u32 pid, __u64 code)
+/* by first line too: code made at run time is freed and its address reused by the next */
+static __always_inline void py_announce(__u32 pid, __u64 code, __u32 first)
 {
-	rt_announce(pid, 0, code, 0);
+	rt_announce(pid, 0, code, first);
 }
 
 /*
@@ -211,7 +216,7 @@ __noinline int py_frames(struct unwind_scratch *sc, const struct py_proc *py, st
 			instr -= code;
 		py_push(sc, PY_TAG_FRAME << PY_TAG_SHIFT | (code & PY_ADDR_MASK));
 		py_push(sc, (first << 32) | (__u32)instr);
-		py_announce(w->pid, code);
+		py_announce(w->pid, code, (__u32)first);
 		f = prev;
 		if (py->kind == PY_FRAMES_OBJECT || (py->kind == PY_FRAMES_ENTRY && entry))
 			break;

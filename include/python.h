@@ -80,6 +80,8 @@ struct py_code_event {
 	__u32 pid;
 	__u32 kind;		/* 0: a CPython code object */
 	__u64 code;
+	__u32 gen;		/* a code object's first line; an nmethod's compile id */
+	__u32 pad;
 };
 
 #endif /* EBPFPROF_PYTHON_H */

@@ -260,6 +260,26 @@ short_check() {
 	fi
 }
 
+# code made at run time and freed, its address reused by the next: every function named as
+# itself (read while it lived, by address and first line), though the process is gone at the end
+reuse_check() {
+	local py=$1 name n=30 said named unknown
+	name="$(tag "$py")-reuse"
+	start_profile "$name"
+	said=$("$py" "$PYDIR/reuse.py" $n)
+	stop_profile
+	go tool pprof -top -nodecount=1000 -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.top"
+	named=$(awk '$6 ~ /^gen\.f[0-9]+$/ { print $6 }' "$tmp/$name.top" | sort -u | wc -l)
+	unknown=$(awk '$6 == "[unknown" && $7 == "python" { sub("%", "", $2); print $2 }' "$tmp/$name.top")
+	# the premise: addresses were reused (fewer than half of them distinct)
+	if [[ "$said" =~ ^$n\ functions,\ ([0-9]+)\ code ]] && [ "${BASH_REMATCH[1]}" -lt $((n / 2)) ] &&
+		[ "$named" -ge $((n - 3)) ] && awk -v u="${unknown:-0}" 'BEGIN { exit !(u <= 1) }'; then
+		pass "$name: $said; $named of them named, ${unknown:-0}% unknown"
+	else
+		fail "$name" "$said; $named of $n functions named, ${unknown:-0}% [unknown python function]"
+	fi
+}
+
 # CPython we do not walk (3.7, and 3.6 without _PyRuntime): native frames only, said once per
 # version however many processes run it, counted per process in -v; never a guessed Python frame
 unknown_check() {
@@ -296,6 +316,7 @@ for py in "${pythons[@]}"; do
 	wall_check "$py"
 	aio_check "$py"
 	[[ "$py" =~ python3\.1[2-9]$ ]] && xperf_check "$py"
+	reuse_check "$py"
 done
 agent_check "${pythons[0]}"
 offcpu_check "${pythons[0]}"

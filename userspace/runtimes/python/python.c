@@ -29,7 +29,8 @@
 /* One code object as read from the process. */
 struct py_code {
 	__u64 addr;
-	__s32 first;		/* co_firstlineno: a different one means the address was reused */
+	__s32 asked;		/* the first line the frame or event gave: with addr, the key */
+	__s32 first;		/* co_firstlineno as read: not asked, another code object was there */
 	bool ok;		/* read in full; else function says unknown */
 	char *function;		/* module.qualname */
 	char *file;
@@ -42,7 +43,7 @@ struct py_pid {
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool unknown;		/* a CPython we do not know: counted, not walked */
 	struct py_layout layout;
-	struct hmap *index;	/* code address -> codes[] id + 1 */
+	struct hmap *index;	/* (code address, first line) -> codes[] id + 1 */
 	struct py_code *codes;
 	size_t n_codes, cap_codes;
 };
@@ -90,13 +91,20 @@ struct python *python__new(const struct python_opts *opts)
 	return py;
 }
 
+/* Frees what c holds, not c (an element of its process's array). */
+static void code_free(struct py_code *c)
+{
+	free(c->function);
+	free(c->file);
+	free(c->lines);
+	c->function = c->file = NULL;
+	c->lines = NULL;
+}
+
 static void free_pid(struct python *py, struct py_pid *p)
 {
-	for (size_t i = 0; i < p->n_codes; i++) {
-		free(p->codes[i].function);
-		free(p->codes[i].file);
-		free(p->codes[i].lines);
-	}
+	for (size_t i = 0; i < p->n_codes; i++)
+		code_free(&p->codes[i]);
 	free(p->codes);
 	hmap__free(p->index);
 	free(p);
@@ -455,42 +463,47 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
+struct code_key {
+	__u64 addr;
+	__s32 first;
+};
+
 static int code_eq(__u32 id, const void *key, const void *ctx)
 {
 	const struct py_pid *p = ctx;
+	const struct code_key *k = key;
 
-	return p->codes[id - 1].addr == *(const __u64 *)key;
+	return p->codes[id - 1].addr == k->addr && p->codes[id - 1].asked == k->first;
 }
 
 /*
- * The cached code object at addr, read now if new or if its first line says
- * the address now holds another one (check < 0: no check, the BPF event).
+ * The code object at addr whose first line is first, read now if not yet.
+ * Code made at run time (exec, compile) is freed and its address reused by
+ * the next: each (address, first line) is its own entry, so the frames of
+ * both name what ran. One read that finds another first line there (the one
+ * asked for is gone) is not named: never by the code object now there.
  */
-static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr, __s64 check)
+static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr, __s32 first)
 {
-	__u64 h = hash_u64(addr, 0), t0;
-	__u32 id = hmap__find(p->index, h, code_eq, &addr, p);
+	struct code_key k = { addr, first };
+	__u64 h = hash_u64(addr, (__u32)first), t0;
+	__u32 id = hmap__find(p->index, h, code_eq, &k, p);
 	struct py_code *c;
 
-	if (id) {
-		c = &p->codes[id - 1];
-		if (check < 0 || c->first == check)
-			return c;
-		/* reused address: read again in place */
-		py->stats.code_bytes -= code_size(c);
-		free(c->function);
-		free(c->file);
-		free(c->lines);
-	} else {
-		if (p->n_codes >= CODES_PER_PID_MAX ||
-		    ARRAY_RESERVE(p->codes, p->cap_codes, p->n_codes + 1) ||
-		    hmap__insert(p->index, h, (__u32)p->n_codes + 1))
-			return NULL;
-		c = &p->codes[p->n_codes++];
-	}
+	if (id)
+		return &p->codes[id - 1];
+	if (p->n_codes >= CODES_PER_PID_MAX || ARRAY_RESERVE(p->codes, p->cap_codes, p->n_codes + 1) ||
+	    hmap__insert(p->index, h, (__u32)p->n_codes + 1))
+		return NULL;
+	c = &p->codes[p->n_codes++];
 	t0 = now_ns();
 	read_code(p->pid, &p->layout, addr, c);
 	py->stats.read_ns += now_ns() - t0;
+	c->asked = first;
+	if (c->ok && c->first != first) {
+		code_free(c);
+		c->ok = false;
+	}
 	if (c->ok) {
 		py->stats.codes++;
 		py->stats.code_bytes += code_size(c);
@@ -500,12 +513,12 @@ static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr,
 	return c;
 }
 
-void python__code_seen(struct python *py, __u32 pid, __u64 code)
+void python__code_seen(struct python *py, __u32 pid, __u64 code, __s32 first)
 {
 	struct py_pid *p = py ? find_pid(py, pid) : NULL;
 
 	if (p && !p->unknown)
-		get_code(py, p, code, -1);
+		get_code(py, p, code, first);
 }
 
 bool python__is_frame(__u64 slot)
