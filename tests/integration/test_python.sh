@@ -263,7 +263,7 @@ short_check() {
 # code made at run time and freed, its address reused by the next: every function named as
 # itself (read while it lived, by address and first line), though the process is gone at the end
 reuse_check() {
-	local py=$1 name n=30 said named unknown
+	local py=$1 name n=20 said named unknown
 	name="$(tag "$py")-reuse"
 	start_profile "$name"
 	said=$("$py" "$PYDIR/reuse.py" $n)

@@ -1,11 +1,14 @@
-# reuse.py -- N functions made at run time, each freed before the next is made, so CPython gives the next one's code object the freed one's address; each runs 50 ms
+# reuse.py -- N functions made at run time, each freed before the next is made, so CPython gives the next one's code object the freed one's address; each runs 100 ms
 import gc, sys, time
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+# the profiler reads a new process's maps and builds its tables first: code that ran and
+# was freed before then could not be read, and is not what this checks
+time.sleep(0.5)
 addrs = set()
 for i in range(n):
     # f{i} starts on line i + 1: the same address, another first line
-    src = "\n" * i + "def f%d():\n    t = 0\n    end = time.monotonic() + 0.05\n    while time.monotonic() < end:\n        t += 1\n    return t\n" % i
+    src = "\n" * i + "def f%d():\n    t = 0\n    end = time.monotonic() + 0.1\n    while time.monotonic() < end:\n        t += 1\n    return t\n" % i
     ns = {"time": time}
     exec(compile(src, "gen.py", "exec"), ns)
     f = ns["f%d" % i]
