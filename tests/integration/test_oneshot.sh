@@ -195,7 +195,9 @@ test_short_lived() {	# 200 processes of 100 ms each: their frames are named alth
 }
 
 test_idle_execs() {	# processes that sleep first: not read while idle; named once they compute
-	"$EBPFPROF" -v --duration 9 --frequency 299 --format folded --output "$tmp/idle.folded" 2>"$tmp/idle.err" &
+	# 99 Hz: a process sampled as it starts (about 1 ms of CPU, one in ten here) is read at that
+	# sample, as it should be, so it is not among the unread
+	"$EBPFPROF" -v --duration 9 --frequency 99 --format folded --output "$tmp/idle.folded" 2>"$tmp/idle.err" &
 	local prof=$!
 	sleep 1
 	for i in $(seq 60); do
@@ -220,8 +222,8 @@ test_idle_execs() {	# processes that sleep first: not read while idle; named onc
 		printf "  %d samples of short_lived, %d in short_lived_burn, %d with an unnamed leaf\n", total, burn, unnamed
 		exit !(total > 100 && unnamed <= total * 0.05 && burn >= total * 0.8)
 	}' "$tmp/idle.folded" || { fail idle_execs "fewer than 95% of the samples named"; return; }
-	[ "${unread:-0}" -ge 50 ] && [ "${idle:-0}" -ge 100 ] && pass idle_execs ||
-		fail idle_execs "expected at least 50 idle processes unread and 100 waits begun again"
+	[ "${unread:-0}" -ge 40 ] && [ "${idle:-0}" -ge 100 ] && pass idle_execs ||
+		fail idle_execs "expected at least 40 idle processes unread and 100 waits begun again"
 }
 
 test_special_output() {	# a device or FIFO is written in place, never replaced by a renamed file
