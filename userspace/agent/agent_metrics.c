@@ -167,8 +167,9 @@ static void write_python(FILE *out, struct python *py)
 		"Code objects that could not be read (freed, or the process gone)", ps.codes_failed);
 	gauge(out, "ebpfprof_python_code_cache_bytes", "Memory the cached code objects hold",
 	      ps.code_bytes);
-	counter(out, "ebpfprof_python_code_cache_resets_total",
-		"Processes whose cache of code objects was full and started over", ps.code_resets);
+	counter(out, "ebpfprof_python_code_cache_full_total",
+		"Code objects not read because their process's cache was full (65,536): their frames unnamed",
+		ps.code_cache_full);
 	counter(out, "ebpfprof_python_frames_named_total", "Python frames named", ps.frames_named);
 	counter(out, "ebpfprof_python_frames_unnamed_total", "Python frames left unnamed",
 		ps.frames_unnamed);

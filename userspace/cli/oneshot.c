@@ -152,12 +152,12 @@ static void report_python(struct sampler *s)
 	python__stats(py, &ps);
 	lost = ps.frames_lost[PY_LOST_NO_THREAD] + ps.frames_lost[PY_LOST_READ] +
 	       ps.frames_lost[PY_LOST_RUN];
-	p_info("python: %llu processes walked, %llu of versions we do not know, %llu with offsets that did not match; %llu code objects read (%llu failed, %.0f us each, %.1f KB cached, %llu caches full and started over); frames %llu named, %llu unnamed, %llu marks of lost frames, %llu -X perf trampolines folded",
+	p_info("python: %llu processes walked, %llu of versions we do not know, %llu with offsets that did not match; %llu code objects read (%llu failed, %.0f us each, %.1f KB cached, %llu not read: cache full); frames %llu named, %llu unnamed, %llu marks of lost frames, %llu -X perf trampolines folded",
 	       (unsigned long long)ps.procs, (unsigned long long)ps.unknown_versions,
 	       (unsigned long long)ps.layout_mismatch, (unsigned long long)ps.codes,
 	       (unsigned long long)ps.codes_failed,
 	       ps.codes + ps.codes_failed ? ps.read_ns / 1e3 / (double)(ps.codes + ps.codes_failed) : 0.0,
-	       ps.code_bytes / 1024.0, (unsigned long long)ps.code_resets, (unsigned long long)ps.frames_named,
+	       ps.code_bytes / 1024.0, (unsigned long long)ps.code_cache_full, (unsigned long long)ps.frames_named,
 	       (unsigned long long)ps.frames_unnamed, (unsigned long long)lost,
 	       (unsigned long long)ps.trampolines);
 }

@@ -468,28 +468,6 @@ struct code_key {
 	__s32 first;
 };
 
-/*
- * A process full of entries starts over: code made at run time without end
- * (an entry per address and first line) must not leave new code unnamed for
- * good. What still lives is read again when a frame or event asks.
- */
-static int forget_codes(struct python *py, struct py_pid *p)
-{
-	struct hmap *index = hmap__new();
-
-	if (!index)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->n_codes; i++) {
-		py->stats.code_bytes -= code_size(&p->codes[i]);
-		code_free(&p->codes[i]);
-	}
-	hmap__free(p->index);
-	p->index = index;
-	p->n_codes = 0;
-	py->stats.code_resets++;
-	return 0;
-}
-
 static int code_eq(__u32 id, const void *key, const void *ctx)
 {
 	const struct py_pid *p = ctx;
@@ -514,8 +492,14 @@ static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr,
 
 	if (id)
 		return &p->codes[id - 1];
-	if (p->n_codes >= CODES_PER_PID_MAX && forget_codes(py, p))
+	/*
+	 * Full: not emptied, since the names handed out stay valid until the
+	 * process's cache goes (python_runtime.h); the frame is unnamed, counted.
+	 */
+	if (p->n_codes >= CODES_PER_PID_MAX) {
+		py->stats.code_cache_full++;
 		return NULL;
+	}
 	if (ARRAY_RESERVE(p->codes, p->cap_codes, p->n_codes + 1) ||
 	    hmap__insert(p->index, h, (__u32)p->n_codes + 1))
 		return NULL;

@@ -21,7 +21,7 @@ struct python_stats {
 	__u64 codes;		/* code objects read and cached */
 	__u64 codes_failed;	/* code objects we could not read (freed, or the process gone) */
 	__u64 code_bytes;	/* memory the cached code objects hold */
-	__u64 code_resets;	/* processes whose full cache of code objects started over */
+	__u64 code_cache_full;	/* code objects not read: their process's cache was full */
 	__u64 frames_named;	/* Python frames named at harvests */
 	__u64 frames_unnamed;	/* Python frames left unnamed */
 	__u64 frames_lost[4];	/* marks of frames BPF could not read, by enum py_lost_reason */
