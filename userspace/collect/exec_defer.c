@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include "exec_defer.h"
 
-/* 20 ms, then 5 times longer each: an idle process costs a /proc/PID/stat read per wait */
+/* 20 ms, then 5 times longer each: an idle process costs one clock_gettime per wait */
 const __s64 exec_defer_ages[EXEC_DEFER_LEVELS] = {
 	EXEC_DEFER_NS, 5 * EXEC_DEFER_NS, 25 * EXEC_DEFER_NS, 125 * EXEC_DEFER_NS,
 };
