@@ -194,7 +194,11 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	if (n >= UNWIND_MAX_DEPTH)
 		goto truncated;
 	barrier_var(n);	/* keeps the mask: 6.1's verifier cannot bound n from the check */
-	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc;
+	/*
+	 * Userspace names a caller's frame at its slot - 1, inside the call: a
+	 * pc where a signal struck is the instruction itself, so it goes in + 1.
+	 */
+	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc + (sc->exact_pc ? 1 : 0);
 	sc->stack.n = n + 1;
 	sc->hash = (sc->hash ^ sc->pc) * 0x9e3779b97f4a7c15ULL;
 	sc->hash ^= sc->hash >> 29;
@@ -208,7 +212,14 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	sc->exact_pc = 0;
 
 	if (row && row->cfa_type == UNWIND_CFA_SIGNAL) {
-		/* a signal handler returns here: go on from the code the signal struck */
+		/*
+		 * A signal handler returns here: go on from the code the signal
+		 * struck. No call put this address on the stack but the kernel,
+		 * so the frame is the trampoline's first byte: + 1 for the same
+		 * reason as above (its row starts a byte early to be found).
+		 */
+		if (!leaf)
+			sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc + 1;
 		if (read_word(&ra, sc->sp + UC_RIP_OFF) || read_word(&cfa, sc->sp + UC_RSP_OFF) ||
 		    read_word(&bp, sc->sp + UC_RBP_OFF) || ra >= USER_ADDR_END)
 			goto truncated;

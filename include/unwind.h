@@ -95,7 +95,9 @@ struct unwind_proc {
 
 /*
  * A user stack the BPF unwinder walked, leaf first, stored under a 64-bit
- * hash of its frames (sample_key.user_hash).
+ * hash of its frames (sample_key.user_hash). Every slot but the leaf is one
+ * past an address inside the frame's instruction: a return address, or the
+ * pc + 1 of code a signal struck and of the signal trampoline itself.
  */
 struct user_stack {
 	__u32 n;

@@ -128,6 +128,27 @@ else
 	fail go_pcsp_whole "ebpfprof failed: $(tail -1 "$tmp/gosha.err")"
 fi
 
+# 6c. stripped Go flooded with signals: a sample in Go's handler unwinds through the kernel's
+# signal frame (runtime.sigreturn) into the code the signal struck, and one in time.now's vDSO
+# call hops back from g0's stack; both reach runtime.goexit or runtime.mstart
+if [ ! -x "$F/unwind_gosig" ]; then
+	skip go_signals "no Go toolchain: the Go fixture was not built"
+elif profile gosig cfi "$F/unwind_gosig"; then
+	read -r total cut sig < <(awk '{ t += $NF } /\[truncated user stack\]|\[unknown\]/ { c += $NF }
+		/;runtime\.sigreturn[^;]*;runtime\.(cgoS|s)igtramp/ { s += $NF }
+		END { print t + 0, c + 0, s + 0 }' "$tmp/gosig.folded")
+	echo "  Go under a flood of signals: $sig of $total samples in its handler, $cut truncated or unknown"
+	if [ "$total" -lt 100 ] || [ $((sig * 100)) -lt $((total * 2)) ]; then
+		fail go_signals "too few samples in the signal handler to tell ($sig of $total, under 2%)"
+	elif [ $((cut * 100)) -le "$total" ]; then
+		pass go_signals
+	else
+		fail go_signals "$cut of $total samples truncated or unknown (> 1%): $(grep -m3 -E 'truncated|unknown' "$tmp/gosig.folded" | cut -c1-200)"
+	fi
+else
+	fail go_signals "ebpfprof failed: $(tail -1 "$tmp/gosig.err")"
+fi
+
 # 7. a process's first samples, before userspace loaded its tables, use frame pointers and are counted
 ( for i in $(seq 20); do "$BUILD/fixtures/short_lived"; done ) &
 "$EBPFPROF" --unwind cfi --duration 3 --format folded -v -o "$tmp/short.folded" 2>"$tmp/short.err"

@@ -34,12 +34,25 @@ static bool switches_stack(const char *f)
 		"runtime.systemstack_switch", "runtime.mcall", "runtime.morestack",
 		"runtime.morestack_noctxt", "runtime.cgocallback", "runtime.gogo",
 		"runtime.asminit", "crosscall2",
+		/* calls into the vDSO, made on g0's stack */
+		"time.now", "runtime.nanotime1", "runtime.walltime", "runtime.walltime1",
+		"runtime.vgetrandom1",
 	};
 
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
 		if (is_func(f, fns[i]))
 			return true;
 	return false;
+}
+
+/*
+ * The restorer Go gives the kernel for its signal handlers (sa_restorer):
+ * a handler returns into it, with the interrupted registers at rsp as
+ * glibc's __restore_rt has them.
+ */
+static bool is_signal_return(const char *f)
+{
+	return is_func(f, "runtime.sigreturn__sigaction") || is_func(f, "runtime.sigreturn");
 }
 
 /* One function's rule at an SP delta: CFA = rsp + delta + 8, its caller's rbp saved below the return address once it has a frame. */
@@ -51,6 +64,8 @@ static struct unwind_row go_row(__s32 delta, const char *func)
 		return r;
 	if (is_outermost(func))
 		return (struct unwind_row){ .cfa_type = UNWIND_CFA_END };
+	if (is_signal_return(func))
+		return (struct unwind_row){ .cfa_type = UNWIND_CFA_SIGNAL };
 	if (delta + 8 > INT16_MAX)
 		return r;	/* a frame too big for a row: frame pointers there */
 	r.cfa_type = UNWIND_CFA_RSP;
@@ -79,6 +94,19 @@ static int on_run(void *ctx, __u64 start, __u64 end, __s32 delta, const char *fu
 	if (b->n >= UNWIND_TABLE_ROWS_MAX)
 		return -E2BIG;
 	if (!func || func != g->func || start != g->end) {	/* a new function */
+		/*
+		 * The kernel's return address is the restorer's first byte, and
+		 * a caller's row is looked up a byte before it: the restorer's
+		 * row starts there, on the padding that ends the function before.
+		 */
+		if (row.cfa_type == UNWIND_CFA_SIGNAL && start) {
+			struct fde_rec *prev = b->nf ? &b->fdes[b->nf - 1] : NULL;
+
+			if (prev && prev->end == start && prev->start < start - 1)
+				prev->end = start - 1;
+			if (!prev || prev->end < start)
+				start--;
+		}
 		if (ARRAY_RESERVE(b->fdes, b->capf, b->nf + 1))
 			return -ENOMEM;
 		b->fdes[b->nf] = (struct fde_rec){

@@ -270,6 +270,53 @@ static int test_large_library(void)
 	return TEST_OK;
 }
 
+/* the address of the first of NAMES that FILE defines, 0 if none */
+static __u64 first_addr(const char *file, const char *const *names)
+{
+	__u64 addr = 0;
+
+	for (; *names && !addr; names++)
+		addr = test__nm_addr(file, *names);
+	return addr;
+}
+
+/*
+ * A Go binary's table: its signal restorer unwinds into the code the signal
+ * struck, from a byte before it (where a caller's row is looked up), and the
+ * functions that call the vDSO on g0's stack are left to frame pointers.
+ */
+static int test_go_signal_and_vdso(void)
+{
+	static const char *const restorer[] = {
+		"runtime.sigreturn__sigaction", "runtime.sigreturn.abi0", "runtime.sigreturn", NULL,
+	};
+	static const char *const now[] = { "time.now", "time.now.abi0", NULL };
+	static const char *const nanotime[] = {
+		"runtime.nanotime1.abi0", "runtime.nanotime1", NULL,
+	};
+	const char *f = FIXTURES_DIR "gofix";
+	__u64 sig, t_now, t_nano;
+	const struct unwind_row *r;
+	struct unwind_table *t;
+
+	if (!have(f))
+		SKIP("no Go toolchain: the Go fixture was not built");
+	sig = first_addr(f, restorer);
+	t_now = first_addr(f, now);
+	t_nano = first_addr(f, nanotime);
+	CHECK(sig && t_now && t_nano);
+	t = build_path(f);
+	CHECK(t);
+	CHECK((r = unwind_table__find(t, sig - 1)) && r->cfa_type == UNWIND_CFA_SIGNAL);
+	CHECK((r = unwind_table__find(t, sig + 4)) && r->cfa_type == UNWIND_CFA_SIGNAL);
+	CHECK((r = unwind_table__find(t, sig - 2)) && r->cfa_type != UNWIND_CFA_SIGNAL);
+	/* past the prologue, where the stack switch has happened */
+	CHECK((r = unwind_table__find(t, t_now + 40)) && r->cfa_type == UNWIND_CFA_NONE);
+	CHECK((r = unwind_table__find(t, t_nano + 40)) && r->cfa_type == UNWIND_CFA_NONE);
+	unwind_table__free(t);
+	return TEST_OK;
+}
+
 TEST_MAIN("unwind_table_files", TEST(test_deep), TEST(test_no_section_headers),
 	  TEST(test_debug_frame), TEST(test_plt), TEST(test_vaddr_delta), TEST(test_build_id),
-	  TEST(test_errors), TEST(test_large_library))
+	  TEST(test_errors), TEST(test_large_library), TEST(test_go_signal_and_vdso))
