@@ -125,13 +125,14 @@ test_daemonset() {	# host PID namespace, the manifest's mounts: other containers
 	docker logs "$PREFIX-agent" >"$tmp/agent.log" 2>&1
 	RSS_CTR=$(sed -n 's/^ebpfprof_resident_memory_bytes \([0-9.e+]*\)$/\1/p' "$tmp/metrics")
 	docker rm -f "$PREFIX-agent" >/dev/null
-	f=$(ls "$out"/"$PREFIX"-wl-cpu-*.pb.gz 2>/dev/null | tail -1)
+	# every window of a series, merged: the last is the partial one cut when the agent stops
 	local cpu_ok=0 jit_ok=0 series
-	[ -n "$f" ] && go tool pprof -raw -symbolize=none "$f" 2>/dev/null >"$tmp/cpu.raw" &&
+	f=$(ls "$out"/"$PREFIX"-wl-cpu-*.pb.gz 2>/dev/null)
+	[ -n "$f" ] && go tool pprof -raw -symbolize=none $f 2>/dev/null >"$tmp/cpu.raw" &&
 		grep -q "container:\[$PREFIX-wl-cpu\] container_id:\[$id_cpu\]" "$tmp/cpu.raw" &&
 		grep -q ' ctr_only_spin ' "$tmp/cpu.raw" && cpu_ok=1
-	f=$(ls "$out"/"$PREFIX"-wl-jit-*.pb.gz 2>/dev/null | tail -1)
-	[ -n "$f" ] && go tool pprof -traces -symbolize=none "$f" 2>/dev/null >"$tmp/jit.traces" &&
+	f=$(ls "$out"/"$PREFIX"-wl-jit-*.pb.gz 2>/dev/null)
+	[ -n "$f" ] && go tool pprof -traces -symbolize=none $f 2>/dev/null >"$tmp/jit.traces" &&
 		grep -q "container_id:  $id_jit" "$tmp/jit.traces" &&
 		grep -A1 ' jit_ctr_loop$' "$tmp/jit.traces" | grep -q ' main$' && jit_ok=1
 	series=$(ls "$out" | sed 's/-[0-9T.]*Z\.pb\.gz$//' | sort -u | grep -c "^$PREFIX-wl-[cj]")
@@ -139,8 +140,8 @@ test_daemonset() {	# host PID namespace, the manifest's mounts: other containers
 	local py_ok=skip
 	if [ $PY = 1 ]; then
 		py_ok=0
-		f=$(ls "$out"/"$PREFIX"-wl-py-*.pb.gz 2>/dev/null | tail -1)
-		[ -n "$f" ] && go tool pprof -top -lines -symbolize=none "$f" 2>/dev/null |
+		f=$(ls "$out"/"$PREFIX"-wl-py-*.pb.gz 2>/dev/null)
+		[ -n "$f" ] && go tool pprof -top -lines -symbolize=none $f 2>/dev/null |
 			grep -q 'split.alpha /app/split.py:11$' && py_ok=1
 	fi
 	if [ $cpu_ok = 1 ] && [ $jit_ok = 1 ] && [ "$series" = 2 ] && [ ! -e /bin/workload ] &&
@@ -153,7 +154,7 @@ test_daemonset() {	# host PID namespace, the manifest's mounts: other containers
 	case $py_ok in
 	skip) skip python "no /root/.pyenv/versions/3.12.1 to put in a workload image" ;;
 	1) pass "python: CPython 3.12 in a container, its frames named as split.alpha /app/split.py:11" ;;
-	*) fail python "split.alpha at /app/split.py:11 not in the container's window" ;;
+	*) fail python "split.alpha at /app/split.py:11 not in the container's windows" ;;
 	esac
 }
 
