@@ -131,9 +131,9 @@ fi
 # 6c. stripped Go flooded with signals: a sample in Go's handler unwinds through the kernel's
 # signal frame (runtime.sigreturn) into the code the signal struck, and one in time.now's vDSO
 # call hops back from g0's stack; both reach runtime.goexit or runtime.mstart
-if [ ! -x "$F/unwind_gosig" ]; then
+if [ ! -x "$F/unwind_gosha" ]; then
 	skip go_signals "no Go toolchain: the Go fixture was not built"
-elif profile gosig cfi "$F/unwind_gosig"; then
+elif profile gosig cfi "$F/unwind_gosha" signals; then
 	read -r total cut sig < <(awk '{ t += $NF } /\[truncated user stack\]|\[unknown\]/ { c += $NF }
 		/;runtime\.sigreturn[^;]*;runtime\.(cgoS|s)igtramp/ { s += $NF }
 		END { print t + 0, c + 0, s + 0 }' "$tmp/gosig.folded")
