@@ -11,6 +11,8 @@
 #define UC_RBP_OFF (40 + 10 * 8)
 #define UC_RSP_OFF (40 + 15 * 8)
 #define UC_RIP_OFF (40 + 16 * 8)
+#define UNWIND_SNAP_WORDS 64		/* 512 bytes of stack copied at a sample */
+#define PAGE_BYTES 4096
 
 /*
  * Every table's rows, back to back; userspace owns the layout and sizes the
@@ -40,6 +42,32 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } unwind_procs SEC(".maps");
 
+/*
+ * Rows found, by process gen and pc. The searches touch a process's mapping
+ * array and every table's rows and page index (megabytes, vmalloc'ed): TLB
+ * and cache misses at every frame, about 0.4 us of one here. This array is
+ * small enough (24 KiB: a map area up to 32 KiB is kmalloc'ed) to sit in
+ * the kernel's direct map, and a hit reads one line. Shared by the CPUs: an
+ * entry carries a check over its fields, so one two CPUs wrote at once is a miss.
+ */
+#define ROW_CACHE_SIZE 1024
+#define ROW_CACHE_NO_ROW 0xff		/* row.cfa_type: no row covers pc (frame pointers) */
+#define ROW_CACHE_NO_TABLE 0xfe		/* row.cfa_type: pc's mapping has no table */
+
+struct row_cache_entry {
+	__u64 key;		/* pc << 1 | 1 if looked up at pc - 1 (a call) */
+	__u32 gen;		/* struct unwind_proc.gen */
+	__u32 check;
+	struct unwind_row row;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct row_cache_entry);
+	__uint(max_entries, ROW_CACHE_SIZE);
+} row_cache SEC(".maps");
+
 /* The walk's state: too big for the 512-byte BPF stack. */
 struct unwind_scratch {
 	__u64 pc;
@@ -50,6 +78,14 @@ struct unwind_scratch {
 	__u32 exact_pc;		/* pc is where a signal struck, not a return address */
 	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
 	struct user_stack stack;
+	/*
+	 * The stack from the sampled rsp up, copied once: a read of user
+	 * memory is a helper call and its checks, about 0.15 us here, and a
+	 * frame takes one or two; most frames' words are in the copy.
+	 */
+	__u64 snap_base;	/* the user address of snap[0] */
+	__u64 snap_words;	/* how many words of snap hold the stack */
+	__u64 snap[UNWIND_SNAP_WORDS];
 };
 
 struct {
@@ -65,6 +101,7 @@ struct {
 struct unwind_ctx {
 	struct unwind_scratch *sc;
 	struct unwind_proc *proc;
+	__u32 gen;		/* proc->gen, read once */
 	const struct py_proc *py;	/* NULL: no CPython in this process */
 	struct py_walk py_walk;
 	const struct java_proc *java;	/* NULL: no JVM in this process */
@@ -142,9 +179,87 @@ static __always_inline const struct unwind_row *find_row(const struct unwind_map
 	return row && row->pc <= vaddr ? row : NULL;
 }
 
-static __always_inline int read_word(__u64 *dst, __u64 addr)
+static __always_inline __u32 row_check(__u64 key, __u32 gen, const struct unwind_row *r)
 {
+	__u64 v;
+
+	__builtin_memcpy(&v, r, sizeof(v));
+	return ((key ^ ((__u64)gen << 32 | gen) ^ v) * 0x9e3779b97f4a7c15ULL) >> 32;
+}
+
+/*
+ * The row for PC, looked up at PC - CALL, into *R: a real row, or
+ * ROW_CACHE_NO_ROW / ROW_CACHE_NO_TABLE in r->cfa_type. -1 when PC is in no
+ * mapping (not cached: the maps changed, or it is code made at run time).
+ */
+static __always_inline int lookup_row(const struct unwind_ctx *c, __u64 pc, __u32 call,
+				      struct unwind_row *r)
+{
+	__u64 key = pc << 1 | call;
+	__u32 slot = ((key ^ c->gen) * 0x9e3779b97f4a7c15ULL) >> 54;	/* 10 bits */
+	struct row_cache_entry *e = bpf_map_lookup_elem(&row_cache, &slot), copy;
+	const struct unwind_mapping *m;
+	const struct unwind_row *row;
+
+	if (e) {
+		copy = *e;	/* checked as read once: another CPU may be writing it */
+		if (copy.key == key && copy.gen == c->gen &&
+		    copy.check == row_check(copy.key, copy.gen, &copy.row)) {
+			*r = copy.row;
+			return 0;
+		}
+	}
+	m = find_mapping(c->proc, pc);
+	if (!m)
+		return -1;
+	*r = (struct unwind_row){ .cfa_type = ROW_CACHE_NO_TABLE };
+	if (m->table_len) {
+		row = find_row(m, pc - m->bias - call);
+		if (row)
+			*r = *row;
+		else
+			r->cfa_type = ROW_CACHE_NO_ROW;
+	}
+	if (e) {
+		e->key = key;
+		e->gen = c->gen;
+		e->row = *r;
+		e->check = row_check(key, c->gen, r);
+	}
+	return 0;
+}
+
+/* the user word at ADDR, from the copy of the stack where it holds it */
+static __always_inline int read_word(const struct unwind_scratch *sc, __u64 *dst, __u64 addr)
+{
+	__u64 i = (addr - sc->snap_base) >> 3;
+
+	if (!(addr & 7) && addr >= sc->snap_base && i < sc->snap_words) {
+		*dst = sc->snap[i & (UNWIND_SNAP_WORDS - 1)];
+		return 0;
+	}
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
+}
+
+/*
+ * Copies the stack from SP up. Where the stack ends closer than the copy's
+ * size (a thread's first frames) the read fails as a whole: then only up to
+ * the end of SP's page, and words past the copy are read one by one.
+ */
+static __always_inline void snap_stack(struct unwind_scratch *sc, __u64 sp)
+{
+	__u64 len;
+
+	sc->snap_base = sp & ~7ULL;
+	sc->snap_words = UNWIND_SNAP_WORDS;
+	if (!bpf_probe_read_user(sc->snap, sizeof(sc->snap), (const void *)sc->snap_base))
+		return;
+	sc->snap_words = 0;
+	len = PAGE_BYTES - (sc->snap_base & (PAGE_BYTES - 1));
+	if (len >= sizeof(sc->snap))
+		return;	/* the failed read was within the page: sp is bad */
+	if (!bpf_probe_read_user(sc->snap, len & (sizeof(sc->snap) - 1), (const void *)sc->snap_base))
+		sc->snap_words = len >> 3;
 }
 
 /* The caller's CFA and rbp by the row's rule: 0, 1 to stop (END, UNKNOWN), -1 on a bad read. */
@@ -163,13 +278,13 @@ static __always_inline int apply_row(const struct unwind_row *row, struct unwind
 		return 0;	/* a PLT stub never saves rbp */
 	case UNWIND_CFA_RBP_DEREF:
 		/* a realigned frame: the CFA is saved below rbp, the caller's rbp at rbp */
-		if (read_word(cfa, sc->bp + row->cfa_off) || read_word(bp, sc->bp))
+		if (read_word(sc, cfa, sc->bp + row->cfa_off) || read_word(sc, bp, sc->bp))
 			return -1;
 		return 0;
 	default:
 		return 1;
 	}
-	if (row->rbp_off && read_word(bp, *cfa + 8 * (__s64)row->rbp_off))
+	if (row->rbp_off && read_word(sc, bp, *cfa + 8 * (__s64)row->rbp_off))
 		return -1;
 	return 0;
 }
@@ -178,10 +293,11 @@ static __always_inline int apply_row(const struct unwind_row *row, struct unwind
 static long unwind_step(__u64 i, struct unwind_ctx *c)
 {
 	struct unwind_scratch *sc = c->sc;
-	const struct unwind_mapping *m;
+	struct unwind_row r;
 	const struct unwind_row *row = NULL;
 	__u64 cfa, ra, bp = sc->bp;
 	__u32 leaf = !sc->stack.n, n;
+	bool no_table;
 	int ret;
 
 	/* HotSpot's code cache: its frames have no CFI, and mostly no frame pointer */
@@ -203,12 +319,14 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	sc->hash = (sc->hash ^ sc->pc) * 0x9e3779b97f4a7c15ULL;
 	sc->hash ^= sc->hash >> 29;
 
-	m = find_mapping(c->proc, sc->pc);
-	if (!m)
+	/* a return address points after the call: look up the call itself */
+	if (lookup_row(c, sc->pc, !leaf && !sc->exact_pc, &r)) {
 		sc->unknown_pc = 1;
-	else if (m->table_len)
-		/* a return address points after the call: look up the call itself */
-		row = find_row(m, sc->pc - m->bias - (!leaf && !sc->exact_pc ? 1 : 0));
+		r.cfa_type = ROW_CACHE_NO_TABLE;	/* code, but no table says how */
+	}
+	no_table = r.cfa_type == ROW_CACHE_NO_TABLE;
+	if (!no_table && r.cfa_type != ROW_CACHE_NO_ROW)
+		row = &r;
 	sc->exact_pc = 0;
 
 	if (row && row->cfa_type == UNWIND_CFA_SIGNAL) {
@@ -220,8 +338,8 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		 */
 		if (!leaf)
 			sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc + 1;
-		if (read_word(&ra, sc->sp + UC_RIP_OFF) || read_word(&cfa, sc->sp + UC_RSP_OFF) ||
-		    read_word(&bp, sc->sp + UC_RBP_OFF) || ra >= USER_ADDR_END)
+		if (read_word(sc, &ra, sc->sp + UC_RIP_OFF) || read_word(sc, &cfa, sc->sp + UC_RSP_OFF) ||
+		    read_word(sc, &bp, sc->sp + UC_RBP_OFF) || ra >= USER_ADDR_END)
 			goto truncated;
 		sc->pc = ra;
 		sc->sp = cfa;
@@ -238,7 +356,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		/* CFI stays on one stack, which grows down: a caller's frame sits above */
 		if (cfa <= sc->sp)
 			goto truncated;
-	} else if (!leaf && (!m || !m->table_len) && c->py && py_trampoline(sc->pc)) {
+	} else if (!leaf && no_table && c->py && py_trampoline(sc->pc)) {
 		/* the Python frame BPF read stands for this shim: mark it to fold */
 		sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = PY_TAG_TRAMPOLINE << PY_TAG_SHIFT;
 		cfa = sc->sp + 16;
@@ -251,10 +369,10 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		if (!bp)
 			return 1;	/* the chain's end */
 		cfa = bp + 16;
-		if (read_word(&bp, cfa - 16) || bp == cfa - 16)
+		if (read_word(sc, &bp, cfa - 16) || bp == cfa - 16)
 			goto truncated;
 	}
-	if (read_word(&ra, cfa - 8))
+	if (read_word(sc, &ra, cfa - 8))
 		goto truncated;
 	if (!ra)
 		return 1;	/* a zeroed return address marks the outermost frame too */
@@ -284,6 +402,7 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!c.proc)
 		return NULL;
+	c.gen = c.proc->gen;
 	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!c.sc)
 		return NULL;
@@ -304,6 +423,7 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.sc->exact_pc = 0;
 	c.sc->stack.n = 0;
 	c.sc->stack.flags = 0;
+	snap_stack(c.sc, c.sc->sp);
 	bpf_loop(UNWIND_MAX_DEPTH + 1, unwind_step, &c, 0);
 	c.sc->hash ^= c.sc->stack.n;
 	if (!c.sc->hash)

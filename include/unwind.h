@@ -78,10 +78,14 @@ struct unwind_mapping {
 	__u32 pad;
 };
 
-/* Value of the per-process map: mappings sorted by start, not overlapping. */
+/*
+ * Value of the per-process map: mappings sorted by start, not overlapping.
+ * gen is new at every write of any process's value (never 0): BPF's cache
+ * of rows found trusts an entry only under the gen it was found with.
+ */
 struct unwind_proc {
 	__u32 n;
-	__u32 pad;
+	__u32 gen;
 	struct unwind_mapping m[UNWIND_MAX_MAPPINGS];
 };
 

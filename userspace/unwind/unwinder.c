@@ -27,6 +27,7 @@ struct unwinder {
 	struct unwind_proc *proc;	/* scratch: one BPF map value */
 	struct unwinder_stats stats;
 	__u64 last_reset_ns;
+	__u32 gen;		/* the last struct unwind_proc.gen written */
 	bool resetting;		/* no room: load what fits, frame pointers for the rest */
 };
 
@@ -104,6 +105,7 @@ static int put(struct unwinder *u, __u32 pid)
 {
 	int err = fill(u, pid);
 
+	u->proc->gen = ++u->gen ? u->gen : ++u->gen;
 	if (!err && bpf_map_update_elem(u->o.procs_fd, &pid, u->proc, BPF_ANY))
 		err = -errno;
 	return err;
