@@ -140,8 +140,9 @@ static __always_inline void request_remap(__u32 pid)
 /*
  * The user stack by CFI where the process's tables are loaded, else by frame
  * pointers (counted: the first samples of a process, before userspace read it).
+ * True when the tables came with the process's announcement (unwind_proc).
  */
-static __always_inline void get_user_stack(void *ctx, __u32 slot, __u32 pid,
+static __always_inline bool get_user_stack(void *ctx, __u32 slot, __u32 pid,
 					   struct sample_key *key, bool walk)
 {
 	void *ustacks = slot ? (void *)&ustacks1 : (void *)&ustacks0;
@@ -155,7 +156,7 @@ static __always_inline void get_user_stack(void *ctx, __u32 slot, __u32 pid,
 			stat_inc(STAT_UNWIND_FP_FALLBACK);
 		key->user_stack_id = get_stack(ctx, slot, BPF_F_USER_STACK,
 					       STAT_USTACK_COLLISION, STAT_USTACK_ERROR);
-		return;
+		return false;
 	}
 	stat_inc(STAT_UNWIND_CFI);
 	if (sc->stack.flags & USTACK_TRUNCATED)
@@ -170,6 +171,7 @@ static __always_inline void get_user_stack(void *ctx, __u32 slot, __u32 pid,
 		key->user_stack_id = -E2BIG;
 		key->user_hash = 0;
 	}
+	return sc->announced;
 }
 
 /* a raw tracepoint needs no tracefs mount, unlike tp/sched/... */
@@ -182,6 +184,11 @@ int on_exec(void *ctx)
 	if (!current_ids(&pid, &tid) || !task_wanted(pid))
 		return 0;
 	bpf_map_update_elem(&seen, &pid, &exec, BPF_ANY);
+	/*
+	 * The old image's tables go: its samples until userspace reads the new
+	 * one are walked by frame pointers, and announced (note_sighting).
+	 */
+	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&remapped, &pid);	/* the new image's libraries come next */
 	announce(pid, TASK_EVENT_EXEC);
 	return 0;
@@ -194,7 +201,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 	struct sample_key key = {};
 	struct task_struct *task, *leader;
 	__u32 slot = active_slot & 1;
-	bool kthread;
+	bool kthread, announced = false;
 
 	/* tid 0 is a CPU's idle task (swapper/N) */
 	if (host_tid == 0 && !include_idle)
@@ -202,7 +209,6 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 	if (!current_ids(&pid, &tid) || !task_wanted(pid))
 		return 0;
 	stat_inc(STAT_SAMPLES);
-	note_sighting(pid);
 
 	task = (struct task_struct *)bpf_get_current_task();
 	leader = BPF_CORE_READ(task, group_leader);
@@ -219,7 +225,14 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 					      STAT_KSTACK_ERROR);
 	key.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		get_user_stack(ctx, slot, pid, &key, walk);
+		announced = get_user_stack(ctx, slot, pid, &key, walk);
+	/*
+	 * A process whose tables came with its announcement was handed on: the
+	 * seen map's lookup (a cold bucket and element, 1-2 us here) is spared.
+	 * The rest are announced as they are sampled.
+	 */
+	if (!announced)
+		note_sighting(pid);
 	count_sample(slot, &key);
 	return 0;
 }

@@ -76,6 +76,8 @@ struct unwind_scratch {
 	__u64 hash;
 	__u32 unknown_pc;	/* a PC outside every known mapping: the maps changed */
 	__u32 exact_pc;		/* pc is where a signal struck, not a return address */
+	__u32 announced;	/* struct unwind_proc.announced of the process walked */
+	__u32 pad;
 	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
 	struct user_stack stack;
 	/*
@@ -423,6 +425,7 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.sc->exact_pc = 0;
 	c.sc->stack.n = 0;
 	c.sc->stack.flags = 0;
+	c.sc->announced = c.proc->announced;
 	snap_stack(c.sc, c.sc->sp);
 	bpf_loop(UNWIND_MAX_DEPTH + 1, unwind_step, &c, 0);
 	c.sc->hash ^= c.sc->stack.n;

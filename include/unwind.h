@@ -82,10 +82,14 @@ struct unwind_mapping {
  * Value of the per-process map: mappings sorted by start, not overlapping.
  * gen is new at every write of any process's value (never 0): BPF's cache
  * of rows found trusts an entry only under the gen it was found with.
+ * announced: userspace was told of the process (its symbols, labels), so
+ * BPF need not announce its samples; 0 for tables loaded ahead of that.
  */
 struct unwind_proc {
 	__u32 n;
 	__u32 gen;
+	__u32 announced;
+	__u32 pad;
 	struct unwind_mapping m[UNWIND_MAX_MAPPINGS];
 };
 

@@ -270,7 +270,7 @@ static int hand_on_due(struct sampler *s)
 static void load_pending(struct sampler *s)
 {
 	for (int i = 0; i < s->n_pending; i++) {
-		unwinder__add_pid(s->unwinder, s->pending[i]);	/* failure: frame pointers */
+		unwinder__add_announced(s->unwinder, s->pending[i]);	/* failure: frame pointers */
 		python__add_pid(s->python, s->pending[i]);	/* failure: native frames only */
 		java__add_pid(s->java, s->pending[i]);
 		proc_maps__unshare(s->pending[i]);

@@ -101,10 +101,11 @@ static int fill(struct unwinder *u, __u32 pid)
 	return err;
 }
 
-static int put(struct unwinder *u, __u32 pid)
+static int put(struct unwinder *u, __u32 pid, bool announced)
 {
 	int err = fill(u, pid);
 
+	u->proc->announced = announced;
 	u->proc->gen = ++u->gen ? u->gen : ++u->gen;
 	if (!err && bpf_map_update_elem(u->o.procs_fd, &pid, u->proc, BPF_ANY))
 		err = -errno;
@@ -130,6 +131,12 @@ static int known_pids(const struct unwinder *u, __u32 **pids, size_t *n)
 	return 0;
 }
 
+/* PID's entry says userspace was told of it (it stays so across a reset) */
+static bool was_announced(const struct unwinder *u, __u32 pid)
+{
+	return !bpf_map_lookup_elem(u->o.procs_fd, &pid, u->proc) && u->proc->announced;
+}
+
 /* Empties the BPF side, waits for running walks to end, then reloads the processes known. */
 static int reset(struct unwinder *u)
 {
@@ -139,35 +146,39 @@ static int reset(struct unwinder *u)
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(u->o.procs_fd, &pids[i]);
+	for (size_t i = 0; i < n; i++) {
+		/* the top bit, free in a pid (at most 2^22), keeps its announced flag */
+		if (was_announced(u, pids[i]))
+			pids[i] |= 1u << 31;
+		bpf_map_delete_elem(u->o.procs_fd, &(__u32){ pids[i] & ~(1u << 31) });
+	}
 	err = bpf_util__grace_period(u->o.sync_outer_fd, u->o.sync_inner_fd);
 	if (!err)
 		err = unwind_cache__reset(u->cache);
 	u->stats.resets++;
 	u->last_reset_ns = clock_ns(CLOCK_MONOTONIC);
 	u->resetting = true;
-	for (size_t i = 0; i < n && !err; i++)
-		put(u, pids[i]);	/* a process gone since is simply not reloaded */
+	for (size_t i = 0; i < n && !err; i++)	/* a process gone since is simply not reloaded */
+		put(u, pids[i] & ~(1u << 31), pids[i] >> 31);
 	u->resetting = false;
 	free(pids);
 	return err;
 }
 
-int unwinder__add_pid(struct unwinder *u, __u32 pid)
+static int add(struct unwinder *u, __u32 pid, bool announced)
 {
 	__u64 since_reset = clock_ns(CLOCK_MONOTONIC) - u->last_reset_ns;
 	int err;
 
 	u->resetting = u->last_reset_ns && since_reset < RESET_INTERVAL_NS;
-	err = put(u, pid);
+	err = put(u, pid, announced);
 	if (err == -E2BIG && unwinder__sweep(u) > 0)
-		err = put(u, pid);	/* the map of processes was full of dead ones */
+		err = put(u, pid, announced);	/* the map of processes was full of dead ones */
 	if (err == -ENOSPC) {
 		err = reset(u);
 		if (!err) {
 			u->resetting = true;
-			err = put(u, pid);
+			err = put(u, pid, announced);
 		}
 	}
 	u->resetting = false;
@@ -176,6 +187,16 @@ int unwinder__add_pid(struct unwinder *u, __u32 pid)
 	else
 		u->stats.procs++;
 	return err;
+}
+
+int unwinder__add_pid(struct unwinder *u, __u32 pid)
+{
+	return add(u, pid, false);
+}
+
+int unwinder__add_announced(struct unwinder *u, __u32 pid)
+{
+	return add(u, pid, true);
 }
 
 static bool process_gone(const struct unwinder *u, __u32 pid)

@@ -40,6 +40,9 @@ void unwinder__free(struct unwinder *u);
  */
 int unwinder__add_pid(struct unwinder *u, __u32 pid);
 
+/* The same for a process userspace was told of (an announcement handed on): BPF stops announcing it. */
+int unwinder__add_announced(struct unwinder *u, __u32 pid);
+
 /* Forgets the processes that exited; returns how many. */
 int unwinder__sweep(struct unwinder *u);
 
