@@ -88,6 +88,8 @@ struct unwind_scratch {
 	__u64 snap_base;	/* the user address of snap[0] */
 	__u64 snap_words;	/* how many words of snap hold the stack */
 	__u64 snap[UNWIND_SNAP_WORDS];
+	struct unwind_row row;		/* the current frame's, from lookup_row */
+	struct row_cache_entry cached;	/* a cache entry as read */
 };
 
 struct {
@@ -189,46 +191,62 @@ static __always_inline __u32 row_check(__u64 key, __u32 gen, const struct unwind
 	return ((key ^ ((__u64)gen << 32 | gen) ^ v) * 0x9e3779b97f4a7c15ULL) >> 32;
 }
 
+/* what lookup_row found for a pc */
+enum row_found {
+	ROW_UNKNOWN_PC = -1,	/* in no mapping: the maps changed, or code made at run time */
+	ROW_NO_TABLE,		/* its mapping has no table */
+	ROW_NONE,		/* no row covers it: frame pointers */
+	ROW_FOUND,		/* the row is in sc->row */
+};
+
 /*
- * The row for PC, looked up at PC - CALL, into *R: a real row, or
- * ROW_CACHE_NO_ROW / ROW_CACHE_NO_TABLE in r->cfa_type. -1 when PC is in no
- * mapping (not cached: the maps changed, or it is code made at run time).
+ * The row for PC, looked up at PC - CALL, copied into sc->row. A global
+ * function: the verifier checks it once on its own, not again along each of
+ * the walk's paths that reach it (its searches and the cache's checks had
+ * doubled the programs' load time). An unknown pc is not cached.
  */
-static __always_inline int lookup_row(const struct unwind_ctx *c, __u64 pc, __u32 call,
-				      struct unwind_row *r)
+__noinline int unwind_lookup_row(struct unwind_scratch *sc, const struct unwind_proc *proc,
+				 __u64 pc, __u32 call, __u32 gen)
 {
+	struct row_cache_entry *e, *copy;
 	__u64 key = pc << 1 | call;
-	__u32 slot = ((key ^ c->gen) * 0x9e3779b97f4a7c15ULL) >> 54;	/* 10 bits */
-	struct row_cache_entry *e = bpf_map_lookup_elem(&row_cache, &slot), copy;
+	__u32 slot = ((key ^ gen) * 0x9e3779b97f4a7c15ULL) >> 54;	/* 10 bits */
 	const struct unwind_mapping *m;
 	const struct unwind_row *row;
 
+	if (!sc || !proc)
+		return ROW_UNKNOWN_PC;
+	copy = &sc->cached;
+	e = bpf_map_lookup_elem(&row_cache, &slot);
 	if (e) {
-		copy = *e;	/* checked as read once: another CPU may be writing it */
-		if (copy.key == key && copy.gen == c->gen &&
-		    copy.check == row_check(copy.key, copy.gen, &copy.row)) {
-			*r = copy.row;
-			return 0;
+		*copy = *e;	/* checked as read once: another CPU may be writing it */
+		if (copy->key == key && copy->gen == gen &&
+		    copy->check == row_check(copy->key, copy->gen, &copy->row)) {
+			sc->row = copy->row;
+			goto found;
 		}
 	}
-	m = find_mapping(c->proc, pc);
+	m = find_mapping(proc, pc);
 	if (!m)
-		return -1;
-	*r = (struct unwind_row){ .cfa_type = ROW_CACHE_NO_TABLE };
+		return ROW_UNKNOWN_PC;
+	sc->row = (struct unwind_row){ .cfa_type = ROW_CACHE_NO_TABLE };
 	if (m->table_len) {
 		row = find_row(m, pc - m->bias - call);
 		if (row)
-			*r = *row;
+			sc->row = *row;
 		else
-			r->cfa_type = ROW_CACHE_NO_ROW;
+			sc->row.cfa_type = ROW_CACHE_NO_ROW;
 	}
 	if (e) {
 		e->key = key;
-		e->gen = c->gen;
-		e->row = *r;
-		e->check = row_check(key, c->gen, r);
+		e->gen = gen;
+		e->row = sc->row;
+		e->check = row_check(key, gen, &sc->row);
 	}
-	return 0;
+found:
+	if (sc->row.cfa_type == ROW_CACHE_NO_TABLE)
+		return ROW_NO_TABLE;
+	return sc->row.cfa_type == ROW_CACHE_NO_ROW ? ROW_NONE : ROW_FOUND;
 }
 
 /* the user word at ADDR, from the copy of the stack where it holds it */
@@ -295,12 +313,10 @@ static __always_inline int apply_row(const struct unwind_row *row, struct unwind
 static long unwind_step(__u64 i, struct unwind_ctx *c)
 {
 	struct unwind_scratch *sc = c->sc;
-	struct unwind_row r;
-	const struct unwind_row *row = NULL;
+	const struct unwind_row *row;	/* sc->row: valid when found == ROW_FOUND */
 	__u64 cfa, ra, bp = sc->bp;
 	__u32 leaf = !sc->stack.n, n;
-	bool no_table;
-	int ret;
+	int ret, found;
 
 	/* HotSpot's code cache: its frames have no CFI, and mostly no frame pointer */
 	if (sc->pc >= c->java_low && sc->pc < c->java_high)
@@ -322,16 +338,15 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	sc->hash ^= sc->hash >> 29;
 
 	/* a return address points after the call: look up the call itself */
-	if (lookup_row(c, sc->pc, !leaf && !sc->exact_pc, &r)) {
+	found = unwind_lookup_row(sc, c->proc, sc->pc, !leaf && !sc->exact_pc, c->gen);
+	if (found == ROW_UNKNOWN_PC) {
 		sc->unknown_pc = 1;
-		r.cfa_type = ROW_CACHE_NO_TABLE;	/* code, but no table says how */
+		found = ROW_NO_TABLE;	/* code, but no table says how */
 	}
-	no_table = r.cfa_type == ROW_CACHE_NO_TABLE;
-	if (!no_table && r.cfa_type != ROW_CACHE_NO_ROW)
-		row = &r;
+	row = &sc->row;
 	sc->exact_pc = 0;
 
-	if (row && row->cfa_type == UNWIND_CFA_SIGNAL) {
+	if (found == ROW_FOUND && row->cfa_type == UNWIND_CFA_SIGNAL) {
 		/*
 		 * A signal handler returns here: go on from the code the signal
 		 * struck. No call put this address on the stack but the kernel,
@@ -349,7 +364,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		sc->exact_pc = 1;
 		return 0;
 	}
-	if (row && row->cfa_type != UNWIND_CFA_NONE) {
+	if (found == ROW_FOUND && row->cfa_type != UNWIND_CFA_NONE) {
 		if (row->cfa_type == UNWIND_CFA_END)
 			return 1;	/* the outermost frame: complete */
 		ret = apply_row(row, sc, &cfa, &bp);
@@ -358,7 +373,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		/* CFI stays on one stack, which grows down: a caller's frame sits above */
 		if (cfa <= sc->sp)
 			goto truncated;
-	} else if (!leaf && no_table && c->py && py_trampoline(sc->pc)) {
+	} else if (!leaf && found == ROW_NO_TABLE && c->py && py_trampoline(sc->pc)) {
 		/* the Python frame BPF read stands for this shim: mark it to fold */
 		sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = PY_TAG_TRAMPOLINE << PY_TAG_SHIFT;
 		cfa = sc->sp + 16;
