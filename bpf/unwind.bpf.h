@@ -405,6 +405,16 @@ truncated:
 	return 1;
 }
 
+/* False when PID is surely not in the set BITS (struct unwind_pid_bits) */
+static __always_inline bool pid_maybe_in(void *bits, __u32 pid)
+{
+	const struct unwind_pid_bits *b;
+	__u32 zero = 0;
+
+	b = bpf_map_lookup_elem(bits, &zero);
+	return b && (b->w[(pid / 64) % (UNWIND_PID_BITS / 64)] & (1ULL << (pid % 64)));
+}
+
 /*
  * Walks the current task's user stack into the per-CPU scratch. Returns it,
  * or NULL when the process has no tables (yet): then frame pointers it is.
@@ -423,9 +433,11 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!c.sc)
 		return NULL;
-	c.py = bpf_map_lookup_elem(&py_procs, &pid);
+	if (pid_maybe_in(&py_pids, pid))
+		c.py = bpf_map_lookup_elem(&py_procs, &pid);
 	c.py_walk.pid = pid;
-	c.java = bpf_map_lookup_elem(&java_procs, &pid);
+	if (pid_maybe_in(&java_pids, pid))
+		c.java = bpf_map_lookup_elem(&java_procs, &pid);
 	if (c.java) {
 		c.java_low = c.java->code_low;
 		c.java_high = c.java->code_high;

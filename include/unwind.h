@@ -79,6 +79,19 @@ struct unwind_mapping {
 };
 
 /*
+ * A set of pids by pid mod UNWIND_PID_BITS, the value of a one-entry array
+ * map (4 KiB: kmalloc'ed, in the kernel's direct map): a clear bit says for
+ * sure a pid is not in the set, a set one says maybe. BPF tests it before
+ * looking a pid up in a runtime's hash map (py_procs, java_procs): most
+ * processes run neither, and a hash map's miss costs 0.4 us here, the bit
+ * one cache line. Bits are never cleared: another pid may share one.
+ */
+#define UNWIND_PID_BITS 32768
+struct unwind_pid_bits {
+	__u64 w[UNWIND_PID_BITS / 64];
+};
+
+/*
  * Value of the per-process map: mappings sorted by start, not overlapping.
  * gen is new at every write of any process's value (never 0): BPF's cache
  * of rows found trusts an entry only under the gen it was found with.

@@ -92,6 +92,8 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.py_procs, m->py_procs_fd);
 	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.py_pids, m->py_pids_fd);
+	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.py_tstates, m->py_tstates_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.py_code_seen, m->py_code_seen_fd);
@@ -99,6 +101,8 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 		err = bpf_map__reuse_fd(skel->maps.py_events, m->py_events_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.java_procs, m->java_procs_fd);	/* the same JVMs */
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.java_pids, m->java_pids_fd);
 	if (!err)
 		skel->rodata->unwind_mode = UNWIND_MODE_CFI;
 	return err;

@@ -317,8 +317,10 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 		.sync_outer_fd = bpf_map__fd(s->skel->maps.sync_outer),
 		.sync_inner_fd = bpf_map__fd(s->skel->maps.sync_inner),
 	};
-	struct python_opts po = { .procs_fd = bpf_map__fd(s->skel->maps.py_procs) };
-	struct java_opts jo = { .procs_fd = bpf_map__fd(s->skel->maps.java_procs) };
+	struct python_opts po = { .procs_fd = bpf_map__fd(s->skel->maps.py_procs),
+				  .pids_fd = bpf_map__fd(s->skel->maps.py_pids) };
+	struct java_opts jo = { .procs_fd = bpf_map__fd(s->skel->maps.java_procs),
+				.pids_fd = bpf_map__fd(s->skel->maps.java_pids) };
 
 	if (s->skel->rodata->unwind_mode != UNWIND_MODE_CFI)
 		return 0;
@@ -470,10 +472,12 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out)
 		.seen_fd = bpf_map__fd(skel->maps.seen),
 		.events_lost_fd = bpf_map__fd(skel->maps.events_lost),
 		.py_procs_fd = bpf_map__fd(skel->maps.py_procs),
+		.py_pids_fd = bpf_map__fd(skel->maps.py_pids),
 		.py_tstates_fd = bpf_map__fd(skel->maps.py_tstates),
 		.py_code_seen_fd = bpf_map__fd(skel->maps.py_code_seen),
 		.py_events_fd = bpf_map__fd(skel->maps.py_events),
 		.java_procs_fd = bpf_map__fd(skel->maps.java_procs),
+		.java_pids_fd = bpf_map__fd(skel->maps.java_pids),
 	};
 }
 

@@ -130,6 +130,30 @@ int bpf_util__grace_period(int outer_fd, int inner_fd)
 	return bpf_map_update_elem(outer_fd, &zero, &inner_fd, BPF_ANY) ? -errno : 0;
 }
 
+int bpf_util__set_bit(int fd, __u32 bit)
+{
+	struct bpf_map_info info;
+	__u32 key = 0;
+	__u8 *val;
+	int err = map_info(fd, &info);
+
+	if (err)
+		return err;
+	if (info.type != BPF_MAP_TYPE_ARRAY || !info.value_size)
+		return -EINVAL;
+	val = malloc(info.value_size);
+	if (!val)
+		return -ENOMEM;
+	err = bpf_map_lookup_elem(fd, &key, val) ? -errno : 0;
+	if (!err) {
+		bit %= info.value_size * 8;
+		val[bit / 8] |= 1u << (bit % 8);
+		err = bpf_map_update_elem(fd, &key, val, BPF_ANY) ? -errno : 0;
+	}
+	free(val);
+	return err;
+}
+
 int bpf_util__sum_percpu(int fd, __u32 n_keys, int n_cpus, __u64 *out)
 {
 	__u64 *vals = calloc(n_cpus, sizeof(*vals));

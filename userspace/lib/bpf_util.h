@@ -27,6 +27,12 @@ int bpf_util__for_each(int fd, bpf_util_fn fn, void *ctx);
  */
 int bpf_util__grace_period(int outer_fd, int inner_fd);
 
+/*
+ * Sets bit (bit mod the value's size in bits) of the value at key 0 of an
+ * array map: a read, then a write of the whole value. One writer per map.
+ */
+int bpf_util__set_bit(int fd, __u32 bit);
+
 /* Sums each of n_keys per-CPU u64 counters over n_cpus CPUs into out[]. */
 int bpf_util__sum_percpu(int fd, __u32 n_keys, int n_cpus, __u64 *out);
 

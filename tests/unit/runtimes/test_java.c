@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
+#include "unwind.h"
 #include "runtimes/java/java_int.h"
 #include "test.h"
 
@@ -118,11 +119,13 @@ static int test_scope(void)
 }
 
 /* One JDK: a running JVM's tables give a layout, and java__add_pid a plausible BPF entry. */
-static int check_jdk(const char *home, const char *src, int map_fd)
+static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 {
 	char java[PATH_MAX + 16];
-	struct java_opts o = { .procs_fd = map_fd };
+	struct java_opts o = { .procs_fd = map_fd, .pids_fd = bits_fd };
 	struct java *j = java__new(&o);
+	struct unwind_pid_bits bits;
+	__u32 zero = 0;
 	struct java_proc p;
 	pid_t pid;
 	int err = -ENOENT, status;
@@ -144,6 +147,9 @@ static int check_jdk(const char *home, const char *src, int map_fd)
 	}
 	CHECK(!bpf_map_lookup_elem(map_fd, &pid, &p));
 	bpf_map_delete_elem(map_fd, &pid);
+	/* BPF looks a pid up only where its bit is set */
+	CHECK(!bpf_map_lookup_elem(bits_fd, &zero, &bits));
+	CHECK(bits.w[(__u32)pid / 64 % (UNWIND_PID_BITS / 64)] & 1ULL << ((__u32)pid % 64));
 	CHECK(p.n_heaps >= 1 && p.n_heaps <= JAVA_MAX_HEAPS);
 	for (__u32 i = 0; i < p.n_heaps; i++) {
 		CHECK(p.heap[i].low < p.heap[i].high && p.heap[i].segmap);
@@ -167,7 +173,7 @@ static int test_real_jdks(void)
 {
 	char src[128], dir[64];
 	glob_t g;
-	int map_fd, checked = 0, ret = TEST_OK;
+	int map_fd, bits_fd, checked = 0, ret = TEST_OK;
 	FILE *f;
 
 	if (glob("/usr/lib/jvm/*/lib/server/libjvm.so", 0, NULL, &g) || !g.gl_pathc)
@@ -181,6 +187,9 @@ static int test_real_jdks(void)
 	fclose(f);
 	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "java_test", 4, sizeof(struct java_proc), 8, NULL);
 	CHECK(map_fd >= 0);
+	bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "java_test_bits", 4,
+				 sizeof(struct unwind_pid_bits), 1, NULL);
+	CHECK(bits_fd >= 0);
 	for (size_t i = 0; i < g.gl_pathc && ret == TEST_OK; i++) {
 		char home[PATH_MAX], real[PATH_MAX];
 		char *end;
@@ -201,12 +210,13 @@ static int test_real_jdks(void)
 		}
 		if (dup)
 			continue;
-		ret = check_jdk(home, src, map_fd);
+		ret = check_jdk(home, src, map_fd, bits_fd);
 		checked++;
 	}
 	unlink(src);
 	rmdir(dir);
 	close(map_fd);
+	close(bits_fd);
 	globfree(&g);
 	CHECK(checked > 0);
 	return ret;

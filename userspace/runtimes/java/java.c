@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <bpf/bpf.h>
 #include "lib/array.h"
+#include "lib/bpf_util.h"
 #include "lib/log.h"
 #include "symbolize/elf_syms.h"
 #include "symbolize/proc_maps.h"
@@ -297,6 +298,10 @@ int java__add_pid(struct java *j, __u32 pid)
 		return found;
 	}
 	p->layout = layout;
+	/* the bit first: BPF looks up only the pids it has */
+	err = bpf_util__set_bit(j->opts.pids_fd, pid);
+	if (err)
+		return err;
 	if (bpf_map_update_elem(j->opts.procs_fd, &pid, &proc, BPF_ANY))
 		return -errno;
 	j->stats.jvms++;

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <bpf/bpf.h>
 #include "lib/array.h"
+#include "lib/bpf_util.h"
 #include "lib/file_set.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
@@ -352,6 +353,10 @@ int python__add_pid(struct python *py, __u32 pid)
 		return found;
 	}
 	p->layout = layout;
+	/* the bit first: BPF looks up only the pids it has */
+	err = bpf_util__set_bit(py->opts.pids_fd, pid);
+	if (err)
+		return err;
 	if (bpf_map_update_elem(py->opts.procs_fd, &pid, &proc, BPF_ANY))
 		return -errno;
 	py->stats.procs++;

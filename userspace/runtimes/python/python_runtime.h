@@ -11,6 +11,7 @@ struct python;
 struct python_opts {
 	const char *proc_root;	/* NULL: /proc */
 	int procs_fd;		/* BPF hash pid -> struct py_proc */
+	int pids_fd;		/* BPF array: struct unwind_pid_bits of the pids in procs_fd */
 };
 
 struct python_stats {
