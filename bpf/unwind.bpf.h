@@ -11,7 +11,7 @@
 #define UC_RBP_OFF (40 + 10 * 8)
 #define UC_RSP_OFF (40 + 15 * 8)
 #define UC_RIP_OFF (40 + 16 * 8)
-#define UNWIND_SNAP_WORDS 64		/* 512 bytes of stack copied at a sample */
+#define UNWIND_SNAP_WORDS 32		/* 256 bytes of stack copied at a sample (512 cost more than they saved) */
 #define PAGE_BYTES 4096
 
 /*
@@ -83,7 +83,7 @@ struct unwind_scratch {
 	/*
 	 * The stack from the sampled rsp up, copied once: a read of user
 	 * memory is a helper call and its checks, about 0.15 us here, and a
-	 * frame takes one or two; most frames' words are in the copy.
+	 * frame takes one or two; the innermost frames' words are in the copy.
 	 */
 	__u64 snap_base;	/* the user address of snap[0] */
 	__u64 snap_words;	/* how many words of snap hold the stack */
