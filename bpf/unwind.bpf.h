@@ -88,7 +88,7 @@ struct unwind_scratch {
 	__u64 snap_base;	/* the user address of snap[0] */
 	__u64 snap_words;	/* how many words of snap hold the stack */
 	__u64 snap[UNWIND_SNAP_WORDS];
-	struct unwind_row row;		/* the current frame's, from lookup_row */
+	struct unwind_row row;		/* the current frame's, from unwind_lookup_row */
 	struct row_cache_entry cached;	/* a cache entry as read */
 };
 
@@ -191,7 +191,7 @@ static __always_inline __u32 row_check(__u64 key, __u32 gen, const struct unwind
 	return ((key ^ ((__u64)gen << 32 | gen) ^ v) * 0x9e3779b97f4a7c15ULL) >> 32;
 }
 
-/* what lookup_row found for a pc */
+/* what unwind_lookup_row found for a pc */
 enum row_found {
 	ROW_UNKNOWN_PC = -1,	/* in no mapping: the maps changed, or code made at run time */
 	ROW_NO_TABLE,		/* its mapping has no table */

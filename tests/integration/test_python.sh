@@ -151,7 +151,7 @@ offcpu_check() {
 aio_check() {
 	local py=$1 name share
 	name="$(tag "$py")-asyncio"
-	"$py" "$PYDIR/aio.py" 3 >/dev/null 2>&1 &
+	"$py" "$PYDIR/aio.py" 3 "$tmp/$name.gate" >/dev/null 2>&1 &
 	local pid=$!
 	start_profile "$name" --pid "$pid"
 	wait "$pid"
