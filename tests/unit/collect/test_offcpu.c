@@ -406,9 +406,11 @@ static int test_min_us(void)
 	/*
 	 * What the minimum promises, whatever the machine's load does to the
 	 * fixture's pace: reads (60 ms or more) kept, every kept block at least
-	 * 30 ms on average, and each iteration's 10 ms nap dropped.
+	 * 30 ms on average, and each iteration's 10 ms nap dropped. Reads and
+	 * naps alternate, so a window that opens in a nap and closes in one
+	 * holds one nap fewer than reads (CI's sanitizer pass: 10 and 9).
 	 */
-	if (count < 3 || ns < count * 30 * MS || stats[OFFCPU_STAT_SHORT] < count)
+	if (count < 3 || ns < count * 30 * MS || stats[OFFCPU_STAT_SHORT] + 1 < count)
 		goto out;
 	ret = TEST_OK;
 out:
