@@ -75,7 +75,7 @@ struct unwind_scratch {
 	__u64 bp;
 	__u64 hash;
 	__u32 unknown_pc;	/* a PC outside every known mapping: the maps changed */
-	__u32 exact_pc;		/* pc is where a signal struck, not a return address */
+	__u32 exact_pc;		/* pc is where a signal or an injected call struck, not a return address */
 	__u32 announced;	/* struct unwind_proc.announced of the process walked */
 	__u32 pad;
 	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
@@ -288,6 +288,7 @@ static __always_inline int apply_row(const struct unwind_row *row, struct unwind
 {
 	switch (row->cfa_type) {
 	case UNWIND_CFA_RSP:
+	case UNWIND_CFA_RSP_INJECTED:
 		*cfa = sc->sp + row->cfa_off;
 		break;
 	case UNWIND_CFA_RBP:
@@ -315,7 +316,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	struct unwind_scratch *sc = c->sc;
 	const struct unwind_row *row;	/* sc->row: valid when found == ROW_FOUND */
 	__u64 cfa, ra, bp = sc->bp;
-	__u32 leaf = !sc->stack.n, n;
+	__u32 leaf = !sc->stack.n, n, injected;
 	int ret, found;
 
 	/* HotSpot's code cache: its frames have no CFI, and mostly no frame pointer */
@@ -345,6 +346,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	}
 	row = &sc->row;
 	sc->exact_pc = 0;
+	injected = found == ROW_FOUND && row->cfa_type == UNWIND_CFA_RSP_INJECTED;
 
 	if (found == ROW_FOUND && row->cfa_type == UNWIND_CFA_SIGNAL) {
 		/*
@@ -398,6 +400,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	sc->pc = ra;
 	sc->sp = cfa;
 	sc->bp = bp;
+	sc->exact_pc = injected;	/* no call pushed ra: the instruction itself */
 	return 0;
 
 truncated:

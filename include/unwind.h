@@ -31,6 +31,14 @@ enum unwind_cfa {
 	 * interrupted code's registers. x86-64 Linux layout.
 	 */
 	UNWIND_CFA_SIGNAL = 7,
+	/*
+	 * CFA = rsp + cfa_off, as UNWIND_CFA_RSP, in a function a runtime
+	 * calls by pushing the interrupted pc as if it were a return address
+	 * (Go's sigpanic and asyncPreempt): the caller's pc is the instruction
+	 * itself, named and unwound there, not at the call before it.
+	 */
+	UNWIND_CFA_RSP_INJECTED = 8,
+	UNWIND_CFA_MAX = UNWIND_CFA_RSP_INJECTED,
 };
 
 /*
@@ -118,7 +126,8 @@ struct unwind_proc {
  * A user stack the BPF unwinder walked, leaf first, stored under a 64-bit
  * hash of its frames (sample_key.user_hash). Every slot but the leaf is one
  * past an address inside the frame's instruction: a return address, or the
- * pc + 1 of code a signal struck and of the signal trampoline itself.
+ * pc + 1 of code a signal or an injected call (UNWIND_CFA_RSP_INJECTED)
+ * struck, and of the signal trampoline itself.
  */
 struct user_stack {
 	__u32 n;

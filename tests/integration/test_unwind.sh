@@ -149,6 +149,18 @@ else
 	fail go_signals "ebpfprof failed: $(tail -1 "$tmp/gosig.err")"
 fi
 
+# 6d. stripped Go recovering from nil loads: Go's handler makes the fault a call to sigpanic by
+# pushing the faulting pc, the first byte of main.uwGoLoad. That frame is the load itself, named
+# and unwound there as Go's own unwinder does, not at the byte before (the function laid out before)
+if [ ! -x "$F/unwind_gosha" ]; then
+	skip go_sigpanic "no Go toolchain: the Go fixture was not built"
+elif profile gopanic cfi "$F/unwind_gosha" panics; then
+	expect_chain go_sigpanic "$tmp/gopanic.folded" runtime.sigpanic \
+		"runtime.goexit;runtime.main;main.main;main.uwGoPanics;main.uwGoTry;main.uwGoLoad;runtime.sigpanic" 99
+else
+	fail go_sigpanic "ebpfprof failed: $(tail -1 "$tmp/gopanic.err")"
+fi
+
 # 7. a process's first samples, before userspace loaded its tables, use frame pointers and are counted
 ( for i in $(seq 20); do "$BUILD/fixtures/short_lived"; done ) &
 "$EBPFPROF" --unwind cfi --duration 3 --format folded -v -o "$tmp/short.folded" 2>"$tmp/short.err"

@@ -44,7 +44,7 @@ static inline int check_shape(const struct unwind_table *t)
 		CHECK(r[i - 1].pc < r[i].pc);
 		CHECK(r[i - 1].cfa_type != r[i].cfa_type || r[i - 1].cfa_off != r[i].cfa_off ||
 		      r[i - 1].rbp_off != r[i].rbp_off);
-		CHECK(r[i].cfa_type <= UNWIND_CFA_SIGNAL);
+		CHECK(r[i].cfa_type <= UNWIND_CFA_MAX);
 	}
 	CHECK(unwind_table__find(t, r[0].pc) == &r[0]);
 	CHECK(!r[0].pc || !unwind_table__find(t, r[0].pc - 1));

@@ -55,6 +55,18 @@ static bool is_signal_return(const char *f)
 	return is_func(f, "runtime.sigreturn__sigaction") || is_func(f, "runtime.sigreturn");
 }
 
+/*
+ * Functions the runtime enters by pushing the interrupted pc and jumping
+ * (a signal's panic, an asynchronous preemption, a debugger's call): their
+ * caller's pc is exact, as Go's own unwinder takes it (its "injected call").
+ * sigpanic0 is the ABI0 entry the signal handler pushes, jumping to sigpanic.
+ */
+static bool is_injected(const char *f)
+{
+	return is_func(f, "runtime.sigpanic") || is_func(f, "runtime.sigpanic0") ||
+	       is_func(f, "runtime.asyncPreempt") || is_func(f, "runtime.debugCallV2");
+}
+
 /* One function's rule at an SP delta: CFA = rsp + delta + 8, its caller's rbp saved below the return address once it has a frame. */
 static struct unwind_row go_row(__s32 delta, const char *func)
 {
@@ -68,7 +80,7 @@ static struct unwind_row go_row(__s32 delta, const char *func)
 		return (struct unwind_row){ .cfa_type = UNWIND_CFA_SIGNAL };
 	if (delta + 8 > INT16_MAX)
 		return r;	/* a frame too big for a row: frame pointers there */
-	r.cfa_type = UNWIND_CFA_RSP;
+	r.cfa_type = is_injected(func) ? UNWIND_CFA_RSP_INJECTED : UNWIND_CFA_RSP;
 	r.cfa_off = delta + 8;
 	/* Go saves rbp right under the return address as its frame's first act */
 	r.rbp_off = delta > 0 ? -2 : 0;

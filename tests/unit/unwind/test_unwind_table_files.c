@@ -317,6 +317,39 @@ static int test_go_signal_and_vdso(void)
 	return TEST_OK;
 }
 
+/*
+ * Go's injected calls: rows of sigpanic and asyncPreempt say their caller's
+ * pc is exact; an ordinary Go function's rows do not.
+ */
+static int test_go_injected(void)
+{
+	static const char *const sigpanic[] = { "runtime.sigpanic", NULL };
+	static const char *const preempt[] = {
+		"runtime.asyncPreempt.abi0", "runtime.asyncPreempt", NULL,
+	};
+	static const char *const leaf[] = { "main.hotLeaf", NULL };
+	const char *f = FIXTURES_DIR "gofix";
+	__u64 a_panic, a_preempt, a_leaf;
+	const struct unwind_row *r;
+	struct unwind_table *t;
+
+	if (!have(f))
+		SKIP("no Go toolchain: the Go fixture was not built");
+	a_panic = first_addr(f, sigpanic);
+	a_preempt = first_addr(f, preempt);
+	a_leaf = first_addr(f, leaf);
+	CHECK(a_panic && a_preempt && a_leaf);
+	t = build_path(f);
+	CHECK(t);
+	CHECK((r = unwind_table__find(t, a_panic)) && r->cfa_type == UNWIND_CFA_RSP_INJECTED);
+	CHECK((r = unwind_table__find(t, a_panic + 20)) && r->cfa_type == UNWIND_CFA_RSP_INJECTED);
+	CHECK((r = unwind_table__find(t, a_preempt + 8)) && r->cfa_type == UNWIND_CFA_RSP_INJECTED);
+	CHECK((r = unwind_table__find(t, a_leaf)) && r->cfa_type == UNWIND_CFA_RSP);
+	unwind_table__free(t);
+	return TEST_OK;
+}
+
 TEST_MAIN("unwind_table_files", TEST(test_deep), TEST(test_no_section_headers),
 	  TEST(test_debug_frame), TEST(test_plt), TEST(test_vaddr_delta), TEST(test_build_id),
-	  TEST(test_errors), TEST(test_large_library), TEST(test_go_signal_and_vdso))
+	  TEST(test_errors), TEST(test_large_library), TEST(test_go_signal_and_vdso),
+	  TEST(test_go_injected))
