@@ -1,11 +1,16 @@
-/* test_python.c -- unit tests for runtimes/python/: offsets against each CPython's headers, line tables against CPython's own answers, str objects */
+/* test_python.c -- unit tests for runtimes/python/: offsets against each CPython's headers, line tables against CPython's own answers, str objects, a full code cache */
 #include <errno.h>
 #include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+#include "unwind.h"
 #include "runtimes/python/python_int.h"
+#include "runtimes/python/python_runtime.h"
 #include "test.h"
 
 #define OFFSETS_SRC "tests/fixtures/python/py_offsets.c"
@@ -235,5 +240,118 @@ static int test_debug_offsets_refused(void)
 	return TEST_OK;
 }
 
+#define CACHE_CODES 40
+#define CACHE_MAX 16
+
+/*
+ * Makes CACHE_CODES functions, each its own code object of first line i + 1,
+ * prints "address first-line" for each, then waits for stdin to close.
+ */
+static const char cache_script[] =
+	"import sys\n"
+	"fs = []\n"
+	"for i in range(40):\n"
+	"    ns = {}\n"
+	"    exec(compile('\\n' * i + 'def cf%d():\\n    pass\\n' % i, 'cachefull.py', 'exec'), ns)\n"
+	"    fs.append(ns['cf%d' % i])\n"
+	"for f in fs:\n"
+	"    print(id(f.__code__), f.__code__.co_firstlineno)\n"
+	"sys.stdout.flush()\n"
+	"sys.stdin.read()\n";
+
+/* python -c SCRIPT with pipes on stdin and stdout; its pid, or -1 */
+static pid_t start_python(const char *python, int *to, FILE **from)
+{
+	int in[2], out[2];
+	pid_t pid;
+
+	if (pipe(in) || pipe(out))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(python, python, "-c", cache_script, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	*to = in[1];
+	*from = fdopen(out[0], "r");
+	return pid;
+}
+
+/*
+ * A process's code cache is bounded: past the bound a code object is not
+ * read, its frames are unnamed and counted, and the ones cached keep their
+ * names. A real interpreter, its code objects by the addresses it gives.
+ */
+static int test_code_cache_full(void)
+{
+	const char *python = "/usr/bin/python3.11";
+	__u64 addr[CACHE_CODES], loc;
+	int first[CACHE_CODES], procs_fd, bits_fd, to = -1, status, n = 0, ret = TEST_FAIL;
+	struct python_opts o = { .codes_max = CACHE_MAX };
+	struct python_stats st;
+	struct python *py = NULL;
+	struct src_line line;
+	FILE *from = NULL;
+	char want[32];
+	pid_t pid;
+
+	if (access(python, X_OK))
+		SKIP("no /usr/bin/python3.11 (Debian's python3.11)");
+	procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "py_test", 4, sizeof(struct py_proc), 8, NULL);
+	bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "py_test_bits", 4,
+				 sizeof(struct unwind_pid_bits), 1, NULL);
+	CHECK(procs_fd >= 0 && bits_fd >= 0);
+	o.procs_fd = procs_fd;
+	o.pids_fd = bits_fd;
+	pid = start_python(python, &to, &from);
+	CHECK(pid > 0);
+	while (n < CACHE_CODES && from &&
+	       fscanf(from, "%llu %d", (unsigned long long *)&addr[n], &first[n]) == 2)
+		n++;
+	py = python__new(&o);
+	if (n != CACHE_CODES || !py || python__add_pid(py, (__u32)pid)) {
+		fprintf(stderr, "  %d of %d code objects printed, python__add_pid failed\n", n,
+			CACHE_CODES);
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		python__code_seen(py, (__u32)pid, addr[i], first[i]);
+	for (int i = 0; i < n; i++) {
+		int err = python__frame(py, (__u32)pid, PY_TAG_FRAME << PY_TAG_SHIFT | addr[i],
+					(__u64)(__u32)first[i] << 32, &line, &loc);
+
+		snprintf(want, sizeof(want), "cachefull.cf%d", i);
+		if (i < CACHE_MAX ? err || strcmp(line.function, want) : err != -ENOENT) {
+			fprintf(stderr, "  code object %d: %d, %s\n", i, err, line.function);
+			goto out;
+		}
+	}
+	python__stats(py, &st);
+	printf("  %llu code objects cached of %d, %llu not read: cache full, %llu frames unnamed\n",
+	       (unsigned long long)st.codes, n, (unsigned long long)st.code_cache_full,
+	       (unsigned long long)st.frames_unnamed);
+	/* each code object past the bound counted twice: its sighting and its frame */
+	if (st.codes == CACHE_MAX && st.code_cache_full == 2 * (CACHE_CODES - CACHE_MAX) &&
+	    st.frames_unnamed == CACHE_CODES - CACHE_MAX)
+		ret = TEST_OK;
+out:
+	python__free(py);
+	close(to);
+	if (from)
+		fclose(from);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(procs_fd);
+	close(bits_fd);
+	return ret;
+}
+
 TEST_MAIN("python", { "layout_headers", test_layout_headers }, { "lines_real", test_lines_real },
-	  { "unicode", test_unicode }, { "debug_offsets_refused", test_debug_offsets_refused })
+	  { "unicode", test_unicode }, { "debug_offsets_refused", test_debug_offsets_refused },
+	  { "code_cache_full", test_code_cache_full })

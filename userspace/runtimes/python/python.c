@@ -24,7 +24,7 @@
 #define CODE_HEADER_MAX 512		/* bytes of a code object we read: every field we use is below */
 #define STR_MAX 4096			/* bytes of a str object: longer names are cut */
 #define LINETABLE_MAX (1u << 20)	/* a line table larger than this is refused */
-#define CODES_PER_PID_MAX 65536		/* code objects cached per process */
+#define CODES_PER_PID_MAX 65536		/* code objects cached per process (python_opts.codes_max) */
 #define NOT_PYTHON_MAX 4096		/* executables remembered as holding no interpreter */
 
 /* One code object as read from the process. */
@@ -501,7 +501,7 @@ static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr,
 	 * Full: not emptied, since the names handed out stay valid until the
 	 * process's cache goes (python_runtime.h); the frame is unnamed, counted.
 	 */
-	if (p->n_codes >= CODES_PER_PID_MAX) {
+	if (p->n_codes >= (py->opts.codes_max ? py->opts.codes_max : CODES_PER_PID_MAX)) {
 		py->stats.code_cache_full++;
 		return NULL;
 	}
