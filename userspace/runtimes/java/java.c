@@ -19,6 +19,7 @@
 
 #define RETRY_NS 200000000ull	/* a starting JVM is looked at again this often */
 #define WAITING_MAX 256
+#define UNSURE_NS 1000000000ull	/* tables found short are looked at again for this long */
 
 __u64 jvm__now_ns(void)
 {
@@ -137,7 +138,7 @@ static int read_syms(int fd, __u64 map_off, __u64 map_start, __u64 sym[JVM_SYM_C
 static int read_code_cache(__u32 pid, const struct jvm_layout *l, struct java_proc *p)
 {
 	__u64 arr, data, heap, buf, major = 0;
-	__s32 len, limit, log2;
+	__s32 len, limit, end, log2;
 
 	if (jvm__read(pid, l->heaps, &arr, 8) || jvm__read(pid, l->low_bound, &p->code_low, 8) ||
 	    jvm__read(pid, l->high_bound, &p->code_high, 8) ||
@@ -164,20 +165,30 @@ static int read_code_cache(__u32 pid, const struct jvm_layout *l, struct java_pr
 	}
 	p->n_heaps = (__u32)len;
 	if (jvm__read(pid, buf + l->sq_buffer, &p->interp_low, 8) ||
-	    jvm__read(pid, buf + l->sq_limit, &limit, 4) || limit <= 0)
+	    jvm__read(pid, buf + l->sq_limit, &limit, 4) || jvm__read(pid, buf + l->sq_end, &end, 4))
 		return -EFAULT;
-	p->interp_high = p->interp_low + (__u64)limit;
+	/*
+	 * The interpreter's queue is made larger than it needs, the code
+	 * generated into it, then its unused tail handed back to the code heap
+	 * (StubQueue::deallocate_unused_tail), where stubs and adapters go next:
+	 * a range taken before that would call their frames interpreted ones.
+	 * Ready once the queue ends at its limit.
+	 */
+	if (limit <= 0 || end <= 0 || end > limit)
+		return -EFAULT;
+	if (end < limit)
+		return -EAGAIN;
+	p->interp_high = p->interp_low + (__u64)end;
 	return 0;
 }
 
-/* Reads the JVM mapped at m: its tables, layout and code cache. */
+/* Reads the JVM mapped at m: its tables, layout and code cache; *missing names what its tables lack. */
 static int probe(struct java *j, __u32 pid, const struct proc_map *m, struct jvm_layout *l,
-		 struct java_proc *proc)
+		 struct java_proc *proc, const char **missing)
 {
 	__u64 sym[JVM_SYM_COUNT], major = 0;
 	struct jvm_mem mem = { mem_read, &pid };
 	struct vmstructs *v;
-	const char *missing = "?";
 	struct stat st;
 	int fd, err;
 
@@ -189,17 +200,14 @@ static int probe(struct java *j, __u32 pid, const struct proc_map *m, struct jvm
 	if (err)
 		return err;
 	v = vmstructs__read(&mem, sym);
-	if (!v)
+	if (!v) {
+		*missing = "tables we can read";
 		return errno == EFAULT ? -EAGAIN : -ENOTSUP;
-	err = jvm_layout__from_vmstructs(v, l, &missing);
-	vmstructs__free(v);
-	if (err) {
-		if (!j->said_unknown)
-			p_warn("pid %u: the JVM in %s has no %s in its tables: its processes get native frames only",
-			       pid, m->path, missing);
-		j->said_unknown = true;
-		return -ENOTSUP;
 	}
+	err = jvm_layout__from_vmstructs(v, l, missing);
+	vmstructs__free(v);
+	if (err)
+		return -ENOTSUP;
 	if (jvm__read(pid, l->vm_major, &major, 4) == 0)
 		l->major = (__u32)major;
 	if (l->major >= 20)
@@ -250,6 +258,7 @@ int java__add_pid(struct java *j, __u32 pid)
 	struct proc_map *maps = NULL;
 	struct jvm_layout layout;
 	struct java_proc proc = {};
+	const char *missing = "?";
 	struct jvm_pid *p;
 	size_t n = 0;
 	int err, found = -ENOENT;
@@ -259,9 +268,14 @@ int java__add_pid(struct java *j, __u32 pid)
 	err = proc_maps__read(j->opts.proc_root, pid, &maps, &n);
 	if (err)
 		return err;
+	if (!n) {
+		/* an exiting process has no mappings left: not an exec, its names stay */
+		proc_maps__free(maps);
+		return -ESRCH;
+	}
 	for (size_t i = 0; i < n && found == -ENOENT; i++)
 		if (is_libjvm(&maps[i])) {
-			found = probe(j, pid, &maps[i], &layout, &proc);
+			found = probe(j, pid, &maps[i], &layout, &proc, &missing);
 			if (found == -ENOENT)
 				found = -EIO;	/* -ENOENT says no JVM; this one is there */
 		}
@@ -284,18 +298,42 @@ int java__add_pid(struct java *j, __u32 pid)
 		return found;
 	layout.bpf = proc;
 	p = jvm__find_pid(j, pid);
-	if (p && !p->dead && ((found && p->unknown) ||
+	if (p && !p->dead && ((found && p->unknown && !p->unsure) ||
 			      (!found && !p->unknown && !memcmp(&p->layout, &layout, sizeof(layout)))))
 		return found;	/* known already */
+	if (found && p && !p->dead && p->unsure) {
+		if (jvm__now_ns() - p->unsure_since_ns < UNSURE_NS) {
+			j->stats.not_ready++;
+			wait_for(j, pid);
+			return -EAGAIN;
+		}
+		/* still so a second later: this build lacks it */
+		p->unsure = false;
+		j->stats.unknown_layout++;
+		if (!j->said_unknown)
+			p_warn("pid %u: its JVM has no %s: its processes get native frames only",
+			       pid, missing);
+		j->said_unknown = true;
+		return found;
+	}
 	if (p)
 		drop_pid(j, p);	/* an exec: another JVM now */
 	p = new_pid(j, pid);
 	if (!p)
 		return -ENOMEM;
 	if (found) {
+		/*
+		 * Tables read while libjvm is still being loaded (relocated,
+		 * its constructors run) lack fields too: seen at looks a
+		 * millisecond apart in a JVM's first 60 ms. Believed only if
+		 * still so a second later; not walked meanwhile.
+		 */
 		p->unknown = true;
-		j->stats.unknown_layout++;
-		return found;
+		p->unsure = true;
+		p->unsure_since_ns = jvm__now_ns();
+		j->stats.not_ready++;
+		wait_for(j, pid);
+		return -EAGAIN;
 	}
 	p->layout = layout;
 	/* the bit first: BPF looks up only the pids it has */

@@ -22,7 +22,7 @@ struct jvm_layout {
 	__u64 heaps, low_bound, high_bound, interp_code, vm_major;
 	/* CodeHeap, VirtualSpace, GrowableArray, StubQueue */
 	__u16 ch_memory, ch_segmap, ch_log2_seg, vs_low_boundary, vs_high_boundary;
-	__u16 ga_len, ga_data, sq_buffer, sq_limit;
+	__u16 ga_len, ga_data, sq_buffer, sq_limit, sq_end;
 	/* Method, ConstMethod, ConstantPool, Klass, Symbol */
 	__u16 m_const, cm_constants, cm_name_index, cm_sig_index, cm_code_size, cm_flags, cm_size;
 	__u16 cp_holder, cp_source_file, cp_size, k_name, sym_length, sym_body;
@@ -88,6 +88,8 @@ struct jvm_pid {
 	__u32 pid;
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool unknown;		/* tables we cannot use: counted, not walked */
+	bool unsure;		/* unknown, but maybe still loading: looked at again before it counts */
+	__u64 unsure_since_ns;	/* the first look that found its tables short */
 	bool named_one;		/* a frame of it was named: first_named_ns is measured */
 	__u64 found_ns;		/* when BPF got its table */
 	struct jvm_layout layout;

@@ -103,6 +103,7 @@ static int check_sizes(const struct vmstructs *v, struct java_proc *p, const cha
 	static const char *const ints[][2] = {
 		{ "CodeBlob", "_frame_size" }, { "nmethod", "_compile_id" },
 		{ "GrowableArrayBase", "_len" }, { "StubQueue", "_buffer_limit" },
+		{ "StubQueue", "_queue_end" },
 		{ "CodeHeap", "_log2_segment_size" }, { "nmethod", "_scopes_pcs_offset" },
 		{ "PcDesc", "_pc_offset" }, { "PcDesc", "_scope_decode_offset" },
 	};
@@ -145,6 +146,7 @@ int jvm_layout__from_vmstructs(const struct vmstructs *v, struct jvm_layout *l,
 		{ "GrowableArray<int>", "_data", &l->ga_data, 2 },
 		{ "StubQueue", "_stub_buffer", &l->sq_buffer, 2 },
 		{ "StubQueue", "_buffer_limit", &l->sq_limit, 2 },
+		{ "StubQueue", "_queue_end", &l->sq_end, 2 },
 		{ "CodeBlob", "_name", &p->cb_name, 2 },
 		{ "CodeBlob", "_frame_size", &p->cb_frame_size, 2 },
 		{ "CodeBlob", "_frame_complete_offset", &p->cb_frame_complete, 2 },

@@ -17,7 +17,7 @@ struct java_opts {
 struct java_stats {
 	__u64 jvms;		/* JVMs handed to BPF */
 	__u64 unknown_layout;	/* JVMs whose tables lack what the walk needs: native frames only */
-	__u64 not_ready;	/* looks that found a JVM before its code cache was made (looked again) */
+	__u64 not_ready;	/* looks at a JVM still starting (no code cache or interpreter yet, tables short): looked again */
 	__u64 methods;		/* methods read and cached */
 	__u64 nmethods;		/* compiled methods (their debug info) read and cached */
 	__u64 nmethods_replaced; /* a compilation found where another one was: read again */
@@ -37,8 +37,9 @@ void java__free(struct java *j);
 /*
  * Looks for a HotSpot JVM in PID (a mapped libjvm.so), reads its tables and
  * hands BPF its code cache. 0: BPF walks it; -ENOENT: no JVM; -ENOTSUP: a
- * JVM whose tables lack what we need (counted); -EAGAIN: a JVM still starting,
- * looked at again by java__retry.
+ * JVM whose tables lack what we need, still a second after the first look
+ * (counted); -EAGAIN: a JVM still starting (its interpreter not yet made, or
+ * its tables short until then), looked at again by java__retry.
  */
 int java__add_pid(struct java *j, __u32 pid);
 
