@@ -1,4 +1,4 @@
-/* test_files.h -- unit test helpers over real files: a whole file into memory, a symbol's address per nm(1) */
+/* test_files.h -- unit test helpers over real files: a whole file into memory, a symbol's address per nm(1), a program run on pipes */
 #ifndef EBPFPROF_TEST_FILES_H
 #define EBPFPROF_TEST_FILES_H
 
@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 /* the whole file at PATH, malloc'ed (at least one byte); NULL when it cannot be read */
@@ -45,6 +46,46 @@ static inline __u64 test__nm_addr(const char *file, const char *name)
 			found = addr;
 	pclose(p);
 	return found;
+}
+
+/*
+ * Runs ARGV[0] with pipes on its stdin and stdout: *to writes its stdin
+ * (closing it is its EOF), *from reads its stdout (NULL if it cannot).
+ * Its pid, or -1.
+ */
+static inline pid_t test__spawn_piped(char *const argv[], int *to, FILE **from)
+{
+	int in[2], out[2];
+	pid_t pid;
+
+	if (pipe(in))
+		return -1;
+	if (pipe(out)) {
+		close(in[0]);
+		close(in[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	if (pid < 0) {
+		close(in[1]);
+		close(out[0]);
+		return -1;
+	}
+	*to = in[1];
+	*from = fdopen(out[0], "r");
+	if (!*from)
+		close(out[0]);
+	return pid;
 }
 
 #endif /* EBPFPROF_TEST_FILES_H */

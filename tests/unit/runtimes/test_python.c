@@ -12,6 +12,7 @@
 #include "runtimes/python/python_int.h"
 #include "runtimes/python/python_runtime.h"
 #include "test.h"
+#include "test_files.h"
 
 #define OFFSETS_SRC "tests/fixtures/python/py_offsets.c"
 #define LINES_PY "tests/fixtures/python/lines.py"
@@ -259,30 +260,6 @@ static const char cache_script[] =
 	"sys.stdout.flush()\n"
 	"sys.stdin.read()\n";
 
-/* python -c SCRIPT with pipes on stdin and stdout; its pid, or -1 */
-static pid_t start_python(const char *python, int *to, FILE **from)
-{
-	int in[2], out[2];
-	pid_t pid;
-
-	if (pipe(in) || pipe(out))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[1]);
-		close(out[0]);
-		execl(python, python, "-c", cache_script, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	*to = in[1];
-	*from = fdopen(out[0], "r");
-	return pid;
-}
-
 /*
  * A process's code cache is bounded: past the bound a code object is not
  * read, its frames are unnamed and counted, and the ones cached keep their
@@ -309,7 +286,8 @@ static int test_code_cache_full(void)
 	CHECK(procs_fd >= 0 && bits_fd >= 0);
 	o.procs_fd = procs_fd;
 	o.pids_fd = bits_fd;
-	pid = start_python(python, &to, &from);
+	pid = test__spawn_piped((char *const[]){ (char *)python, "-c", (char *)cache_script, NULL },
+				&to, &from);
 	CHECK(pid > 0);
 	while (n < CACHE_CODES && from &&
 	       fscanf(from, "%llu %d", (unsigned long long *)&addr[n], &first[n]) == 2)

@@ -96,30 +96,19 @@ static int runtime_to_vaddr(pid_t pid, const struct elf_syms *es, __u64 addr, __
 /* runs the fixture, reads its addresses, converts them while it is still mapped */
 static int run_fixture(const char *path, struct go_truth *tr)
 {
-	int in[2], out[2], status, err = -EINVAL, got = 0;
+	int to, status, err = -EINVAL, got = 0;
 	__u64 rt[NHOT + 1] = {};
 	struct elf_syms *es;
 	char line[256];
-	FILE *f;
+	FILE *f = NULL;
 	pid_t pid;
 
 	es = elf_syms__load(path);
-	if (!es || pipe(in) || pipe(out)) {
+	pid = es ? test__spawn_piped((char *const[]){ (char *)path, NULL }, &to, &f) : -1;
+	if (pid < 0) {
 		elf_syms__free(es);
-		return -errno;
+		return -EIO;
 	}
-	pid = fork();
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[1]);
-		close(out[0]);
-		execl(path, path, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	f = fdopen(out[0], "r");
 	while (f && fgets(line, sizeof(line), f) && strncmp(line, "ready", 5)) {
 		unsigned long long a;
 		char name[128];
@@ -139,11 +128,9 @@ static int run_fixture(const char *path, struct go_truth *tr)
 		if (!err)
 			err = runtime_to_vaddr(pid, es, rt[NHOT], &tr->inl_pc);
 	}
-	close(in[1]);		/* EOF on its stdin: the fixture exits */
+	close(to);		/* EOF on its stdin: the fixture exits */
 	if (f)
 		fclose(f);
-	else
-		close(out[0]);
 	waitpid(pid, &status, 0);
 	elf_syms__free(es);
 	return err;

@@ -282,10 +282,12 @@ static __u64 first_addr(const char *file, const char *const *names)
 
 /*
  * A Go binary's table: its signal restorer unwinds into the code the signal
- * struck, from a byte before it (where a caller's row is looked up), and the
- * functions that call the vDSO on g0's stack are left to frame pointers.
+ * struck, from a byte before it (where a caller's row is looked up); the
+ * functions that call the vDSO on g0's stack are left to frame pointers; the
+ * rows of sigpanic and asyncPreempt say their caller's pc is exact (Go's
+ * injected calls), an ordinary function's do not.
  */
-static int test_go_signal_and_vdso(void)
+static int test_go_special_functions(void)
 {
 	static const char *const restorer[] = {
 		"runtime.sigreturn__sigaction", "runtime.sigreturn.abi0", "runtime.sigreturn", NULL,
@@ -294,8 +296,13 @@ static int test_go_signal_and_vdso(void)
 	static const char *const nanotime[] = {
 		"runtime.nanotime1.abi0", "runtime.nanotime1", NULL,
 	};
+	static const char *const sigpanic[] = { "runtime.sigpanic", NULL };
+	static const char *const preempt[] = {
+		"runtime.asyncPreempt.abi0", "runtime.asyncPreempt", NULL,
+	};
+	static const char *const leaf[] = { "main.hotLeaf", NULL };
 	const char *f = FIXTURES_DIR "gofix";
-	__u64 sig, t_now, t_nano;
+	__u64 sig, t_now, t_nano, a_panic, a_preempt, a_leaf;
 	const struct unwind_row *r;
 	struct unwind_table *t;
 
@@ -304,7 +311,10 @@ static int test_go_signal_and_vdso(void)
 	sig = first_addr(f, restorer);
 	t_now = first_addr(f, now);
 	t_nano = first_addr(f, nanotime);
-	CHECK(sig && t_now && t_nano);
+	a_panic = first_addr(f, sigpanic);
+	a_preempt = first_addr(f, preempt);
+	a_leaf = first_addr(f, leaf);
+	CHECK(sig && t_now && t_nano && a_panic && a_preempt && a_leaf);
 	t = build_path(f);
 	CHECK(t);
 	CHECK((r = unwind_table__find(t, sig - 1)) && r->cfa_type == UNWIND_CFA_SIGNAL);
@@ -313,34 +323,6 @@ static int test_go_signal_and_vdso(void)
 	/* past the prologue, where the stack switch has happened */
 	CHECK((r = unwind_table__find(t, t_now + 40)) && r->cfa_type == UNWIND_CFA_NONE);
 	CHECK((r = unwind_table__find(t, t_nano + 40)) && r->cfa_type == UNWIND_CFA_NONE);
-	unwind_table__free(t);
-	return TEST_OK;
-}
-
-/*
- * Go's injected calls: rows of sigpanic and asyncPreempt say their caller's
- * pc is exact; an ordinary Go function's rows do not.
- */
-static int test_go_injected(void)
-{
-	static const char *const sigpanic[] = { "runtime.sigpanic", NULL };
-	static const char *const preempt[] = {
-		"runtime.asyncPreempt.abi0", "runtime.asyncPreempt", NULL,
-	};
-	static const char *const leaf[] = { "main.hotLeaf", NULL };
-	const char *f = FIXTURES_DIR "gofix";
-	__u64 a_panic, a_preempt, a_leaf;
-	const struct unwind_row *r;
-	struct unwind_table *t;
-
-	if (!have(f))
-		SKIP("no Go toolchain: the Go fixture was not built");
-	a_panic = first_addr(f, sigpanic);
-	a_preempt = first_addr(f, preempt);
-	a_leaf = first_addr(f, leaf);
-	CHECK(a_panic && a_preempt && a_leaf);
-	t = build_path(f);
-	CHECK(t);
 	CHECK((r = unwind_table__find(t, a_panic)) && r->cfa_type == UNWIND_CFA_RSP_INJECTED);
 	CHECK((r = unwind_table__find(t, a_panic + 20)) && r->cfa_type == UNWIND_CFA_RSP_INJECTED);
 	CHECK((r = unwind_table__find(t, a_preempt + 8)) && r->cfa_type == UNWIND_CFA_RSP_INJECTED);
@@ -351,5 +333,4 @@ static int test_go_injected(void)
 
 TEST_MAIN("unwind_table_files", TEST(test_deep), TEST(test_no_section_headers),
 	  TEST(test_debug_frame), TEST(test_plt), TEST(test_vaddr_delta), TEST(test_build_id),
-	  TEST(test_errors), TEST(test_large_library), TEST(test_go_signal_and_vdso),
-	  TEST(test_go_injected))
+	  TEST(test_errors), TEST(test_large_library), TEST(test_go_special_functions))
