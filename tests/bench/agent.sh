@@ -83,4 +83,6 @@ for f in $FREQS; do
 		"$(awk -v k="${steady:-0}" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"$(awk -v t=$((bns1 - bns0)) -v c=$((bcnt1 - bcnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }')" "$windows" \
 		"$(awk -v b="$bytes" -v w="$windows" 'BEGIN { if (w) printf "%d", b / w; else print "-" }')" "$lost" "$btns"
+	# what the losses were, by the agent's own reasons
+	[ "$lost" = 0 ] || echo "  lost at $f Hz: $(awk '/^ebpfprof_samples_lost_total/ && $2 > 0 { sub(/.*reason="/, "", $1); sub(/".*/, "", $1); printf "%s %s, ", $1, $2 }' "$out/metrics-$f.txt")"
 done
