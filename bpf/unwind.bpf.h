@@ -415,7 +415,7 @@ static __always_inline bool pid_maybe_in(void *bits, __u32 pid)
 	__u32 zero = 0;
 
 	b = bpf_map_lookup_elem(bits, &zero);
-	return b && (b->w[(pid / 64) % (UNWIND_PID_BITS / 64)] & (1ULL << (pid % 64)));
+	return b && unwind_pid_bits__has(b, pid);
 }
 
 /*

@@ -99,6 +99,12 @@ struct unwind_pid_bits {
 	__u64 w[UNWIND_PID_BITS / 64];
 };
 
+/* Whether pid's bit is set: BPF's test, and the tests' */
+static inline bool unwind_pid_bits__has(const struct unwind_pid_bits *b, __u32 pid)
+{
+	return b->w[pid / 64 % (UNWIND_PID_BITS / 64)] & 1ULL << (pid % 64);
+}
+
 /*
  * Value of the per-process map: mappings sorted by start, not overlapping.
  * gen is new at every write of any process's value (never 0): BPF's cache

@@ -1,16 +1,10 @@
-/* test_bpf_util.c -- unit tests for the map chores on real BPF maps: a bit of an array value, as BPF reads it */
+/* test_bpf_util.c -- unit tests for the map chores on real BPF maps: a bit of an array value, as BPF reads it (unwind_pid_bits__has) */
 #include <errno.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "lib/bpf_util.h"
 #include "unwind.h"
 #include "test.h"
-
-/* the bit of pid as bpf/unwind.bpf.h's pid_maybe_in tests it */
-static bool pid_bit(const struct unwind_pid_bits *b, __u32 pid)
-{
-	return b->w[pid / 64 % (UNWIND_PID_BITS / 64)] & 1ULL << (pid % 64);
-}
 
 static int test_set_bit(void)
 {
@@ -24,9 +18,10 @@ static int test_set_bit(void)
 	CHECK(!bpf_util__set_bit(fd, UNWIND_PID_BITS + 7));	/* pid mod the size: 7 */
 	CHECK(!bpf_map_lookup_elem(fd, &zero, &bits));
 	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
-		CHECK(pid_bit(&bits, set[i]));
-	CHECK(pid_bit(&bits, 7) && pid_bit(&bits, UNWIND_PID_BITS + 7));
-	CHECK(!pid_bit(&bits, 0) && !pid_bit(&bits, 2) && !pid_bit(&bits, 65) && !pid_bit(&bits, 4243));
+		CHECK(unwind_pid_bits__has(&bits, set[i]));
+	CHECK(unwind_pid_bits__has(&bits, 7) && unwind_pid_bits__has(&bits, UNWIND_PID_BITS + 7));
+	CHECK(!unwind_pid_bits__has(&bits, 0) && !unwind_pid_bits__has(&bits, 2));
+	CHECK(!unwind_pid_bits__has(&bits, 65) && !unwind_pid_bits__has(&bits, 4243));
 	close(fd);
 	return TEST_OK;
 }

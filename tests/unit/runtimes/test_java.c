@@ -184,7 +184,7 @@ static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 	}
 	/* BPF looks a pid up only where its bit is set */
 	CHECK(!bpf_map_lookup_elem(bits_fd, &zero, &bits));
-	CHECK(bits.w[(__u32)pid / 64 % (UNWIND_PID_BITS / 64)] & 1ULL << ((__u32)pid % 64));
+	CHECK(unwind_pid_bits__has(&bits, (__u32)pid));
 	CHECK(p.n_heaps >= 1 && p.n_heaps <= JAVA_MAX_HEAPS);
 	for (__u32 i = 0; i < p.n_heaps; i++) {
 		CHECK(p.heap[i].low < p.heap[i].high && p.heap[i].segmap);
