@@ -74,13 +74,19 @@ test_push_no_loss() {	# windows arrive contiguous, and sum exactly to the sample
 test_outage() {	# collector down for three windows, then back: every window arrives, in order
 	local port
 	port=$(free_port)
-	"$FIX/cpu_split" 30 & local work=$!
+	"$FIX/cpu_split" 60 & local work=$!
 	"$EBPFPROF" agent --interval 1 --pid $work --push "http://127.0.0.1:$port" --label env=test \
 		2>"$tmp/outage.err" & local agent=$!
 	wait_started "$tmp/outage.err"
 	sleep 3.5
 	start_collector "$tmp/outage.log" -listen "127.0.0.1:$port" || { fail outage "collector did not start"; return; }
-	sleep 8	# the retries back off: give them time to catch up
+	# the retries back off with full jitter, doubling to 30 s: after 3.5 s down the next one may
+	# be 13 s away (a fixed 8 s wait once saw none arrive). Until ten windows are in, 45 s at most
+	local i
+	for i in $(seq 450); do
+		[ "$(grep -c '"status": *200' "$tmp/outage.log" 2>/dev/null)" -ge 10 ] && break
+		sleep 0.1
+	done
 	stop $agent; local rc=$?
 	stop $COLLECTOR_PID
 	kill $work
