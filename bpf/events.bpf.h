@@ -15,16 +15,16 @@ struct {
 } events SEC(".maps");
 
 /*
- * Processes already announced; LRU so it never fills. SEEN_EXEC: announced
- * at exec but not seen running since, so userspace may still skip it; its
- * first sighting is announced (TASK_EVENT_NEW) and it becomes SEEN_SAMPLED.
+ * Processes already announced, with the exec they were announced in
+ * (task_struct.self_exec_id, which every exec increments). A process not
+ * here, or here under an earlier exec, is announced at its next sighting
+ * (TASK_EVENT_NEW); so an exec writes nothing here (it was an LRU insert
+ * at each exec, most of them never sampled). LRU so it never fills.
  */
-enum { SEEN_SAMPLED = 1, SEEN_EXEC = 2 };
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 	__uint(max_entries, 16384);
 } seen SEC(".maps");
 
@@ -36,18 +36,33 @@ struct {
 	__uint(max_entries, 1);
 } events_lost SEC(".maps");
 
+/* userspace's promise to look by a time (struct events_ctl); shared by both programs */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct events_ctl);
+	__uint(max_entries, 1);
+} events_ctl SEC(".maps");
+
 /* When this program last woke userspace for announcements (racy across CPUs: at worst one more wakeup) */
 __u64 events_last_wake = 0;
 
 /*
  * A wakeup per announcement was a third of the agent's CPU under process
- * churn: wake at most once per EVENTS_BATCH_NS, or when the buffer fills.
+ * churn: wake at most once per EVENTS_BATCH_NS, not at all for an exec
+ * while userspace promised to look anyway, and always when the buffer fills.
  */
-static __always_inline __u64 wake_flag(void)
+static __always_inline __u64 wake_flag(__u32 kind)
 {
 	__u64 now = bpf_ktime_get_ns();
+	struct events_ctl *ctl = NULL;
+	__u32 zero = 0;
 
-	if (now - events_last_wake < EVENTS_BATCH_NS &&
+	/* only execs come in bursts; a first sample or a remap wakes as it did (its tables wait) */
+	if (kind == TASK_EVENT_EXEC)
+		ctl = bpf_map_lookup_elem(&events_ctl, &zero);
+	if ((now - events_last_wake < EVENTS_BATCH_NS || (ctl && now < ctl->look_by)) &&
 	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < 64 * 1024)
 		return BPF_RB_NO_WAKEUP;
 	events_last_wake = now;
@@ -72,18 +87,26 @@ static __always_inline bool announce(__u32 pid, __u32 kind)
 	e->ns = bpf_ktime_get_ns();
 	/* the process announced is the current task (an exec, a sample, a walk) */
 	e->cgroup_id = bpf_get_current_cgroup_id();
-	bpf_ringbuf_submit(e, wake_flag());
+	bpf_ringbuf_submit(e, wake_flag(kind));
 	return true;
 }
 
-/* Announces pid the first time it is seen since its exec. */
+/* The current task's exec count: which image of its process it runs. */
+static __always_inline __u64 current_exec_id(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, self_exec_id);
+}
+
+/* Announces the current process, pid, the first time it is seen since its exec. */
 static __always_inline void note_sighting(__u32 pid)
 {
-	__u8 *state = bpf_map_lookup_elem(&seen, &pid), sampled = SEEN_SAMPLED;
+	__u64 exec_id = current_exec_id(), *seen_in = bpf_map_lookup_elem(&seen, &pid);
 
-	if (state && *state == SEEN_SAMPLED)
+	if (seen_in && *seen_in == exec_id)
 		return;
-	bpf_map_update_elem(&seen, &pid, &sampled, BPF_ANY);
+	bpf_map_update_elem(&seen, &pid, &exec_id, BPF_ANY);
 	announce(pid, TASK_EVENT_NEW);
 }
 

@@ -13,14 +13,6 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } java_procs SEC(".maps");
 
-/* the pids in java_procs, maybe (include/unwind.h) */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_pid_bits);
-	__uint(max_entries, 1);
-} java_pids SEC(".maps");
-
 static __always_inline void java_push(struct unwind_scratch *sc, __u64 v)
 {
 	__u32 n = sc->stack.n;

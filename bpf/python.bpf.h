@@ -13,14 +13,6 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } py_procs SEC(".maps");
 
-/* the pids in py_procs, maybe (include/unwind.h): most samples skip its lookup */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_pid_bits);
-	__uint(max_entries, 1);
-} py_pids SEC(".maps");
-
 /* tid -> its PyThreadState, checked at every use (thread_id == fsbase) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

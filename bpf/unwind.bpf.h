@@ -68,6 +68,14 @@ struct {
 	__uint(max_entries, ROW_CACHE_SIZE);
 } row_cache SEC(".maps");
 
+/* the pids in py_procs and java_procs, maybe (include/unwind.h): most walks skip their lookups */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_pid_bits);
+	__uint(max_entries, 1);
+} runtime_pids SEC(".maps");
+
 /* The walk's state: too big for the 512-byte BPF stack. */
 struct unwind_scratch {
 	__u64 pc;
@@ -408,16 +416,6 @@ truncated:
 	return 1;
 }
 
-/* False when PID is surely not in the set BITS (struct unwind_pid_bits) */
-static __always_inline bool pid_maybe_in(void *bits, __u32 pid)
-{
-	const struct unwind_pid_bits *b;
-	__u32 zero = 0;
-
-	b = bpf_map_lookup_elem(bits, &zero);
-	return b && unwind_pid_bits__has(b, pid);
-}
-
 /*
  * Walks the current task's user stack into the per-CPU scratch. Returns it,
  * or NULL when the process has no tables (yet): then frame pointers it is.
@@ -426,6 +424,7 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	const struct unwind_pid_bits *rt;
 	struct unwind_ctx c = {};
 	__u32 zero = 0;
 
@@ -436,20 +435,22 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!c.sc)
 		return NULL;
-	if (pid_maybe_in(&py_pids, pid))
+	rt = bpf_map_lookup_elem(&runtime_pids, &zero);
+	if (rt && unwind_pid_bits__has(rt, pid, UNWIND_RT_PYTHON))
 		c.py = bpf_map_lookup_elem(&py_procs, &pid);
 	c.py_walk.pid = pid;
-	if (pid_maybe_in(&java_pids, pid))
+	if (rt && unwind_pid_bits__has(rt, pid, UNWIND_RT_JAVA))
 		c.java = bpf_map_lookup_elem(&java_procs, &pid);
 	if (c.java) {
 		c.java_low = c.java->code_low;
 		c.java_high = c.java->code_high;
 	}
 	/* the user registers saved at kernel entry, wherever the sample interrupted */
-	c.sc->pc = BPF_CORE_READ(regs, ip);
-	c.sc->sp = BPF_CORE_READ(regs, sp);
-	c.sc->bp = BPF_CORE_READ(regs, bp);
-	c.sc->r13 = BPF_CORE_READ(regs, r13);
+	/* plain loads of a BTF pointer: a probe-read helper call each cost more */
+	c.sc->pc = regs->ip;
+	c.sc->sp = regs->sp;
+	c.sc->bp = regs->bp;
+	c.sc->r13 = regs->r13;
 	c.sc->hash = 0xcbf29ce484222325ULL;
 	c.sc->unknown_pc = 0;
 	c.sc->exact_pc = 0;

@@ -9,6 +9,7 @@
 /* Frames kept per stack; the stack map's value size follows from it. */
 #ifndef MAX_STACK_DEPTH
 #define MAX_STACK_DEPTH 127
+#endif
 
 /*
  * Process announcements wake userspace at most once per this many ns; after
@@ -16,7 +17,18 @@
  * announcement that did not wake it waits no longer than that.
  */
 #define EVENTS_BATCH_NS 25000000ULL
-#endif
+
+/*
+ * Userspace's promise to BPF, in the events_ctl map (mmap'ed): it looks at
+ * the ring buffer by look_by (CLOCK_MONOTONIC ns, 0: no promise) without
+ * being woken. A wakeup is an IPI from the submitting program, 24-30 us
+ * here (a VM); under process churn userspace looks every EVENTS_BATCH_NS
+ * anyway, and execs announced meanwhile need not wake it (a first sample
+ * or a remap still does: its tables wait on it).
+ */
+struct events_ctl {
+	__u64 look_by;
+};
 
 /* A stack id the sampler chose not to collect (kernel thread, --no-user, --no-kernel). */
 #define STACK_ID_SKIPPED (-1)

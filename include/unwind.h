@@ -86,23 +86,39 @@ struct unwind_mapping {
 	__u32 pad;
 };
 
+/* The runtimes whose processes BPF looks up by pid (py_procs, java_procs). */
+enum unwind_runtime {
+	UNWIND_RT_PYTHON,
+	UNWIND_RT_JAVA,
+	UNWIND_RT_MAX
+};
+
 /*
- * A set of pids by pid mod UNWIND_PID_BITS, the value of a one-entry array
- * map (4 KiB: kmalloc'ed, in the kernel's direct map): a clear bit says for
- * sure a pid is not in the set, a set one says maybe. BPF tests it before
- * looking a pid up in a runtime's hash map (py_procs, java_procs): most
- * processes run neither, and a hash map's miss costs 0.4 us here, the bit
- * one cache line. Bits are never cleared: another pid may share one.
+ * A set of pids per runtime, by pid mod UNWIND_PID_BITS, the value of a
+ * one-entry array map (8 KiB: kmalloc'ed, in the kernel's direct map): a
+ * clear bit says for sure a pid is not in the runtime's set, a set one says
+ * maybe. BPF tests it before looking a pid up in a runtime's hash map: most
+ * processes run none, and a hash map's miss costs 0.4 us here, the bit one
+ * cache line. The runtimes' words for a pid sit side by side, so one line
+ * answers for all (a map each was a cold line each at every walk). Bits are
+ * never cleared: another pid may share one.
  */
 #define UNWIND_PID_BITS 32768
 struct unwind_pid_bits {
-	__u64 w[UNWIND_PID_BITS / 64];
+	__u64 w[UNWIND_PID_BITS / 64][UNWIND_RT_MAX];
 };
 
-/* Whether pid's bit is set: BPF's test, and the tests' */
-static inline bool unwind_pid_bits__has(const struct unwind_pid_bits *b, __u32 pid)
+/* pid's bit for runtime rt, counted from the value's first byte (bpf_util__set_bit) */
+static inline __u32 unwind_pid_bits__bit(__u32 pid, enum unwind_runtime rt)
 {
-	return b->w[pid / 64 % (UNWIND_PID_BITS / 64)] & 1ULL << (pid % 64);
+	return ((pid / 64 % (UNWIND_PID_BITS / 64)) * UNWIND_RT_MAX + rt) * 64 + pid % 64;
+}
+
+/* Whether pid's bit for runtime rt is set: BPF's test, and the tests' */
+static inline bool unwind_pid_bits__has(const struct unwind_pid_bits *b, __u32 pid,
+					enum unwind_runtime rt)
+{
+	return b->w[pid / 64 % (UNWIND_PID_BITS / 64)][rt % UNWIND_RT_MAX] & 1ULL << (pid % 64);
 }
 
 /*

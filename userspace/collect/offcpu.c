@@ -81,6 +81,8 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 		err = bpf_map__reuse_fd(skel->maps.seen, m->seen_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.events_lost, m->events_lost_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.events_ctl, m->events_ctl_fd);
 	if (err || !m->cfi)
 		return err;
 	err = bpf_map__reuse_fd(skel->maps.unwind_rows, m->rows_fd);
@@ -88,11 +90,11 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 		err = bpf_map__reuse_fd(skel->maps.unwind_pages, m->pages_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.unwind_procs, m->procs_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.runtime_pids, m->runtime_pids_fd);
 	/* the same Python processes, thread states and first sightings of code objects */
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.py_procs, m->py_procs_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.py_pids, m->py_pids_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.py_tstates, m->py_tstates_fd);
 	if (!err)
@@ -101,8 +103,6 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 		err = bpf_map__reuse_fd(skel->maps.py_events, m->py_events_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.java_procs, m->java_procs_fd);	/* the same JVMs */
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.java_pids, m->java_pids_fd);
 	if (!err)
 		skel->rodata->unwind_mode = UNWIND_MODE_CFI;
 	return err;

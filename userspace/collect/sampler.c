@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
@@ -50,6 +51,7 @@ struct sampler {
 	__u64 execs_idle;	/* waits begun again by processes that had hardly run */
 	__u64 events_seen;	/* announcements read, to tell a poll that found some */
 	__s64 recheck_ns;	/* look for announcements that did not wake us (EVENTS_BATCH_NS) */
+	struct events_ctl *events_ctl;	/* the promise to BPF to look by a time, mmap'ed; NULL: none */
 	__u64 events_dropped;	/* STAT_EVENTS_DROPPED at the last sampler__announcements_lost */
 	struct user_stack ustack;	/* read buffer: 2 KiB, reused for every stack */
 	struct bpf_link *exec_link;
@@ -318,9 +320,9 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 		.sync_inner_fd = bpf_map__fd(s->skel->maps.sync_inner),
 	};
 	struct python_opts po = { .procs_fd = bpf_map__fd(s->skel->maps.py_procs),
-				  .pids_fd = bpf_map__fd(s->skel->maps.py_pids) };
+				  .pids_fd = bpf_map__fd(s->skel->maps.runtime_pids) };
 	struct java_opts jo = { .procs_fd = bpf_map__fd(s->skel->maps.java_procs),
-				.pids_fd = bpf_map__fd(s->skel->maps.java_pids) };
+				.pids_fd = bpf_map__fd(s->skel->maps.runtime_pids) };
 
 	if (s->skel->rodata->unwind_mode != UNWIND_MODE_CFI)
 		return 0;
@@ -342,6 +344,22 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 	if (whole_system)
 		preload_running(s);
 	return 0;
+}
+
+/*
+ * The events_ctl map, mmap'ed: BPF reads the promise at each announcement,
+ * userspace writes it after each look. NULL if the map cannot be mapped:
+ * then BPF wakes userspace as it would without a promise.
+ */
+static struct events_ctl *map_events_ctl(struct sampler *s)
+{
+	void *p = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(s->skel->maps.events_ctl), 0);
+
+	if (p != MAP_FAILED)
+		return p;
+	p_debug("events_ctl: mmap: %s: every batch of announcements wakes us", strerror(errno));
+	return NULL;
 }
 
 struct sampler *sampler__new(const struct sampler_opts *opts)
@@ -368,6 +386,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	err = profile_bpf__load(s->skel);
 	if (err)
 		goto err_free;
+	s->events_ctl = map_events_ctl(s);
 	err = set_pid_filter(s, opts->pids, opts->n_pids);
 	if (!err && opts->cgroup.fd > 0 &&
 	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &(__u32){ 0 },
@@ -471,14 +490,33 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out)
 		.events_fd = bpf_map__fd(skel->maps.events),
 		.seen_fd = bpf_map__fd(skel->maps.seen),
 		.events_lost_fd = bpf_map__fd(skel->maps.events_lost),
+		.events_ctl_fd = bpf_map__fd(skel->maps.events_ctl),
 		.py_procs_fd = bpf_map__fd(skel->maps.py_procs),
-		.py_pids_fd = bpf_map__fd(skel->maps.py_pids),
 		.py_tstates_fd = bpf_map__fd(skel->maps.py_tstates),
 		.py_code_seen_fd = bpf_map__fd(skel->maps.py_code_seen),
 		.py_events_fd = bpf_map__fd(skel->maps.py_events),
 		.java_procs_fd = bpf_map__fd(skel->maps.java_procs),
-		.java_pids_fd = bpf_map__fd(skel->maps.java_pids),
+		.runtime_pids_fd = bpf_map__fd(skel->maps.runtime_pids),
 	};
+}
+
+/*
+ * After a look: BPF may have submitted more without waking us, so a look
+ * that found events is followed by another within the batch time, and BPF is
+ * promised it (with the timer slack the agent allows, 10 ms) so those
+ * announcements need no wakeup. The promise ends at a look that finds
+ * none; one more look follows it, for an announcement whose program read the
+ * promise just before it ended and whose record came in after this look.
+ */
+static void plan_next_look(struct sampler *s, bool found)
+{
+	bool promised = s->events_ctl && __atomic_load_n(&s->events_ctl->look_by, __ATOMIC_RELAXED);
+	__s64 now = clock_ns(CLOCK_MONOTONIC);
+
+	s->recheck_ns = found || promised ? now + (__s64)EVENTS_BATCH_NS : INT64_MAX;
+	if (s->events_ctl)
+		__atomic_store_n(&s->events_ctl->look_by,
+				 found ? (__u64)s->recheck_ns + EVENTS_BATCH_NS / 2 : 0, __ATOMIC_SEQ_CST);
 }
 
 int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx)
@@ -500,8 +538,7 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
 		n = -ECANCELED;
 	load_pending(s);
 	s->event_fn = NULL;
-	/* BPF may have submitted more without waking us: look again within the batch time */
-	s->recheck_ns = s->events_seen != seen ? clock_ns(CLOCK_MONOTONIC) + EVENTS_BATCH_NS : INT64_MAX;
+	plan_next_look(s, s->events_seen != seen);
 	return n == -EINTR ? 0 : n;
 }
 
@@ -676,6 +713,8 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	sampler__stop(s);
+	if (s->events_ctl)
+		munmap(s->events_ctl, sysconf(_SC_PAGESIZE));
 	ring_buffer__free(s->events);
 	exec_defer__free(s->execs);
 	unwinder__free(s->unwinder);

@@ -96,9 +96,10 @@ int sampler__events_fd(const struct sampler *s);
 struct sampler_maps {
 	bool cfi;		/* the tables are there: walk with CFI */
 	int rows_fd, pages_fd, procs_fd;
-	int events_fd, seen_fd, events_lost_fd;
-	int py_procs_fd, py_pids_fd, py_tstates_fd, py_code_seen_fd, py_events_fd;	/* with cfi */
-	int java_procs_fd, java_pids_fd;	/* with cfi */
+	int events_fd, seen_fd, events_lost_fd, events_ctl_fd;
+	int runtime_pids_fd;	/* with cfi */
+	int py_procs_fd, py_tstates_fd, py_code_seen_fd, py_events_fd;	/* with cfi */
+	int java_procs_fd;	/* with cfi */
 };
 
 void sampler__maps(const struct sampler *s, struct sampler_maps *out);

@@ -14,14 +14,20 @@ static int test_set_bit(void)
 
 	CHECK(fd >= 0);
 	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
-		CHECK(!bpf_util__set_bit(fd, set[i]));
-	CHECK(!bpf_util__set_bit(fd, UNWIND_PID_BITS + 7));	/* pid mod the size: 7 */
+		CHECK(!bpf_util__set_bit(fd, unwind_pid_bits__bit(set[i], UNWIND_RT_PYTHON)));
+	/* pid mod the size: 7, a JVM */
+	CHECK(!bpf_util__set_bit(fd, unwind_pid_bits__bit(UNWIND_PID_BITS + 7, UNWIND_RT_JAVA)));
 	CHECK(!bpf_map_lookup_elem(fd, &zero, &bits));
 	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
-		CHECK(unwind_pid_bits__has(&bits, set[i]));
-	CHECK(unwind_pid_bits__has(&bits, 7) && unwind_pid_bits__has(&bits, UNWIND_PID_BITS + 7));
-	CHECK(!unwind_pid_bits__has(&bits, 0) && !unwind_pid_bits__has(&bits, 2));
-	CHECK(!unwind_pid_bits__has(&bits, 65) && !unwind_pid_bits__has(&bits, 4243));
+		CHECK(unwind_pid_bits__has(&bits, set[i], UNWIND_RT_PYTHON) &&
+		      !unwind_pid_bits__has(&bits, set[i], UNWIND_RT_JAVA));
+	CHECK(unwind_pid_bits__has(&bits, 7, UNWIND_RT_JAVA) &&
+	      unwind_pid_bits__has(&bits, UNWIND_PID_BITS + 7, UNWIND_RT_JAVA));
+	CHECK(!unwind_pid_bits__has(&bits, 7, UNWIND_RT_PYTHON));
+	CHECK(!unwind_pid_bits__has(&bits, 0, UNWIND_RT_PYTHON) &&
+	      !unwind_pid_bits__has(&bits, 2, UNWIND_RT_PYTHON));
+	CHECK(!unwind_pid_bits__has(&bits, 65, UNWIND_RT_PYTHON) &&
+	      !unwind_pid_bits__has(&bits, 4243, UNWIND_RT_PYTHON));
 	close(fd);
 	return TEST_OK;
 }

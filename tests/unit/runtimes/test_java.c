@@ -184,7 +184,9 @@ static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 	}
 	/* BPF looks a pid up only where its bit is set */
 	CHECK(!bpf_map_lookup_elem(bits_fd, &zero, &bits));
-	CHECK(unwind_pid_bits__has(&bits, (__u32)pid));
+	/* the JVM's bit, not Python's beside it in the same word */
+	CHECK(unwind_pid_bits__has(&bits, (__u32)pid, UNWIND_RT_JAVA));
+	CHECK(!unwind_pid_bits__has(&bits, (__u32)pid, UNWIND_RT_PYTHON));
 	CHECK(p.n_heaps >= 1 && p.n_heaps <= JAVA_MAX_HEAPS);
 	for (__u32 i = 0; i < p.n_heaps; i++) {
 		CHECK(p.heap[i].low < p.heap[i].high && p.heap[i].segmap);

@@ -298,6 +298,18 @@ static int test_code_cache_full(void)
 			CACHE_CODES);
 		goto out;
 	}
+	{
+		struct unwind_pid_bits bits;
+		__u32 zero = 0;
+
+		/* BPF will look the process up as Python's, not as a JVM's */
+		if (bpf_map_lookup_elem(bits_fd, &zero, &bits) ||
+		    !unwind_pid_bits__has(&bits, (__u32)pid, UNWIND_RT_PYTHON) ||
+		    unwind_pid_bits__has(&bits, (__u32)pid, UNWIND_RT_JAVA)) {
+			fprintf(stderr, "  pid %d: its Python bit unset, or its Java bit set\n", (int)pid);
+			goto out;
+		}
+	}
 	for (int i = 0; i < n; i++)
 		python__code_seen(py, (__u32)pid, addr[i], first[i]);
 	for (int i = 0; i < n; i++) {

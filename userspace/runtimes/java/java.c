@@ -15,6 +15,7 @@
 #include "symbolize/elf_syms.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
+#include "unwind.h"
 #include "java_int.h"
 
 #define RETRY_NS 200000000ull	/* a starting JVM is looked at again this often */
@@ -337,7 +338,7 @@ int java__add_pid(struct java *j, __u32 pid)
 	}
 	p->layout = layout;
 	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(j->opts.pids_fd, pid);
+	err = bpf_util__set_bit(j->opts.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_JAVA));
 	if (err)
 		return err;
 	if (bpf_map_update_elem(j->opts.procs_fd, &pid, &proc, BPF_ANY))

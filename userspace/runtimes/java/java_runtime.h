@@ -11,7 +11,7 @@ struct java;
 struct java_opts {
 	const char *proc_root;	/* NULL: /proc */
 	int procs_fd;		/* BPF hash pid -> struct java_proc */
-	int pids_fd;		/* BPF array: struct unwind_pid_bits of the pids in procs_fd */
+	int pids_fd;		/* BPF array: struct unwind_pid_bits, UNWIND_RT_JAVA of the pids in procs_fd */
 };
 
 struct java_stats {

@@ -17,6 +17,7 @@
 #include "lib/log.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
+#include "unwind.h"
 #include "python_elf.h"
 #include "python_int.h"
 #include "python_runtime.h"
@@ -354,7 +355,7 @@ int python__add_pid(struct python *py, __u32 pid)
 	}
 	p->layout = layout;
 	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(py->opts.pids_fd, pid);
+	err = bpf_util__set_bit(py->opts.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_PYTHON));
 	if (err)
 		return err;
 	if (bpf_map_update_elem(py->opts.procs_fd, &pid, &proc, BPF_ANY))

@@ -11,7 +11,7 @@ struct python;
 struct python_opts {
 	const char *proc_root;	/* NULL: /proc */
 	int procs_fd;		/* BPF hash pid -> struct py_proc */
-	int pids_fd;		/* BPF array: struct unwind_pid_bits of the pids in procs_fd */
+	int pids_fd;		/* BPF array: struct unwind_pid_bits, UNWIND_RT_PYTHON of the pids in procs_fd */
 	__u32 codes_max;	/* code objects cached per process; 0: 65536 */
 };
 
