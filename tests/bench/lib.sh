@@ -43,11 +43,13 @@ open(out, "w").write("%.3f %.3f %d %d\n" % (ru.ru_utime, ru.ru_stime, ru.ru_maxr
 sys.exit(code)' "$@"
 }
 
-# bpf_prog_stats PID: "run_time_ns run_cnt" summed over the perf_event BPF programs PID holds open
-# (from /proc/PID/fdinfo; counted only while kernel.bpf_stats_enabled=1)
+# bpf_prog_stats PID: "run_time_ns run_cnt all_run_time_ns" of the BPF programs PID holds open: the
+# first two summed over its perf_event programs (the sampler, one run a sample), the third over all of
+# them (the exec tracepoint too: the whole cost to the system). From /proc/PID/fdinfo; counted only
+# while kernel.bpf_stats_enabled=1
 bpf_prog_stats() {
-	awk '/^prog_type:/ { pe = ($2 == 7) } pe && /^run_time_ns:/ { t += $2 } pe && /^run_cnt:/ { c += $2; pe = 0 }
-		END { printf "%d %d\n", t, c }' /proc/"$1"/fdinfo/* 2>/dev/null
+	awk '/^prog_type:/ { pe = ($2 == 7) } /^run_time_ns:/ { all += $2; if (pe) t += $2 }
+		pe && /^run_cnt:/ { c += $2; pe = 0 } END { printf "%d %d %d\n", t, c, all }' /proc/"$1"/fdinfo/* 2>/dev/null
 }
 
 # profiler_start NAME HZ DIR: starts a whole-system profiler under rusage_run; returns once it samples.
