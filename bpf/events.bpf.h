@@ -53,9 +53,8 @@ __u64 events_last_wake = 0;
  * churn: wake at most once per EVENTS_BATCH_NS, not at all for an exec
  * while userspace promised to look anyway, and always when the buffer fills.
  */
-static __always_inline __u64 wake_flag(__u32 kind)
+static __always_inline __u64 wake_flag(__u32 kind, __u64 now)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct events_ctl *ctl = NULL;
 	__u32 zero = 0;
 
@@ -74,7 +73,7 @@ static __always_inline bool announce(__u32 pid, __u32 kind)
 {
 	struct task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	__u32 zero = 0;
-	__u64 *lost;
+	__u64 *lost, now;
 
 	if (!e) {
 		lost = bpf_map_lookup_elem(&events_lost, &zero);
@@ -84,10 +83,10 @@ static __always_inline bool announce(__u32 pid, __u32 kind)
 	}
 	e->pid = pid;
 	e->kind = kind;
-	e->ns = bpf_ktime_get_ns();
+	e->ns = now = bpf_ktime_get_ns();	/* one clock read for the record and the wake */
 	/* the process announced is the current task (an exec, a sample, a walk) */
 	e->cgroup_id = bpf_get_current_cgroup_id();
-	bpf_ringbuf_submit(e, wake_flag(kind));
+	bpf_ringbuf_submit(e, wake_flag(kind, now));
 	return true;
 }
 

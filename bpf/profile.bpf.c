@@ -202,16 +202,22 @@ static __always_inline struct unwind_scratch *get_user_stack(void *ctx, __u32 sl
 SEC("raw_tp/sched_process_exec")
 int on_exec(void *ctx)
 {
-	__u32 pid, tid;
+	const struct unwind_pid_bits *has;
+	__u32 pid, tid, zero = 0;
 
 	if (!current_ids(&pid, &tid) || !task_wanted(pid))
 		return 0;
 	/*
 	 * The old image's tables go: its samples until userspace reads the new
 	 * one are walked by frame pointers, and announced (note_sighting, by
-	 * exec count: the seen and remapped maps need no write here).
+	 * exec count: the seen and remapped maps need no write here). Most
+	 * execs are of processes that never had tables (a shell's children):
+	 * their bit spares the hash map's delete.
 	 */
-	bpf_map_delete_elem(&unwind_procs, &pid);
+	has = bpf_map_lookup_elem(&runtime_pids, &zero);
+	if (has && unwind_pid_bits__has(has, pid, UNWIND_RT_NATIVE) &&
+	    !bpf_map_delete_elem(&unwind_procs, &pid))
+		stat_inc(STAT_EXEC_TABLES_DROPPED);
 	announce(pid, TASK_EVENT_EXEC);
 	return 0;
 }

@@ -428,6 +428,10 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	struct unwind_ctx c = {};
 	__u32 zero = 0;
 
+	/* a process not given tables yet (a new one) is spared the hash map's miss */
+	rt = bpf_map_lookup_elem(&runtime_pids, &zero);
+	if (!rt || !unwind_pid_bits__has(rt, pid, UNWIND_RT_NATIVE))
+		return NULL;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!c.proc)
 		return NULL;
@@ -435,11 +439,10 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!c.sc)
 		return NULL;
-	rt = bpf_map_lookup_elem(&runtime_pids, &zero);
-	if (rt && unwind_pid_bits__has(rt, pid, UNWIND_RT_PYTHON))
+	if (unwind_pid_bits__has(rt, pid, UNWIND_RT_PYTHON))
 		c.py = bpf_map_lookup_elem(&py_procs, &pid);
 	c.py_walk.pid = pid;
-	if (rt && unwind_pid_bits__has(rt, pid, UNWIND_RT_JAVA))
+	if (unwind_pid_bits__has(rt, pid, UNWIND_RT_JAVA))
 		c.java = bpf_map_lookup_elem(&java_procs, &pid);
 	if (c.java) {
 		c.java_low = c.java->code_low;

@@ -65,6 +65,7 @@ enum sampler_stat {
 	STAT_UNWIND_CFI,	/* user stacks walked by the CFI unwinder */
 	STAT_UNWIND_FP_FALLBACK, /* user stacks taken with frame pointers: tables not loaded yet */
 	STAT_UNWIND_TRUNCATED,	/* CFI walks that stopped before the outermost frame */
+	STAT_EXEC_TABLES_DROPPED, /* execs whose process's old CFI tables were dropped */
 	STAT_MAX,
 };
 

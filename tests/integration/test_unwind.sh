@@ -174,6 +174,35 @@ else
 	fail fallback_counted "expected some counted frame-pointer fallbacks: $(grep 'user stacks' "$tmp/short.err")"
 fi
 
+# 7b. an exec drops the tables built for the image before: bash, given its tables at the start
+# (--pid), computes, then execs unwind_deep. Each of its stacks is whole but those taken by frame
+# pointers (counted) before its own tables loaded, none walked with bash's
+bash -c 'while [ ! -e "$1" ]; do :; done; exec "$0" 6 >/dev/null' "$F/unwind_deep" "$tmp/go" &
+pid=$!
+"$EBPFPROF" --unwind cfi --pid "$pid" --duration 6 --format folded --no-kernel -v \
+	-o "$tmp/exec.folded" 2>"$tmp/exec.err" &
+prof=$!
+for _ in $(seq 300); do grep -qs "profiling the given" "$tmp/exec.err" && break; sleep 0.1; done
+sleep 1
+touch "$tmp/go"	# bash computed a second under the profiler: now the exec
+wait "$prof"
+wait "$pid"
+drops=$(sed -n 's/.*; \([0-9]*\) execs dropped.*/\1/p' "$tmp/exec.err")
+fallback=$(sed -n 's/.*, \([0-9]*\) by frame pointers before.*/\1/p' "$tmp/exec.err")
+read -r deep cut < <(awk -v chain="$deep_chain" '/^unwind_deep;/ && /;uw_chain_5/ {
+	stack = substr($0, 1, length($0) - length($NF) - 1)
+	n += $NF; if (!index(stack ";", chain ";")) cut += $NF } END { print n + 0, cut + 0 }' "$tmp/exec.folded")
+echo "  bash then unwind_deep in one process: ${drops:-no} exec dropped its tables; $deep samples in uw_chain_5, $cut without the whole chain, ${fallback:-?} taken by frame pointers"
+if [ "${drops:-0}" -ne 1 ] || ! grep -q "^bash;" "$tmp/exec.folded"; then
+	fail exec_new_tables "expected bash's samples and one exec dropping its tables: $(grep 'user stacks' "$tmp/exec.err")"
+elif [ "$deep" -lt 100 ]; then
+	fail exec_new_tables "only $deep samples in uw_chain_5"
+elif [ "$cut" -gt "${fallback:-0}" ]; then
+	fail exec_new_tables "$cut of $deep stacks of unwind_deep cut, more than the ${fallback:-0} taken by frame pointers"
+else
+	pass exec_new_tables
+fi
+
 # 8. --unwind takes three words and nothing else
 if "$EBPFPROF" --unwind sideways --duration 1 2>"$tmp/bad.err"; then
 	fail bad_unwind "accepted --unwind sideways"

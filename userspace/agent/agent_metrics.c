@@ -60,6 +60,9 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 	counter(out, "ebpfprof_unwind_fp_fallback_total",
 		"User stacks taken with frame pointers before the process's tables were loaded",
 		st[STAT_UNWIND_FP_FALLBACK]);
+	counter(out, "ebpfprof_unwind_exec_drops_total",
+		"Execs that dropped their process's CFI tables, built for the image before",
+		st[STAT_EXEC_TABLES_DROPPED]);
 	gauge(out, "ebpfprof_counts_map_entries", "Entries in the counts map at the last harvest",
 	      f->records_last);
 	gauge(out, "ebpfprof_counts_map_capacity", "Capacity of one counts map",

@@ -129,9 +129,10 @@ static void report_unwind(struct sampler *s, const __u64 *st)
 		p_info("user stacks: frame pointers (--unwind fp, or the kernel cannot walk CFI)");
 		return;
 	}
-	p_info("user stacks: %llu walked with CFI (%llu stopped short), %llu by frame pointers before the process's tables were loaded",
+	p_info("user stacks: %llu walked with CFI (%llu stopped short), %llu by frame pointers before the process's tables were loaded; %llu execs dropped their process's old tables",
 	       (unsigned long long)st[STAT_UNWIND_CFI], (unsigned long long)st[STAT_UNWIND_TRUNCATED],
-	       (unsigned long long)st[STAT_UNWIND_FP_FALLBACK]);
+	       (unsigned long long)st[STAT_UNWIND_FP_FALLBACK],
+	       (unsigned long long)st[STAT_EXEC_TABLES_DROPPED]);
 	p_info("unwind tables: %llu files (%llu without CFI, %llu did not fit, %llu shared by build ID), %llu rows (%.1f of %.1f MB), %.0f ms to build, %llu processes, %llu resets",
 	       (unsigned long long)us.cache.files, (unsigned long long)us.cache.files_without_cfi,
 	       (unsigned long long)us.cache.full, (unsigned long long)us.cache.shared,

@@ -316,6 +316,7 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 		.pages_fd = bpf_map__fd(s->skel->maps.unwind_pages),
 		.pages = unwind_pages(s->unwind_rows),
 		.procs_fd = bpf_map__fd(s->skel->maps.unwind_procs),
+		.pids_fd = bpf_map__fd(s->skel->maps.runtime_pids),
 		.sync_outer_fd = bpf_map__fd(s->skel->maps.sync_outer),
 		.sync_inner_fd = bpf_map__fd(s->skel->maps.sync_inner),
 	};

@@ -145,8 +145,9 @@ int bpf_util__set_bit(int fd, __u32 bit)
 	if (!val)
 		return -ENOMEM;
 	err = bpf_map_lookup_elem(fd, &key, val) ? -errno : 0;
-	if (!err) {
-		bit %= info.value_size * 8;
+	bit %= info.value_size * 8;
+	/* set already (a process read again, a pid sharing the bit): no write */
+	if (!err && !(val[bit / 8] & 1u << (bit % 8))) {
 		val[bit / 8] |= 1u << (bit % 8);
 		err = bpf_map_update_elem(fd, &key, val, BPF_ANY) ? -errno : 0;
 	}

@@ -107,6 +107,9 @@ static int put(struct unwinder *u, __u32 pid, bool announced)
 
 	u->proc->announced = announced;
 	u->proc->gen = ++u->gen ? u->gen : ++u->gen;
+	/* the bit first: an exec drops the tables only of the pids it has */
+	if (!err)
+		err = bpf_util__set_bit(u->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_NATIVE));
 	if (!err && bpf_map_update_elem(u->o.procs_fd, &pid, u->proc, BPF_ANY))
 		err = -errno;
 	return err;

@@ -14,6 +14,7 @@ struct unwinder_opts {
 	int pages_fd;		/* BPF array of __u32: the rows' page index */
 	__u32 pages;		/* its capacity */
 	int procs_fd;		/* BPF hash: pid -> struct unwind_proc */
+	int pids_fd;		/* BPF array: struct unwind_pid_bits, UNWIND_RT_NATIVE of the pids in procs_fd */
 	int sync_outer_fd;	/* grace-period maps (bpf_util__grace_period) */
 	int sync_inner_fd;
 };

@@ -17,7 +17,15 @@ static int test_set_bit(void)
 		CHECK(!bpf_util__set_bit(fd, unwind_pid_bits__bit(set[i], UNWIND_RT_PYTHON)));
 	/* pid mod the size: 7, a JVM */
 	CHECK(!bpf_util__set_bit(fd, unwind_pid_bits__bit(UNWIND_PID_BITS + 7, UNWIND_RT_JAVA)));
+	/* 4242 given tables too, twice (the second a no-op) */
+	CHECK(!bpf_util__set_bit(fd, unwind_pid_bits__bit(4242, UNWIND_RT_NATIVE)));
+	CHECK(!bpf_util__set_bit(fd, unwind_pid_bits__bit(4242, UNWIND_RT_NATIVE)));
 	CHECK(!bpf_map_lookup_elem(fd, &zero, &bits));
+	CHECK(unwind_pid_bits__has(&bits, 4242, UNWIND_RT_NATIVE) &&
+	      unwind_pid_bits__has(&bits, 4242, UNWIND_RT_PYTHON) &&
+	      !unwind_pid_bits__has(&bits, 4242, UNWIND_RT_JAVA));
+	CHECK(!unwind_pid_bits__has(&bits, 4243, UNWIND_RT_NATIVE) &&
+	      !unwind_pid_bits__has(&bits, 7, UNWIND_RT_NATIVE));
 	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
 		CHECK(unwind_pid_bits__has(&bits, set[i], UNWIND_RT_PYTHON) &&
 		      !unwind_pid_bits__has(&bits, set[i], UNWIND_RT_JAVA));
