@@ -88,8 +88,8 @@ struct unwind_mapping {
 
 /*
  * The per-pid maps BPF tests a bit before looking a pid up in: the runtimes'
- * (py_procs, java_procs) at each walk, the CFI tables' (unwind_procs) at each
- * exec, which drops the old image's tables.
+ * (py_procs, java_procs) and the CFI tables' (unwind_procs) at each walk, the
+ * tables' again at each exec, which drops the old image's.
  */
 enum unwind_runtime {
 	UNWIND_RT_PYTHON,
