@@ -68,7 +68,7 @@ struct {
 	__uint(max_entries, ROW_CACHE_SIZE);
 } row_cache SEC(".maps");
 
-/* the pids in py_procs and java_procs, maybe (include/unwind.h): most walks skip their lookups */
+/* the pids in unwind_procs, py_procs and java_procs, maybe (include/unwind.h): most misses skip their lookups */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);

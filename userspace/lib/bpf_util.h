@@ -29,7 +29,8 @@ int bpf_util__grace_period(int outer_fd, int inner_fd);
 
 /*
  * Sets bit (bit mod the value's size in bits) of the value at key 0 of an
- * array map: a read, then a write of the whole value. One writer per map.
+ * array map: a read, then a write of the whole value unless the bit was set
+ * already. One writer per map.
  */
 int bpf_util__set_bit(int fd, __u32 bit);
 
