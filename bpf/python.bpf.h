@@ -26,7 +26,7 @@ struct py_code_key {
 	__u32 kind;		/* as struct py_code_event's */
 	__u64 code;
 	/*
-	 * An nmethod's compile id, a code object's first line: HotSpot puts a
+	 * An nmethod's compile id, a code object's tag (py_code_tag): HotSpot puts a
 	 * new compilation where a freed one was, CPython new code made at run
 	 * time where freed code was, and each must be announced (read while it
 	 * lives) in its turn.
@@ -98,10 +98,31 @@ static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 code, __u32
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* by first line too: code made at run time is freed and its address reused by the next */
-static __always_inline void py_announce(__u32 pid, __u64 code, __u32 first)
+/* by its tag too: code made at run time is freed and its address reused by the next */
+static __always_inline void py_announce(__u32 pid, __u64 code, __u32 tag)
 {
-	rt_announce(pid, 0, code, first);
+	rt_announce(pid, 0, code, tag);
+}
+
+/*
+ * The code object's tag (py_code_tag): its first line, and its version where
+ * it has one, in one read (24 bytes on, in 3.12 and 3.13); before 3.12 its
+ * name's hash, two reads more.
+ */
+static __always_inline int py_code_tag_read(const struct py_proc *py, __u64 code, __u32 *tag)
+{
+	__u32 w[PY_CODE_WORDS], version = 0;
+	__u64 name, hash = 0;
+
+	if (bpf_probe_read_user(w, sizeof(w), (const void *)(code + py->co_firstlineno)))
+		return -1;
+	if (py->co_version_word)
+		version = w[py->co_version_word & (PY_CODE_WORDS - 1)];
+	else if (py->co_name != PY_NO_OFFSET &&
+		 (py_read(&name, code + py->co_name) || py_read(&hash, name + py->str_hash)))
+		return -1;
+	*tag = py_code_tag(w[0], version, hash);
+	return 0;
 }
 
 /*
@@ -181,7 +202,8 @@ static __always_inline bool py_in_eval(const struct py_proc *py, __u64 pc)
  */
 __noinline int py_frames(struct unwind_scratch *sc, const struct py_proc *py, struct py_walk *w)
 {
-	__u64 f, code, prev, instr, first;
+	__u64 f, code, prev, instr;
+	__u32 tag;
 	__u8 entry = 0;
 	int i;
 
@@ -208,15 +230,15 @@ __noinline int py_frames(struct unwind_scratch *sc, const struct py_proc *py, st
 			f = prev;	/* the shim that ends this call's run */
 			break;
 		}
-		if (py_read(&first, code + py->co_firstlineno))
+		if (py_code_tag_read(py, code, &tag))
 			goto lost;
 		if (py->kind == PY_FRAMES_OBJECT)
 			instr = (__u32)instr;	/* f_lasti is an int */
 		else
 			instr -= code;
 		py_push(sc, PY_TAG_FRAME << PY_TAG_SHIFT | (code & PY_ADDR_MASK));
-		py_push(sc, (first << 32) | (__u32)instr);
-		py_announce(w->pid, code, (__u32)first);
+		py_push(sc, (__u64)tag << 32 | (__u32)instr);
+		py_announce(w->pid, code, tag);
 		f = prev;
 		if (py->kind == PY_FRAMES_OBJECT || (py->kind == PY_FRAMES_ENTRY && entry))
 			break;

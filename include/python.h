@@ -45,12 +45,33 @@ struct py_proc {
 	__u16 fr_instr;		/* f_lasti (int, OBJECT) or prev_instr / instr_ptr (pointer) */
 	__u16 fr_entry;		/* is_entry (ENTRY) or owner (OWNER) byte */
 	__u16 co_firstlineno;	/* the check against a reused code object address */
-	__u16 pad[2];
+	/* co_version's index among the PY_CODE_WORDS read at co_firstlineno (3.12+), else 0 */
+	__u16 co_version_word;
+	__u16 co_name;		/* before 3.12 (no co_version): co_name, whose hash joins the tag */
+	__u16 str_hash;		/* PyASCIIObject.hash */
+	__u16 pad[3];
 };
+
+/* 32-bit words of a code object read at co_firstlineno: its first line, and its version from 3.12 */
+#define PY_CODE_WORDS 8
+
+/*
+ * What a frame tells of its code object beside the address. Code made at run
+ * time is freed and its address reused, by code whose first line may be the
+ * same (exec of generated source). From 3.12 each code object a process makes
+ * takes the next co_version (CPython's func_state counter), which tells the
+ * two apart. Before, the hash of its name does (an identifier, interned, so
+ * hashed), unless the two have one name too.
+ */
+static inline __u32 py_code_tag(__u32 first, __u32 version, __u64 name_hash)
+{
+	/* a golden-ratio multiple: near versions spread */
+	return first + version * 0x9e3779b1u + (__u32)(name_hash ^ name_hash >> 32);
+}
 
 /*
  * A Python frame takes two slots of a walked user stack: PY_TAG_FRAME | code
- * object address, then (co_firstlineno << 32 | instruction offset). The
+ * object address, then (py_code_tag << 32 | instruction offset). The
  * offset is f_lasti on OBJECT versions, else the byte distance from the code
  * object to the instruction pointer. No user address has these top bits.
  */
@@ -80,7 +101,7 @@ struct py_code_event {
 	__u32 pid;
 	__u32 kind;		/* 0: a CPython code object */
 	__u64 code;
-	__u32 gen;		/* a code object's first line; an nmethod's compile id */
+	__u32 gen;		/* a code object's tag (py_code_tag); an nmethod's compile id */
 	__u32 pad;
 };
 

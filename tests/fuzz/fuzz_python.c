@@ -54,7 +54,7 @@ static void unicode(struct fuzz_in *in)
 	free(buf);
 }
 
-/* _Py_DebugOffsets: a layout only for 3.13 with every offset in range */
+/* _Py_DebugOffsets: a layout only for 3.13 with every offset in range, the code object's in its header */
 static void debug_offsets(struct fuzz_in *in)
 {
 	struct py_layout l;
@@ -68,6 +68,10 @@ static void debug_offsets(struct fuzz_in *in)
 		FUZZ_CHECK(l.version == 0x030d && l.bpf.kind == PY_FRAMES_OWNER);
 		FUZZ_CHECK(l.bpf.ts_frame < PY_NO_OFFSET && l.bpf.fr_code < PY_NO_OFFSET &&
 			   l.co_linetable < PY_NO_OFFSET && l.unicode_ascii_size < PY_NO_OFFSET);
+		/* read_code reads these within the code object header it copied */
+		FUZZ_CHECK(l.co_name <= CODE_HEADER_MAX - 8 && l.co_qualname <= CODE_HEADER_MAX - 8 &&
+			   l.co_filename <= CODE_HEADER_MAX - 8 && l.co_linetable <= CODE_HEADER_MAX - 8 &&
+			   l.bpf.co_firstlineno + PY_CODE_WORDS * 4 <= CODE_HEADER_MAX);
 	}
 	free(buf);
 }

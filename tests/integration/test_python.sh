@@ -264,22 +264,28 @@ short_check() {
 }
 
 # code made at run time and freed, its address reused by the next: every function named as
-# itself (read while it lived, by address and first line), though the process is gone at the end
+# itself (read while it lived, by address and tag), though the process is gone at the end.
+# MODE lines: each starts on its own line; same: all on line 1, told apart by co_version (3.12+)
+# or by the hash of the name
 reuse_check() {
-	local py=$1 name n=20 said named unknown
-	name="$(tag "$py")-reuse"
+	local py=$1 mode=$2 name n=20 said named unknown spread
+	name="$(tag "$py")-reuse$([ "$mode" = same ] && echo -same-line)"
 	start_profile "$name"
-	said=$("$py" "$PYDIR/reuse.py" $n)
+	said=$("$py" "$PYDIR/reuse.py" $n $mode)
 	stop_profile
 	go tool pprof -top -nodecount=1000 -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.top"
 	named=$(awk '$6 ~ /^gen\.f[0-9]+$/ { print $6 }' "$tmp/$name.top" | sort -u | wc -l)
 	unknown=$(awk '$6 == "[unknown" && $7 == "python" { sub("%", "", $2); print $2 }' "$tmp/$name.top")
+	# each ran 100 ms: one named for another would hold twice the samples of the rest
+	spread=$(awk '$6 ~ /^gen\.f[0-9]+$/ { sub("%", "", $5); print $5 }' "$tmp/$name.top" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR) printf "%s %s", v[int((NR + 1) / 2)], v[NR] }')
 	# the premise: addresses were reused (fewer than half of them distinct)
 	if [[ "$said" =~ ^$n\ functions,\ ([0-9]+)\ code ]] && [ "${BASH_REMATCH[1]}" -lt $((n / 2)) ] &&
-		[ "$named" -ge $((n - 3)) ] && awk -v u="${unknown:-0}" 'BEGIN { exit !(u <= 1) }'; then
-		pass "$name: $said; $named of them named, ${unknown:-0}% unknown"
+		[ "$named" -ge $((n - 3)) ] && awk -v u="${unknown:-0}" 'BEGIN { exit !(u <= 1) }' &&
+		awk -v s="$spread" 'BEGIN { split(s, a, " "); exit !(a[1] > 0 && a[2] <= 1.5 * a[1]) }'; then
+		pass "$name: $said; $named of them named, ${unknown:-0}% unknown, cum % median/most $spread"
 	else
-		fail "$name" "$said; $named of $n functions named, ${unknown:-0}% [unknown python function]"
+		fail "$name" "$said; $named of $n functions named, ${unknown:-0}% [unknown python function], cum % median/most '$spread'"
 	fi
 }
 
@@ -319,7 +325,8 @@ for py in "${pythons[@]}"; do
 	wall_check "$py"
 	aio_check "$py"
 	[[ "$py" =~ python3\.1[2-9]$ ]] && xperf_check "$py"
-	reuse_check "$py"
+	reuse_check "$py" lines
+	reuse_check "$py" same
 done
 agent_check "${pythons[0]}"
 offcpu_check "${pythons[0]}"

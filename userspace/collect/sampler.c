@@ -230,7 +230,7 @@ static int on_py_event(void *ctx, void *data, size_t size)
 	if (e->kind)
 		java__seen(s->java, e->pid, e->kind, e->code);
 	else
-		python__code_seen(s->python, e->pid, e->code, (__s32)e->gen);
+		python__code_seen(s->python, e->pid, e->code, e->gen);
 	return 0;
 }
 

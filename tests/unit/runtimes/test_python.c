@@ -31,7 +31,9 @@ static int our_offsets(const struct py_layout *l, struct named *out)
 		{ "fr_previous", l->bpf.fr_previous }, { "fr_instr", l->bpf.fr_instr },
 		{ "fr_entry", l->bpf.fr_entry }, { "co_qualname", l->co_qualname },
 		{ "co_code_adaptive", l->co_code_adaptive }, { "co_linetable", l->co_linetable },
-		{ "co_firstlineno", l->bpf.co_firstlineno }, { "co_name", l->co_name },
+		{ "co_firstlineno", l->bpf.co_firstlineno },
+		{ "co_version_word", l->bpf.co_version_word }, { "co_name", l->co_name },
+		{ "str_hash", l->bpf.str_hash },
 		{ "co_filename", l->co_filename }, { "unicode_ascii_size", l->unicode_ascii_size },
 		{ "unicode_compact_size", l->unicode_compact_size },
 	};
@@ -128,6 +130,8 @@ static int test_layout_headers(void)
 		pclose(f);
 		unlink(bin);
 		CHECK(n >= 15);	/* every field this version has */
+		/* the tag: the version from 3.12, else the name BPF reads is the one we name by */
+		CHECK(minor >= 12 ? l->bpf.co_version_word != 0 : l->bpf.co_name == l->co_name);
 		checked++;
 	}
 	globfree(&g);
@@ -222,7 +226,7 @@ static int test_unicode(void)
 	return TEST_OK;
 }
 
-/* _Py_DebugOffsets: the cookie, a version we have not read, an offset out of range */
+/* _Py_DebugOffsets: the cookie, a version we have not read, an offset out of range or past the code header */
 static int test_debug_offsets_refused(void)
 {
 	__u64 d[PY_DEBUG_OFFSETS_SIZE / 8] = { 0 };
@@ -236,7 +240,14 @@ static int test_debug_offsets_refused(void)
 	d[5] = 1u << 20;	/* runtime.interpreters_head far past any struct */
 	CHECK(py_layout__from_debug_offsets(d, sizeof(d), &l) == -ERANGE);
 	d[5] = 632;
-	CHECK(!py_layout__from_debug_offsets(d, sizeof(d), &l) && l.bpf.rt_interp_head == 632);
+	d[36] = 4000;	/* code.co_name: in range for the struct, past the code header we read */
+	CHECK(py_layout__from_debug_offsets(d, sizeof(d), &l) == -ERANGE);
+	d[36] = 0;
+	d[39] = CODE_HEADER_MAX - 8;	/* code.co_firstlineno: its 8 words would end past the header */
+	CHECK(py_layout__from_debug_offsets(d, sizeof(d), &l) == -ERANGE);
+	d[39] = 68;
+	CHECK(!py_layout__from_debug_offsets(d, sizeof(d), &l) && l.bpf.rt_interp_head == 632 &&
+	      l.bpf.co_version_word == 6);
 	CHECK(py_layout__from_debug_offsets(d, sizeof(d) - 8, &l) == -EINVAL);
 	return TEST_OK;
 }
@@ -246,7 +257,8 @@ static int test_debug_offsets_refused(void)
 
 /*
  * Makes CACHE_CODES functions, each its own code object of first line i + 1,
- * prints "address first-line" for each, then waits for stdin to close.
+ * prints "address tag" for each (py_code_tag before 3.12: the first line and
+ * the name's hash), then waits for stdin to close.
  */
 static const char cache_script[] =
 	"import sys\n"
@@ -256,7 +268,8 @@ static const char cache_script[] =
 	"    exec(compile('\\n' * i + 'def cf%d():\\n    pass\\n' % i, 'cachefull.py', 'exec'), ns)\n"
 	"    fs.append(ns['cf%d' % i])\n"
 	"for f in fs:\n"
-	"    print(id(f.__code__), f.__code__.co_firstlineno)\n"
+	"    h = hash(f.__code__.co_name) & (1 << 64) - 1\n"
+	"    print(id(f.__code__), (f.__code__.co_firstlineno + (h ^ h >> 32)) & 0xffffffff)\n"
 	"sys.stdout.flush()\n"
 	"sys.stdin.read()\n";
 
@@ -269,7 +282,8 @@ static int test_code_cache_full(void)
 {
 	const char *python = "/usr/bin/python3.11";
 	__u64 addr[CACHE_CODES], loc;
-	int first[CACHE_CODES], procs_fd, bits_fd, to = -1, status, n = 0, ret = TEST_FAIL;
+	unsigned tag[CACHE_CODES];
+	int procs_fd, bits_fd, to = -1, status, n = 0, ret = TEST_FAIL;
 	struct python_opts o = { .codes_max = CACHE_MAX };
 	struct python_stats st;
 	struct python *py = NULL;
@@ -290,7 +304,7 @@ static int test_code_cache_full(void)
 				&to, &from);
 	CHECK(pid > 0);
 	while (n < CACHE_CODES && from &&
-	       fscanf(from, "%llu %d", (unsigned long long *)&addr[n], &first[n]) == 2)
+	       fscanf(from, "%llu %u", (unsigned long long *)&addr[n], &tag[n]) == 2)
 		n++;
 	py = python__new(&o);
 	if (n != CACHE_CODES || !py || python__add_pid(py, (__u32)pid)) {
@@ -311,10 +325,10 @@ static int test_code_cache_full(void)
 		}
 	}
 	for (int i = 0; i < n; i++)
-		python__code_seen(py, (__u32)pid, addr[i], first[i]);
+		python__code_seen(py, (__u32)pid, addr[i], tag[i]);
 	for (int i = 0; i < n; i++) {
 		int err = python__frame(py, (__u32)pid, PY_TAG_FRAME << PY_TAG_SHIFT | addr[i],
-					(__u64)(__u32)first[i] << 32, &line, &loc);
+					(__u64)tag[i] << 32, &line, &loc);
 
 		snprintf(want, sizeof(want), "cachefull.cf%d", i);
 		if (i < CACHE_MAX ? err || strcmp(line.function, want) : err != -ENOENT) {

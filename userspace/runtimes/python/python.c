@@ -22,7 +22,6 @@
 #include "python_int.h"
 #include "python_runtime.h"
 
-#define CODE_HEADER_MAX 512		/* bytes of a code object we read: every field we use is below */
 #define STR_MAX 4096			/* bytes of a str object: longer names are cut */
 #define LINETABLE_MAX (1u << 20)	/* a line table larger than this is refused */
 #define CODES_PER_PID_MAX 65536		/* code objects cached per process (python_opts.codes_max) */
@@ -31,8 +30,9 @@
 /* One code object as read from the process. */
 struct py_code {
 	__u64 addr;
-	__s32 asked;		/* the first line the frame or event gave: with addr, the key */
-	__s32 first;		/* co_firstlineno as read: not asked, another code object was there */
+	__u32 asked;		/* the tag the frame or event gave (py_code_tag): with addr, the key */
+	__u32 tag;		/* the tag as read: not asked, another code object was there */
+	__s32 first;		/* co_firstlineno */
 	bool ok;		/* read in full; else function says unknown */
 	char *function;		/* module.qualname */
 	char *file;
@@ -45,7 +45,7 @@ struct py_pid {
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool unknown;		/* a CPython we do not know: counted, not walked */
 	struct py_layout layout;
-	struct hmap *index;	/* (code address, first line) -> codes[] id + 1 */
+	struct hmap *index;	/* (code address, tag) -> codes[] id + 1 */
 	struct py_code *codes;
 	size_t n_codes, cap_codes;
 };
@@ -437,19 +437,36 @@ static __u64 u64_at(const __u8 *h, __u16 off)
 	return v;
 }
 
+/*
+ * The tag BPF gives the code object whose header is h (py_code_tag_read in
+ * python.bpf.h, the same reads). The layout keeps the words in h.
+ */
+static int code_tag(__u32 pid, const struct py_layout *l, const __u8 *h, __u32 *tag)
+{
+	__u32 w[PY_CODE_WORDS], version = 0;
+	__u64 hash = 0;
+
+	memcpy(w, h + l->bpf.co_firstlineno, sizeof(w));
+	if (l->bpf.co_version_word)
+		version = w[l->bpf.co_version_word & (PY_CODE_WORDS - 1)];
+	else if (l->bpf.co_name != PY_NO_OFFSET &&
+		 read_exact(pid, u64_at(h, l->bpf.co_name) + l->bpf.str_hash, &hash, sizeof(hash)))
+		return -EFAULT;
+	*tag = py_code_tag(w[0], version, hash);
+	return 0;
+}
+
 /* Reads code object addr into c (c->ok says whether every part was read). */
 static void read_code(__u32 pid, const struct py_layout *l, __u64 addr, struct py_code *c)
 {
 	__u8 h[CODE_HEADER_MAX];
 	char *name = NULL, *module = NULL;
-	__s32 first;
 
 	memset(c, 0, sizeof(*c));
 	c->addr = addr;
-	if (read_exact(pid, addr, h, CODE_HEADER_MAX))
+	if (read_exact(pid, addr, h, CODE_HEADER_MAX) || code_tag(pid, l, h, &c->tag))
 		return;
-	memcpy(&first, h + l->bpf.co_firstlineno, sizeof(first));
-	c->first = first;
+	memcpy(&c->first, h + l->bpf.co_firstlineno, sizeof(c->first));
 	name = read_str(pid, u64_at(h, l->co_qualname ? l->co_qualname : l->co_name), l);
 	c->file = read_str(pid, u64_at(h, l->co_filename), l);
 	c->lines = read_bytes(pid, u64_at(h, l->co_linetable), &c->n_lines);
@@ -471,7 +488,7 @@ static __u64 now_ns(void)
 
 struct code_key {
 	__u64 addr;
-	__s32 first;
+	__u32 tag;
 };
 
 static int code_eq(__u32 id, const void *key, const void *ctx)
@@ -479,20 +496,20 @@ static int code_eq(__u32 id, const void *key, const void *ctx)
 	const struct py_pid *p = ctx;
 	const struct code_key *k = key;
 
-	return p->codes[id - 1].addr == k->addr && p->codes[id - 1].asked == k->first;
+	return p->codes[id - 1].addr == k->addr && p->codes[id - 1].asked == k->tag;
 }
 
 /*
- * The code object at addr whose first line is first, read now if not yet.
- * Code made at run time (exec, compile) is freed and its address reused by
- * the next: each (address, first line) is its own entry, so the frames of
- * both name what ran. One read that finds another first line there (the one
- * asked for is gone) is not named: never by the code object now there.
+ * The code object at addr whose tag is tag, read now if not yet. Code made
+ * at run time (exec, compile) is freed and its address reused by the next:
+ * each (address, tag) is its own entry, so the frames of both name what ran.
+ * One read that finds another tag there (the one asked for is gone) is not
+ * named: never by the code object now there.
  */
-static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr, __s32 first)
+static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr, __u32 tag)
 {
-	struct code_key k = { addr, first };
-	__u64 h = hash_u64(addr, (__u32)first), t0;
+	struct code_key k = { addr, tag };
+	__u64 h = hash_u64(addr, tag), t0;
 	__u32 id = hmap__find(p->index, h, code_eq, &k, p);
 	struct py_code *c;
 
@@ -513,8 +530,8 @@ static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr,
 	t0 = now_ns();
 	read_code(p->pid, &p->layout, addr, c);
 	py->stats.read_ns += now_ns() - t0;
-	c->asked = first;
-	if (c->ok && c->first != first) {
+	c->asked = tag;
+	if (c->ok && c->tag != tag) {
 		code_free(c);
 		c->ok = false;
 	}
@@ -527,12 +544,12 @@ static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr,
 	return c;
 }
 
-void python__code_seen(struct python *py, __u32 pid, __u64 code, __s32 first)
+void python__code_seen(struct python *py, __u32 pid, __u64 code, __u32 tag)
 {
 	struct py_pid *p = py ? find_pid(py, pid) : NULL;
 
 	if (p && !p->unknown)
-		get_code(py, p, code, first);
+		get_code(py, p, code, tag);
 }
 
 bool python__is_frame(__u64 slot)
@@ -580,9 +597,8 @@ int python__frame(struct python *py, __u32 pid, __u64 a, __u64 b, struct src_lin
 {
 	struct py_pid *p = find_pid(py, pid);
 	__u64 code = a & PY_ADDR_MASK;
-	__s32 first = (__s32)(b >> 32);
-	__u32 raw = (__u32)b;
-	struct py_code *c = p && !p->unknown ? get_code(py, p, code, first) : NULL;
+	__u32 tag = (__u32)(b >> 32), raw = (__u32)b;
+	struct py_code *c = p && !p->unknown ? get_code(py, p, code, tag) : NULL;
 
 	*loc = hash_u64(b, hash_u64(code, pid)) | 1ull << 63;
 	if (!c || !c->ok) {

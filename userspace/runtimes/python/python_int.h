@@ -38,6 +38,9 @@ const struct py_layout *py_layout__table(__u32 version);
  */
 int py_layout__from_debug_offsets(const void *buf, size_t size, struct py_layout *out);
 
+/* bytes of a code object we read: every field we use lies below (checked for 3.13's offsets) */
+#define CODE_HEADER_MAX 512
+
 /* bytes of _Py_DebugOffsets we read (up to its unicode_object part) */
 #define PY_DEBUG_OFFSETS_SIZE (71 * 8)
 

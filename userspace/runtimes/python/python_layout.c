@@ -1,4 +1,4 @@
-/* python_layout.c -- CPython 3.8-3.12 struct offsets (from each version's headers), 3.13+ from _Py_DebugOffsets */
+/* python_layout.c -- CPython 3.8-3.12 struct offsets (from each version's headers), 3.13 from _Py_DebugOffsets */
 #include <errno.h>
 #include <string.h>
 #include "python_int.h"
@@ -14,7 +14,18 @@
 	{ .kind = PY_FRAMES_OBJECT, .rt_interp_head = rt, .interp_tstate_head = ih,   \
 	  .ts_next = 8, .ts_thread_id = tsid, .ts_frame = fr,                         \
 	  .cframe_frame = PY_NO_OFFSET, .fr_code = 32, .fr_previous = 24,             \
-	  .fr_instr = lasti, .fr_entry = 0, .co_firstlineno = 40 }
+	  .fr_instr = lasti, .fr_entry = 0, .co_firstlineno = 40, .co_name = 112,     \
+	  .str_hash = STR_HASH }
+
+/*
+ * co_version sits 6 ints after co_firstlineno in 3.12 and 3.13 (the
+ * _PyCode_DEF run co_firstlineno, co_nlocalsplus, co_framesize, co_nlocals,
+ * co_ncellvars, co_nfreevars, co_version); _Py_DebugOffsets of 3.13 does not
+ * give it. The unit test measures it against the installed headers.
+ */
+#define CO_VERSION_WORD 6
+/* PyASCIIObject.hash, after ob_refcnt, ob_type and length, in every version we read */
+#define STR_HASH 24
 
 static const struct py_layout table[] = {
 	{ .version = 0x0308, .bpf = BPF_OBJ(32, 8, 176, 24, 104),
@@ -30,7 +41,7 @@ static const struct py_layout table[] = {
 	  .bpf = { .kind = PY_FRAMES_ENTRY, .rt_interp_head = 40, .interp_tstate_head = 16,
 		   .ts_next = 8, .ts_thread_id = 152, .ts_frame = 56, .cframe_frame = 8,
 		   .fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_entry = 68,
-		   .co_firstlineno = 72 },
+		   .co_firstlineno = 72, .co_name = 120, .str_hash = STR_HASH },
 	  .co_name = 120, .co_qualname = 128, .co_filename = 112, .co_linetable = 136,
 	  .co_code_adaptive = 184, .ts_interp = 16,
 	  .unicode_ascii_size = 48, .unicode_compact_size = 72, .lines = PY_LINES_311 },
@@ -38,7 +49,8 @@ static const struct py_layout table[] = {
 	  .bpf = { .kind = PY_FRAMES_OWNER, .rt_interp_head = 40, .interp_tstate_head = 72,
 		   .ts_next = 8, .ts_thread_id = 136, .ts_frame = 56, .cframe_frame = 0,
 		   .fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_entry = 70,
-		   .co_firstlineno = 68 },
+		   .co_firstlineno = 68, .co_version_word = CO_VERSION_WORD,
+		   .co_name = PY_NO_OFFSET, .str_hash = STR_HASH },
 	  .co_name = 120, .co_qualname = 128, .co_filename = 112, .co_linetable = 136,
 	  .co_code_adaptive = 192, .ts_interp = 16,
 	  .unicode_ascii_size = 40, .unicode_compact_size = 56, .lines = PY_LINES_311 },
@@ -105,6 +117,14 @@ int py_layout__from_debug_offsets(const void *buf, size_t size, struct py_layout
 	      take(d, DO_UNICODE_ASCII_SIZE, &l.unicode_ascii_size);
 	if (err)
 		return err;
+	/* the process wrote these: each field must lie in the code object header read */
+	if (l.co_filename > CODE_HEADER_MAX - 8 || l.co_name > CODE_HEADER_MAX - 8 ||
+	    l.co_qualname > CODE_HEADER_MAX - 8 || l.co_linetable > CODE_HEADER_MAX - 8 ||
+	    l.bpf.co_firstlineno > CODE_HEADER_MAX - PY_CODE_WORDS * 4)
+		return -ERANGE;
+	l.bpf.co_version_word = CO_VERSION_WORD;
+	l.bpf.co_name = PY_NO_OFFSET;	/* the version tells reused code apart */
+	l.bpf.str_hash = STR_HASH;
 	/* PyCompactUnicodeObject adds utf8_length and utf8 to PyASCIIObject (3.12+) */
 	l.unicode_compact_size = l.unicode_ascii_size + 16;
 	*out = l;

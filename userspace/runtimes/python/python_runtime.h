@@ -44,10 +44,10 @@ void python__free(struct python *py);
 int python__add_pid(struct python *py, __u32 pid);
 
 /*
- * BPF saw code object CODE, of first line FIRST, run in PID for the first
- * time: read it while it lives.
+ * BPF saw code object CODE, of tag TAG (py_code_tag), run in PID for the
+ * first time: read it while it lives.
  */
-void python__code_seen(struct python *py, __u32 pid, __u64 code, __s32 first);
+void python__code_seen(struct python *py, __u32 pid, __u64 code, __u32 tag);
 
 /* Whether a user stack slot is a Python frame (two slots) or a lost-frames mark (one). */
 bool python__is_frame(__u64 slot);
