@@ -3,6 +3,11 @@
 EBPFPROF=${EBPFPROF:-build/ebpfprof}
 FIX=${FIX:-build/fixtures}
 BT_PROG='profile:hz:%s { @[kstack, ustack, comm] = count(); }'
+# The agent's whole job in bpftrace: the same stacks, and each new process told to userspace within
+# 25 ms, while it may still be read (its pid and cgroup at exec, in a map printed when it holds any)
+BT_JOB='profile:hz:%s { @[kstack, ustack, comm] = count(); }
+tracepoint:sched:sched_process_exec { @execs[pid, cgroup] = nsecs; @pending = 1; }
+interval:ms:25 /@pending/ { print(@execs); clear(@execs); @pending = 0; }'
 
 calc() { awk "BEGIN { print $1 }"; }
 now() { date +%s.%N; }
@@ -50,6 +55,23 @@ sys.exit(code)' "$@"
 bpf_prog_stats() {
 	awk '/^prog_type:/ { pe = ($2 == 7) } /^run_time_ns:/ { all += $2; if (pe) t += $2 }
 		pe && /^run_cnt:/ { c += $2; pe = 0 } END { printf "%d %d %d\n", t, c, all }' /proc/"$1"/fdinfo/* 2>/dev/null
+}
+
+# bpf_prog_stats_named PID NAME: the same, the first two over the programs bpftool names NAME (the
+# sampler where another perf_event program runs beside it: bpftrace names a probe's program by its
+# last part, profile:hz:19 "19", interval:ms:25 "25")
+bpf_prog_stats_named() {
+	local id
+	for id in $(awk '/^prog_id:/ { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u); do
+		bpftool prog show id "$id" 2>/dev/null | head -1
+	done | awk -v want="$2" '{ n = t = c = ""
+		for (i = 2; i < NF; i++) {
+			if ($i == "name") n = $(i + 1)
+			if ($i == "run_time_ns") t = $(i + 1)
+			if ($i == "run_cnt") c = $(i + 1)
+		}
+		all += t; if (n == want) { rt += t; rc += c } }
+		END { printf "%d %d %d\n", rt, rc, all }'
 }
 
 # profiler_start NAME HZ DIR: starts a whole-system profiler under rusage_run; returns once it samples.
