@@ -36,8 +36,8 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 sysctl -qw kernel.bpf_stats_enabled=1	# BPF ns per sample; costs the programs a few ns a run
 echo "ebpfprof agent bench: ${SECONDS_RUN} s per run, ${INTERVAL} s windows, $(nproc) CPUs, ~100 new processes/s"
-# bpftrace after the agent, at the same rate under the same load of the same run: the BPF cost of the
-# same job (kernel and user stacks per sample) by the kernel's own stack walker, for comparison. Not at
+# bpftrace after the agent, at the same rate under the same load of the same run: the BPF cost of
+# its sampling alone (kernel and user stacks per sample) and of the agent's whole job. Not at
 # the same time: the agent would profile bpftrace too (libLLVM's tables and symbols in its memory)
 bt=$(command -v bpftrace || true)
 echo "bpftrace beside it: ${bt:-not installed, no comparison}"
@@ -46,19 +46,24 @@ if [ -n "$bt" ] && [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing && mounted_tracefs=1
 fi
 
+# per T C: T / C as a whole number, "-" when C is 0
+per() { awk -v t="$1" -v c="$2" 'BEGIN { if (c) printf "%d", t / c; else print "-" }'; }
+
 # bt_cost PROG HZ: bpftrace's BPF ns per sample running PROG for BT_SECONDS: all of its programs over
-# its profile probe's runs ("-" without bpftrace). HZ names that probe's program, so it is not 25
+# its profile probe's runs ("-" without bpftrace). HZ names that probe's program; "-" too where an
+# interval probe of PROG has the same name (BT_JOB's at 25 Hz), whose runs are not samples
 bt_cost() {
-	local p ns0 cnt0 all0 ns1 cnt1 all1
+	local p cnt0 all0 cnt1 all1
 	[ -n "$bt" ] || { echo "-"; return; }
+	case $1 in *"interval:ms:$2 "*) echo "-"; return ;; esac
 	bpftrace -e "$(printf "$1" "$2")" >"$out/bt.out" 2>&1 &
 	p=$!
 	wait_line "$out/bt.out" '^Attaching' 15
-	read -r ns0 cnt0 all0 <<<"$(bpf_prog_stats_named $p "$2")"
+	read -r _ cnt0 all0 <<<"$(bpf_prog_stats_named $p "$2")"
 	sleep "$BT_SECONDS"
-	read -r ns1 cnt1 all1 <<<"$(bpf_prog_stats_named $p "$2")"
+	read -r _ cnt1 all1 <<<"$(bpf_prog_stats_named $p "$2")"
 	kill -INT $p; wait $p 2>/dev/null
-	awk -v t=$((all1 - all0)) -v c=$((cnt1 - cnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }'
+	per $((all1 - all0)) $((cnt1 - cnt0))
 }
 
 # BPF ns/sample: the sampler's runs alone, then all of the agent's programs (its exec tracepoint runs
@@ -102,8 +107,7 @@ for f in $FREQS; do
 		"$(awk -v t="$((t1 - t0))" -v s="$SECONDS_RUN" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz / s * 100 }')" \
 		"$(awk -v k="$hwm" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"$(awk -v k="${steady:-0}" 'BEGIN { printf "%.1f", k / 1024 }')" \
-		"$(awk -v t=$((bns1 - bns0)) -v c=$((bcnt1 - bcnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }')" \
-		"$(awk -v t=$((ball1 - ball0)) -v c=$((bcnt1 - bcnt0)) 'BEGIN { if (c) printf "%d", t / c; else print "-" }')" "$windows" \
+		"$(per $((bns1 - bns0)) $((bcnt1 - bcnt0)))" "$(per $((ball1 - ball0)) $((bcnt1 - bcnt0)))" "$windows" \
 		"$(awk -v b="$bytes" -v w="$windows" 'BEGIN { if (w) printf "%d", b / w; else print "-" }')" "$lost" "$btns" "$btjob"
 	# what the losses were, by the agent's own reasons
 	[ "$lost" = 0 ] || echo "  lost at $f Hz: $(awk '/^ebpfprof_samples_lost_total/ && $2 > 0 { sub(/.*reason="/, "", $1); sub(/".*/, "", $1); printf "%s %s, ", $1, $2 }' "$out/metrics-$f.txt")"
