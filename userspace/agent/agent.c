@@ -365,6 +365,7 @@ static int harvest(struct agent *a)
 	a->fig.processes = proc_table__count(a->procs);
 	a->fig.execs_unsampled = sampler__execs_unsampled(a->sampler);
 	a->fig.execs_idle = sampler__execs_idle(a->sampler);
+	a->fig.execs_rechecked = sampler__execs_rechecked(a->sampler);
 	a->fig.cgroup_reads_saved = proc_table__cgroup_hits(a->procs);
 	a->fig.cgroup_refused = proc_table__cgroup_refused(a->procs);
 	pthread_mutex_unlock(&a->lock);

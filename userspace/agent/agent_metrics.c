@@ -45,8 +45,11 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 		"Processes that exited unsampled while their exec waited (20 ms, longer if idle), so were never read",
 		f->execs_unsampled);
 	counter(out, "ebpfprof_process_exec_idle_waits_total",
-		"Exec waits begun again because the process had been on a CPU for under a tenth of its life",
+		"Exec waits begun again because the process had been on a CPU for under a tenth of the time since the last look",
 		f->execs_idle);
+	counter(out, "ebpfprof_process_exec_rechecks_total",
+		"Execs looked at again 5 ms after a first look found them busy (their start counts from the fork)",
+		f->execs_rechecked);
 	counter(out, "ebpfprof_process_cgroup_reads_saved_total",
 		"Cgroup files not read: a process of the same cgroup v2 (a v2-only host) was read",
 		f->cgroup_reads_saved);

@@ -236,8 +236,9 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 	       (unsigned long long)ss.pids, (unsigned long long)ss.pids_gone, (unsigned long long)ss.files_loaded,
 	       (unsigned long long)ss.file_cache_hits, (unsigned long long)ss.symbols,
 	       ss.bytes / 1048576.0);
-	p_info("processes: %llu exited unsampled while their exec waited and were never read; %llu waits begun again (idle)",
-	       (unsigned long long)sampler__execs_unsampled(s), (unsigned long long)sampler__execs_idle(s));
+	p_info("processes: %llu exited unsampled while their exec waited and were never read; %llu waits begun again (idle); %llu looked at again after a busy start",
+	       (unsigned long long)sampler__execs_unsampled(s), (unsigned long long)sampler__execs_idle(s),
+	       (unsigned long long)sampler__execs_rechecked(s));
 	report_unwind(s, st);
 	report_python(s);
 	report_java(s);

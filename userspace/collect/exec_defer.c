@@ -4,12 +4,24 @@
 #include <stdlib.h>
 #include "exec_defer.h"
 
-/* 20 ms, then 5 times longer each: an idle process costs one clock_gettime per wait */
+/*
+ * 20 ms, then 5 times longer each: an idle process costs one clock_gettime
+ * per wait. The recheck is due EXEC_RECHECK_NS after the look that asked
+ * for it, whenever that was: a look made late must not be judged again at
+ * once, over no time. A ring's due times grow but for entries that came
+ * through the recheck, due up to 5 ms after younger ones queued meanwhile
+ * from the first level: they wait behind them, 5 ms late at most.
+ */
 const __s64 exec_defer_ages[EXEC_DEFER_LEVELS] = {
-	EXEC_DEFER_NS, 5 * EXEC_DEFER_NS, 25 * EXEC_DEFER_NS, 125 * EXEC_DEFER_NS,
+	EXEC_DEFER_NS, EXEC_DEFER_NS + EXEC_RECHECK_NS, 5 * EXEC_DEFER_NS, 25 * EXEC_DEFER_NS,
+	125 * EXEC_DEFER_NS,
 };
 
-/* the later waits hold only processes that outlived the first idle: a smaller ring */
+/*
+ * the later waits hold only processes that outlived the first idle: a
+ * smaller ring; the recheck may hold every exec of a host whose starts are
+ * costly, so it is as large as the first
+ */
 #define LATER_CAP_SHIFT 4
 
 struct ring {
@@ -30,7 +42,7 @@ struct exec_defer *exec_defer__new(int cap)
 	for (int i = 0; d && i < EXEC_DEFER_LEVELS; i++) {
 		struct ring *r = &d->level[i];
 
-		r->cap = i ? (cap >> LATER_CAP_SHIFT ?: 1) : cap;
+		r->cap = i && i != EXEC_DEFER_RECHECK ? (cap >> LATER_CAP_SHIFT ?: 1) : cap;
 		r->e = calloc(r->cap, sizeof(*r->e));
 		if (!r->e) {
 			exec_defer__free(d);
@@ -87,23 +99,47 @@ bool exec_defer__add(struct exec_defer *d, const struct deferred_exec *x, __s64 
 		*evicted = pop(r);
 	y.exec_ns = now;
 	y.level = 0;
+	y.cpu_ns = 0;
+	y.look_ns = now;
 	push(r, &y);
 	return full;
 }
 
-bool exec_defer__again(struct exec_defer *d, const struct deferred_exec *x)
+/* Queues X at LEVEL, with the look just made; false when it is no level or full. */
+static bool again(struct exec_defer *d, const struct deferred_exec *x, int level,
+		  __u64 cpu_ns, __s64 now)
 {
 	struct deferred_exec y = *x;
 	struct ring *r;
 
-	if (x->level < 0 || x->level + 1 >= EXEC_DEFER_LEVELS)
+	if (level <= x->level || level >= EXEC_DEFER_LEVELS)
 		return false;
-	y.level = x->level + 1;
-	r = &d->level[y.level];
+	r = &d->level[level];
 	if (r->n == r->cap)
 		return false;
+	y.level = level;
+	y.cpu_ns = cpu_ns;
+	y.look_ns = now;
 	push(r, &y);
 	return true;
+}
+
+enum exec_verdict exec_defer__judge(struct exec_defer *d, const struct deferred_exec *x,
+				    __u64 cpu_ns, __s64 now)
+{
+	/* the first look sees the whole life; later ones what came since the last (a clock only grows) */
+	__u64 used = cpu_ns > x->cpu_ns ? cpu_ns - x->cpu_ns : 0;
+	__s64 span = now > x->look_ns ? now - x->look_ns : 0;
+	bool idle = used < (__u64)(span / EXEC_IDLE_SHARE);
+	int next = x->level + 1;
+
+	if (x->level < 0 || x->level >= EXEC_DEFER_LEVELS)
+		return EXEC_HAND_ON;
+	if (!x->level && !idle)
+		return again(d, x, EXEC_DEFER_RECHECK, cpu_ns, now) ? EXEC_RECHECK : EXEC_HAND_ON;
+	if (next == EXEC_DEFER_RECHECK)
+		next++;		/* idle at the first look: no second one */
+	return idle && again(d, x, next, cpu_ns, now) ? EXEC_IDLE : EXEC_HAND_ON;
 }
 
 bool exec_defer__take(struct exec_defer *d, __u32 pid)
@@ -124,6 +160,14 @@ bool exec_defer__take(struct exec_defer *d, __u32 pid)
 	return false;
 }
 
+/* When E, waiting at LEVEL, falls due. */
+static __s64 due_at(const struct deferred_exec *e, int level)
+{
+	if (level == EXEC_DEFER_RECHECK)
+		return e->look_ns + EXEC_RECHECK_NS;
+	return e->exec_ns + exec_defer_ages[level];
+}
+
 /* The level whose head falls due first, or -1 when all are empty. */
 static int first_due(const struct exec_defer *d, __s64 *due)
 {
@@ -136,7 +180,7 @@ static int first_due(const struct exec_defer *d, __s64 *due)
 
 		if (!r->n)
 			continue;
-		t = r->e[r->head].exec_ns + exec_defer_ages[l];
+		t = due_at(&r->e[r->head], l);
 		if (t < *due) {
 			*due = t;
 			best = l;

@@ -12,15 +12,18 @@
  * process is sampled meanwhile it is taken out at once (exec_defer__take).
  * EXEC_DEFER_NS after the exec it is handed on if it still lives and has
  * run; one that has hardly run (a `sleep 0.1`, a script waiting on a pipe)
- * is unlikely to be sampled, so it waits again (exec_defer__again), to the
- * next of exec_defer_ages, and is handed on at the last whatever it did.
- * A 100 ms process that computes is read 20 ms into its life, with its
- * libraries mapped.
+ * is unlikely to be sampled, so it waits again, to the next of
+ * exec_defer_ages, and is handed on at the last whatever it did
+ * (exec_defer__judge). A 100 ms process that computes is read 20 ms into
+ * its life (25 ms where its start was costly), with its libraries mapped.
  */
 #define EXEC_DEFER_NS (20 * 1000000LL)
-#define EXEC_DEFER_LEVELS 4
+#define EXEC_DEFER_LEVELS 5
+#define EXEC_DEFER_RECHECK 1	/* the level of a second look after a busy first one */
+#define EXEC_RECHECK_NS (5 * 1000000LL)	/* its delay from the first look */
+#define EXEC_IDLE_SHARE 10	/* on a CPU under 1/EXEC_IDLE_SHARE of the time looked at: idle */
 
-/* how long after its exec a process waiting at each level falls due */
+/* how long after its exec a process waiting at each level falls due (the recheck: after a timely look) */
 extern const __s64 exec_defer_ages[EXEC_DEFER_LEVELS];
 
 struct exec_defer;
@@ -31,6 +34,15 @@ struct deferred_exec {
 	__u64 cgroup_id;
 	__s64 exec_ns;		/* set by exec_defer__add */
 	int level;		/* 0 at the first wait, EXEC_DEFER_LEVELS - 1 at the last */
+	__u64 cpu_ns;		/* the process's CPU clock at the last look (0 before the first) */
+	__s64 look_ns;		/* when that look was (exec_ns before the first) */
+};
+
+/* what a look at a waiting exec decided */
+enum exec_verdict {
+	EXEC_HAND_ON,		/* it ran, or waited its last: read it now */
+	EXEC_IDLE,		/* hardly ran since the last look: queued at the next level */
+	EXEC_RECHECK,		/* busy at the first look, maybe only starting: looked at again soon */
 };
 
 /* At most CAP execs at the first wait, fewer at the later ones; NULL with errno set on failure. */
@@ -46,10 +58,16 @@ bool exec_defer__add(struct exec_defer *d, const struct deferred_exec *x, __s64 
 		     struct deferred_exec *evicted);
 
 /*
- * Queues X, just popped, at its next level; false when it was at the last or
- * that level is full (then it is the caller's to hand on).
+ * Judges X, just popped, by its process's CPU clock CPU_NS at NOW, and queues
+ * it again unless it is to be handed on. The clock counts from the fork, so
+ * the fork, the exec and the dynamic loader (4-13 ms of CPU on some hosts,
+ * 0.7 ms on others) are in it: the first look calls a process idle only if
+ * its whole life so far was; one that looks busy is looked at again 5 ms
+ * later, and from then on each look judges only the CPU used since the last.
+ * A level that is full, or the last, hands on.
  */
-bool exec_defer__again(struct exec_defer *d, const struct deferred_exec *x);
+enum exec_verdict exec_defer__judge(struct exec_defer *d, const struct deferred_exec *x,
+				    __u64 cpu_ns, __s64 now);
 
 /* Removes PID if queued at any level (its first sample came): true when it was. */
 bool exec_defer__take(struct exec_defer *d, __u32 pid);

@@ -33,7 +33,6 @@
 #define DEFAULT_UNWIND_ROWS (2u << 20)	/* 16 MiB of rows */
 #define PENDING_MAX 1024
 #define EXEC_DEFER_MAX 16384	/* execs held at once; past that the oldest goes on early */
-#define IDLE_SHARE 10		/* on a CPU under 1/IDLE_SHARE of its life: hardly run */
 
 struct sampler {
 	struct profile_bpf *skel;
@@ -49,6 +48,7 @@ struct sampler {
 	struct exec_defer *execs;	/* execs not yet handed on */
 	__u64 execs_skipped;	/* exited unsampled while waiting: never read */
 	__u64 execs_idle;	/* waits begun again by processes that had hardly run */
+	__u64 execs_rechecked;	/* looked at again after a busy first look */
 	__u64 events_seen;	/* announcements read, to tell a poll that found some */
 	__s64 recheck_ns;	/* look for announcements that did not wake us (EVENTS_BATCH_NS) */
 	struct events_ctl *events_ctl;	/* the promise to BPF to look by a time, mmap'ed; NULL: none */
@@ -235,10 +235,10 @@ static int on_py_event(void *ctx, void *data, size_t size)
 }
 
 /*
- * Execs whose wait is over: gone, only counted; alive but hardly run (on a
- * CPU for under a tenth of its life, so unlikely to be sampled), waiting
- * again; else handed on. Asking costs one system call; a hand-on reads the
- * maps, the executable, the cgroup and loads the tables.
+ * Execs whose wait is over: gone, only counted; alive but hardly run (so
+ * unlikely to be sampled), or maybe only busy starting, waiting again
+ * (exec_defer__judge); else handed on. Asking costs one system call; a
+ * hand-on reads the maps, the executable, the cgroup and loads the tables.
  */
 static int hand_on_due(struct sampler *s)
 {
@@ -254,12 +254,17 @@ static int hand_on_due(struct sampler *s)
 			s->execs_skipped++;
 			continue;
 		}
-		if (!err && (__s64)cpu_ns < (now - x.exec_ns) / IDLE_SHARE &&
-		    exec_defer__again(s->execs, &x)) {
+		switch (err ? EXEC_HAND_ON : exec_defer__judge(s->execs, &x, cpu_ns, now)) {
+		case EXEC_IDLE:
 			s->execs_idle++;
-			continue;
+			break;
+		case EXEC_RECHECK:
+			s->execs_rechecked++;
+			break;
+		case EXEC_HAND_ON:
+			ret = hand_on(s, x.pid, TASK_EVENT_EXEC, x.cgroup_id);
+			break;
 		}
-		ret = hand_on(s, x.pid, TASK_EVENT_EXEC, x.cgroup_id);
 	}
 	return ret;
 }
@@ -561,6 +566,11 @@ __u64 sampler__execs_unsampled(const struct sampler *s)
 __u64 sampler__execs_idle(const struct sampler *s)
 {
 	return s->execs_idle;
+}
+
+__u64 sampler__execs_rechecked(const struct sampler *s)
+{
+	return s->execs_rechecked;
 }
 
 int sampler__cpus(const struct sampler *s)

@@ -127,6 +127,9 @@ __u64 sampler__execs_unsampled(const struct sampler *s);
 /* Waits begun again because the process had hardly run when the last one ended. */
 __u64 sampler__execs_idle(const struct sampler *s);
 
+/* Second looks taken because the first found a process busy, maybe only starting. */
+__u64 sampler__execs_rechecked(const struct sampler *s);
+
 /*
  * Whether process announcements were lost to a full ring buffer since the
  * last call: only then need callers scan the counts map for processes

@@ -1,5 +1,6 @@
-/* test_exec_defer.c -- unit tests for the exec waits: order, taking out, waiting again at each level, a full ring */
+/* test_exec_defer.c -- unit tests for the exec waits: order, taking out, the idle rule, each level, a full ring */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "collect/exec_defer.h"
 #include "test.h"
@@ -35,7 +36,7 @@ static int test_order_and_take(void)
 	return TEST_OK;
 }
 
-/* an idle process waits at each level in turn, due at its age there; then no more */
+/* an idle process waits at each level but the recheck, due at its age there; then no more */
 static int test_levels(void)
 {
 	struct exec_defer *d = exec_defer__new(16);
@@ -44,22 +45,89 @@ static int test_levels(void)
 	CHECK(d);
 	exec_defer__add(d, &x, 0, &out);
 	for (int l = 0; l < EXEC_DEFER_LEVELS; l++) {
+		bool last = l + 1 == EXEC_DEFER_LEVELS;
+
+		if (l == EXEC_DEFER_RECHECK)
+			continue;
 		CHECK(exec_defer__next_due(d) == exec_defer_ages[l]);
 		CHECK(exec_defer__pop_due(d, exec_defer_ages[l], &out));
 		CHECK(out.pid == 7 && out.level == l && out.exec_ns == 0);
-		if (l == 1)	/* a younger exec at the first level falls due between */
-			exec_defer__add(d, &y, exec_defer_ages[1], &out);
-		CHECK(exec_defer__again(d, &out) == (l + 1 < EXEC_DEFER_LEVELS));
-		if (l == 1) {
-			CHECK(exec_defer__next_due(d) == exec_defer_ages[1] + EXEC_DEFER_NS);
+		if (l == 2)	/* a younger exec at the first level falls due between */
+			exec_defer__add(d, &y, exec_defer_ages[2], &out);
+		/* no CPU used at all */
+		CHECK(exec_defer__judge(d, &out, 0, exec_defer_ages[l]) ==
+		      (last ? EXEC_HAND_ON : EXEC_IDLE));
+		if (l == 2) {
+			CHECK(exec_defer__next_due(d) == exec_defer_ages[2] + EXEC_DEFER_NS);
 			CHECK(exec_defer__pop_due(d, INT64_MAX, &out) && out.pid == 8 && out.level == 0);
 		}
 	}
 	CHECK(exec_defer__next_due(d) == INT64_MAX);
 	/* taken out at a later level too */
 	exec_defer__add(d, &x, 0, &out);
-	CHECK(exec_defer__pop_due(d, INT64_MAX, &out) && exec_defer__again(d, &out));
+	CHECK(exec_defer__pop_due(d, INT64_MAX, &out) &&
+	      exec_defer__judge(d, &out, 0, EXEC_DEFER_NS) == EXEC_IDLE);
 	CHECK(exec_defer__take(d, 7) && exec_defer__next_due(d) == INT64_MAX);
+	exec_defer__free(d);
+	return TEST_OK;
+}
+
+/*
+ * The first look sees the CPU since the fork; later ones only what came since
+ * the last look. A start that cost 13 ms of CPU (a costly fork, exec and
+ * loader) and then sleeps is rechecked and found idle; one that computes on
+ * is handed on at the recheck; one that wakes to compute after idling is
+ * handed on at the next look, however idle its life was on the whole.
+ */
+static int test_judge(void)
+{
+	struct exec_defer *d = exec_defer__new(16);
+	struct deferred_exec x, out;
+	__s64 t;
+
+	CHECK(d);
+	/* cheap start, then asleep: idle at once, no recheck */
+	x = exec_of(1);
+	exec_defer__add(d, &x, 0, &out);
+	CHECK(exec_defer__pop_due(d, INT64_MAX, &out));
+	CHECK(exec_defer__judge(d, &out, 1 * MS, EXEC_DEFER_NS) == EXEC_IDLE);
+	CHECK(exec_defer__pop_due(d, INT64_MAX, &out) && out.level == EXEC_DEFER_RECHECK + 1);
+	CHECK(out.cpu_ns == 1 * MS && out.look_ns == EXEC_DEFER_NS);
+
+	/* costly start, then asleep: rechecked, then idle */
+	x = exec_of(2);
+	exec_defer__add(d, &x, 0, &out);
+	CHECK(exec_defer__pop_due(d, INT64_MAX, &out));
+	CHECK(exec_defer__judge(d, &out, 13 * MS, EXEC_DEFER_NS) == EXEC_RECHECK);
+	t = exec_defer__next_due(d);
+	CHECK(t == exec_defer_ages[EXEC_DEFER_RECHECK]);
+	CHECK(exec_defer__pop_due(d, t, &out) && out.level == EXEC_DEFER_RECHECK);
+	CHECK(exec_defer__judge(d, &out, 13 * MS + 100000, t) == EXEC_IDLE);
+
+	/* at the next look it has woken and computes: handed on */
+	CHECK(exec_defer__pop_due(d, INT64_MAX, &out) && out.pid == 2);
+	t = exec_defer_ages[out.level];
+	CHECK(exec_defer__judge(d, &out, 13 * MS + 100000 + 20 * MS, t) == EXEC_HAND_ON);
+
+	/* costly start, computing on: handed on at the recheck */
+	x = exec_of(3);
+	exec_defer__add(d, &x, 0, &out);
+	CHECK(exec_defer__pop_due(d, INT64_MAX, &out));
+	CHECK(exec_defer__judge(d, &out, 13 * MS, EXEC_DEFER_NS) == EXEC_RECHECK);
+	CHECK(exec_defer__pop_due(d, INT64_MAX, &out));
+	CHECK(exec_defer__judge(d, &out, 17 * MS, exec_defer_ages[EXEC_DEFER_RECHECK]) ==
+	      EXEC_HAND_ON);
+	CHECK(exec_defer__next_due(d) == INT64_MAX);
+
+	/* a first look made late (40 ms) is checked again 5 ms after it, not at once over no time */
+	x = exec_of(4);
+	exec_defer__add(d, &x, 0, &out);
+	CHECK(exec_defer__pop_due(d, 40 * MS, &out));
+	CHECK(exec_defer__judge(d, &out, 13 * MS, 40 * MS) == EXEC_RECHECK);
+	CHECK(!exec_defer__pop_due(d, 40 * MS, &out));
+	CHECK(exec_defer__next_due(d) == 40 * MS + EXEC_RECHECK_NS);
+	CHECK(exec_defer__pop_due(d, 45 * MS, &out) && out.pid == 4);
+	CHECK(exec_defer__judge(d, &out, 13 * MS, 45 * MS) == EXEC_IDLE);
 	exec_defer__free(d);
 	return TEST_OK;
 }
@@ -67,9 +135,9 @@ static int test_levels(void)
 /* full: the first level gives up its oldest; a later level refuses, for the caller to hand on */
 static int test_full(void)
 {
-	struct exec_defer *d = exec_defer__new(32);	/* later levels hold 2 */
+	struct exec_defer *d = exec_defer__new(32);	/* later levels hold 2, the recheck 32 */
 	struct deferred_exec x, out;
-	int again = 0;
+	int idle = 0, rechecked = 0;
 
 	CHECK(d);
 	for (__u32 pid = 1; pid <= 32; pid++) {
@@ -78,9 +146,15 @@ static int test_full(void)
 	}
 	x = exec_of(33);
 	CHECK(exec_defer__add(d, &x, 33, &out) && out.pid == 1);
-	while (exec_defer__pop_due(d, EXEC_DEFER_NS + 100, &out) && out.level == 0)
-		again += exec_defer__again(d, &out);
-	CHECK(again == 2 && exec_defer__next_due(d) == 2 + exec_defer_ages[1]);
+	/* half idle (two find room), half busy (all rechecked) */
+	while (exec_defer__pop_due(d, EXEC_DEFER_NS + 100, &out) && out.level == 0) {
+		enum exec_verdict v = exec_defer__judge(d, &out, out.pid % 2 ? 0 : 10 * MS,
+							EXEC_DEFER_NS + 100);
+
+		idle += v == EXEC_IDLE;
+		rechecked += v == EXEC_RECHECK;
+	}
+	CHECK(idle == 2 && rechecked == 16);
 	exec_defer__free(d);
 	errno = 0;
 	CHECK(!exec_defer__new(0) && errno == EINVAL);
@@ -88,4 +162,5 @@ static int test_full(void)
 }
 
 TEST_MAIN("exec_defer", { "order_and_take", test_order_and_take }, { "levels", test_levels },
+	  { "judge", test_judge },
 	  { "full", test_full })
