@@ -4,6 +4,10 @@ OUTPUT := build
 ifeq ($(SANITIZE),1)
 OUTPUT := build/san
 endif
+# TEST_RUNTIMES=1: the test-only runtimes (runtimes/null) built in too, in a folder of their own
+ifeq ($(TEST_RUNTIMES),1)
+OUTPUT := $(OUTPUT)/test-rt
+endif
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
@@ -15,6 +19,11 @@ CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -s
 	-D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUTPUT)
 LDLIBS := -lbpf -ldw -lelf -lz -llzma -liberty -lhttp_parser -lmicrohttpd -ljson-c -lpthread
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR)
+
+ifeq ($(TEST_RUNTIMES),1)
+CFLAGS += -DEBPFPROF_TEST_RUNTIMES
+BPF_CFLAGS += -DEBPFPROF_TEST_RUNTIMES
+endif
 
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -34,7 +43,9 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
 # every folder under userspace/ is a stage of the data path; objects keep their folder under build/
-USER_SRCS := $(shell find userspace -name '*.c')
+TEST_ONLY_RUNTIMES := userspace/runtimes/null
+USER_SRCS := $(shell find userspace -name '*.c' $(if $(filter 1,$(TEST_RUNTIMES)),,\
+	$(foreach d,$(TEST_ONLY_RUNTIMES),-not -path '$(d)/*')))
 USER_HDRS := $(shell find userspace -name '*.h')
 USER_OBJS := $(patsubst userspace/%.c,$(OUTPUT)/userspace/%.o,$(USER_SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/userspace/main.o,$(USER_OBJS))
@@ -58,7 +69,7 @@ DEB_PKGS += xxd chromium
 # make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
 DEB_PKGS += qemu-system-x86 busybox-static cpio bc
 
-.PHONY: all deps run test bench clean vmlinux fixtures fuzz image vmtest
+.PHONY: all deps run test bench clean vmlinux fixtures fuzz image vmtest test-runtimes
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
@@ -123,8 +134,12 @@ run: deps all
 	@echo "top functions (go tool pprof -top ebpfprof.pb.gz):"
 	@go tool pprof -top -nodecount=25 -symbolize=none ebpfprof.pb.gz 2>&1 | sed -n '1,35p'
 
-test: deps all $(UNIT_BINS) fixtures
+test: deps all $(UNIT_BINS) fixtures test-runtimes
 	@BUILD=$(abspath $(OUTPUT)) EBPFPROF=$(abspath $(OUTPUT))/ebpfprof bash tests/run.sh
+
+# ebpfprof with the test-only runtimes, for tests/integration/test_null.sh: $(OUTPUT)/test-rt/ebpfprof
+test-runtimes:
+	$(Q)$(MAKE) --no-print-directory TEST_RUNTIMES=1 all
 
 # the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 host" (tests/vm/vmtest.sh)
 vmtest: deps all fixtures
@@ -142,6 +157,7 @@ bench: deps all fixtures
 	@bash tests/bench/unwind.sh
 	@bash tests/bench/completeness.sh
 	@bash tests/bench/churn.sh
+	@bash tests/bench/exec_idle.sh
 	@bash tests/bench/flame.sh
 	@bash tests/bench/python.sh
 	@bash tests/bench/java.sh

@@ -3,6 +3,7 @@
 #define EBPFPROF_JAVA_BPF_H
 
 #include "java.h"
+#include "walk.bpf.h"
 
 /* pid -> its JVM's code cache and offsets; a process not here has native frames only */
 struct {
@@ -13,23 +14,10 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } java_procs SEC(".maps");
 
-static __always_inline void java_push(struct unwind_scratch *sc, __u64 v)
-{
-	__u32 n = sc->stack.n;
-
-	if (n >= UNWIND_MAX_DEPTH)
-		return;
-	barrier_var(n);	/* keeps the mask: 6.1's verifier cannot bound n from the check */
-	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = v;
-	sc->stack.n = n + 1;
-	sc->hash = (sc->hash ^ v) * 0x9e3779b97f4a7c15ULL;
-	sc->hash ^= sc->hash >> 29;
-}
-
 /* The walk stops here: a marked frame says why, and the stack is truncated. Returns 1. */
 static __always_inline int java_stop(struct unwind_scratch *sc, __u64 why)
 {
-	java_push(sc, JAVA_TAG_LOST << JAVA_TAG_SHIFT | why);
+	walk_push_mark(sc, JAVA_TAG_LOST, why);
 	sc->stack.flags |= USTACK_TRUNCATED;
 	return 1;
 }
@@ -110,8 +98,7 @@ static __always_inline long java_interp(struct unwind_scratch *sc, const struct 
 		bcp = sc->r13;
 	else if (java_read(&bcp, fp + j->if_bcp))
 		goto lost;
-	java_push(sc, JAVA_TAG_INTERP << JAVA_TAG_SHIFT | (method & JAVA_ADDR_MASK));
-	java_push(sc, bcp);
+	walk_push_frame(sc, JAVA_TAG_INTERP, method, bcp);
 	rt_announce(pid, JAVA_EVENT_METHOD, method, 0);
 	/* the caller's frame lies above this one, on the same stack */
 	if (fp < sc->sp || sender <= fp || sender - fp > (1 << 20) || !ra || ra >= USER_ADDR_END)
@@ -148,11 +135,8 @@ __noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, 
 	if (pc >= j->interp_low && pc < j->interp_high)
 		return java_interp(sc, j, leaf, pid);
 	blob = java_find_blob(j, pc);
-	if (!blob) {
-		java_push(sc, JAVA_TAG_LOST << JAVA_TAG_SHIFT | JAVA_LOST_NO_BLOB);
-		sc->stack.flags |= USTACK_TRUNCATED;
-		return 1;
-	}
+	if (!blob)
+		return java_stop(sc, JAVA_LOST_NO_BLOB);
 	if (java_read(&name_p, blob + j->cb_name) || java_read32(&fs, blob + j->cb_frame_size) ||
 	    java_read32(&fco, blob + j->cb_frame_complete) || java_read(&name, name_p))
 		goto lost;
@@ -168,8 +152,8 @@ __noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, 
 	nm = name == 0x646f6874656d6eULL;	/* "nmethod\0", little-endian */
 	if (nm && java_read32(&id, blob + j->nm_compile_id))
 		goto lost;
-	java_push(sc, (nm ? JAVA_TAG_COMPILED : JAVA_TAG_STUB) << JAVA_TAG_SHIFT | (blob & JAVA_ADDR_MASK));
-	java_push(sc, (nm ? (__u64)(__u32)id << 32 : 0) | (__u32)(pc - blob));
+	walk_push_frame(sc, nm ? JAVA_TAG_COMPILED : JAVA_TAG_STUB, blob,
+			(nm ? (__u64)(__u32)id << 32 : 0) | (__u32)(pc - blob));
 	if (nm)
 		rt_announce(pid, JAVA_EVENT_NMETHOD, blob, (__u32)id);
 	if (leaf && fco > 0 && pc < code + fco) {

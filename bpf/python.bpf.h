@@ -3,6 +3,7 @@
 #define EBPFPROF_PYTHON_BPF_H
 
 #include "python.h"
+#include "walk.bpf.h"
 
 /* pid -> its interpreter's layout; a process not here has native frames only */
 struct {
@@ -21,33 +22,6 @@ struct {
 	__uint(max_entries, 8192);
 } py_tstates SEC(".maps");
 
-struct py_code_key {
-	__u32 pid;
-	__u32 kind;		/* as struct py_code_event's */
-	__u64 code;
-	/*
-	 * An nmethod's compile id, a code object's tag (py_code_tag): HotSpot puts a
-	 * new compilation where a freed one was, CPython new code made at run
-	 * time where freed code was, and each must be announced (read while it
-	 * lives) in its turn.
-	 */
-	__u32 gen;
-	__u32 pad;
-};
-
-/* code objects already announced, so each is named once, soon after it first ran */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct py_code_key);
-	__type(value, __u8);
-	__uint(max_entries, 65536);
-} py_code_seen SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
-} py_events SEC(".maps");
-
 /* Walk state kept across native frames: the next Python frame to hand out. */
 struct py_walk {
 	__u64 frame;
@@ -60,48 +34,10 @@ static __always_inline int py_read(__u64 *dst, __u64 addr)
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
 }
 
-static __always_inline void py_push(struct unwind_scratch *sc, __u64 v)
-{
-	__u32 n = sc->stack.n;
-
-	if (n >= UNWIND_MAX_DEPTH)
-		return;
-	barrier_var(n);	/* keeps the mask: 6.1's verifier cannot bound n from the check */
-	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = v;
-	sc->stack.n = n + 1;
-	sc->hash = (sc->hash ^ v) * 0x9e3779b97f4a7c15ULL;
-	sc->hash ^= sc->hash >> 29;
-}
-
-/* Asks userspace once per (process, kind, object, generation) to read its names while they live. */
-static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 code, __u32 gen)
-{
-	struct py_code_key k = { .pid = pid, .kind = kind, .code = code, .gen = gen };
-	struct py_code_event *e;
-	__u8 one = 1;
-
-	if (bpf_map_lookup_elem(&py_code_seen, &k))
-		return;
-	if (bpf_map_update_elem(&py_code_seen, &k, &one, BPF_NOEXIST))
-		return;
-	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
-	if (!e) {
-		/* a full ring: the next sample of it asks again (and harvest names it if it lives) */
-		bpf_map_delete_elem(&py_code_seen, &k);
-		return;
-	}
-	e->pid = pid;
-	e->kind = kind;
-	e->code = code;
-	e->gen = gen;
-	e->pad = 0;
-	bpf_ringbuf_submit(e, 0);
-}
-
 /* by its tag too: code made at run time is freed and its address reused by the next */
 static __always_inline void py_announce(__u32 pid, __u64 code, __u32 tag)
 {
-	rt_announce(pid, 0, code, tag);
+	rt_announce(pid, PY_EVENT_CODE, code, tag);
 }
 
 /*
@@ -214,7 +150,7 @@ __noinline int py_frames(struct unwind_scratch *sc, const struct py_proc *py, st
 		w->started = 1;
 		w->frame = py_current_frame(py);
 		if (!w->frame) {
-			py_push(sc, PY_TAG_LOST << PY_TAG_SHIFT | PY_LOST_NO_THREAD);
+			walk_push_mark(sc, PY_TAG_LOST, PY_LOST_NO_THREAD);
 			return 0;
 		}
 	}
@@ -236,19 +172,18 @@ __noinline int py_frames(struct unwind_scratch *sc, const struct py_proc *py, st
 			instr = (__u32)instr;	/* f_lasti is an int */
 		else
 			instr -= code;
-		py_push(sc, PY_TAG_FRAME << PY_TAG_SHIFT | (code & PY_ADDR_MASK));
-		py_push(sc, (__u64)tag << 32 | (__u32)instr);
+		walk_push_frame(sc, PY_TAG_FRAME, code, (__u64)tag << 32 | (__u32)instr);
 		py_announce(w->pid, code, tag);
 		f = prev;
 		if (py->kind == PY_FRAMES_OBJECT || (py->kind == PY_FRAMES_ENTRY && entry))
 			break;
 	}
 	if (i == PY_MAX_RUN)
-		py_push(sc, PY_TAG_LOST << PY_TAG_SHIFT | PY_LOST_RUN);
+		walk_push_mark(sc, PY_TAG_LOST, PY_LOST_RUN);
 	w->frame = f;
 	return 0;
 lost:
-	py_push(sc, PY_TAG_LOST << PY_TAG_SHIFT | PY_LOST_READ);
+	walk_push_mark(sc, PY_TAG_LOST, PY_LOST_READ);
 	w->frame = 0;
 	return 0;
 }

@@ -3,15 +3,15 @@
 #define EBPFPROF_UNWIND_BPF_H
 
 #include "unwind.h"
+#include "walk.bpf.h"
+#include "runtimes.bpf.h"
 
-#define USER_ADDR_END 0x800000000000ULL	/* x86-64 user space ends below this */
 #define MAPPING_SEARCH_STEPS 9		/* 2^9 > UNWIND_MAX_MAPPINGS */
 #define ROW_SEARCH_STEPS 25		/* tables up to 2^25 rows */
 /* the interrupted registers in the ucontext at a signal trampoline's rsp (uc_mcontext at 40) */
 #define UC_RBP_OFF (40 + 10 * 8)
 #define UC_RSP_OFF (40 + 15 * 8)
 #define UC_RIP_OFF (40 + 16 * 8)
-#define UNWIND_SNAP_WORDS 32		/* 256 bytes of stack copied at a sample (512 cost more than they saved) */
 #define PAGE_BYTES 4096
 
 /*
@@ -54,12 +54,6 @@ struct {
 #define ROW_CACHE_NO_ROW 0xff		/* row.cfa_type: no row covers pc (frame pointers) */
 #define ROW_CACHE_NO_TABLE 0xfe		/* row.cfa_type: pc's mapping has no table */
 
-struct row_cache_entry {
-	__u64 key;		/* pc << 1 | 1 if looked up at pc - 1 (a call) */
-	__u32 gen;		/* struct unwind_proc.gen */
-	__u32 check;
-	struct unwind_row row;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -68,60 +62,11 @@ struct {
 	__uint(max_entries, ROW_CACHE_SIZE);
 } row_cache SEC(".maps");
 
-/* the pids in unwind_procs, py_procs and java_procs, maybe (include/unwind.h): most misses skip their lookups */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_pid_bits);
-	__uint(max_entries, 1);
-} runtime_pids SEC(".maps");
-
-/* The walk's state: too big for the 512-byte BPF stack. */
-struct unwind_scratch {
-	__u64 pc;
-	__u64 sp;
-	__u64 bp;
-	__u64 hash;
-	__u32 unknown_pc;	/* a PC outside every known mapping: the maps changed */
-	__u32 exact_pc;		/* pc is where a signal or an injected call struck, not a return address */
-	__u32 announced;	/* struct unwind_proc.announced of the process walked */
-	__u32 pad;
-	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
-	struct user_stack stack;
-	/*
-	 * The stack from the sampled rsp up, copied once: a read of user
-	 * memory is a helper call and its checks, about 0.15 us here, and a
-	 * frame takes one or two; the innermost frames' words are in the copy.
-	 */
-	__u64 snap_base;	/* the user address of snap[0] */
-	__u64 snap_words;	/* how many words of snap hold the stack */
-	__u64 snap[UNWIND_SNAP_WORDS];
-	struct unwind_row row;		/* the current frame's, from unwind_lookup_row */
-	struct row_cache_entry cached;	/* a cache entry as read */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_scratch);
-	__uint(max_entries, 1);
-} unwind_scratch SEC(".maps");
-
-#include "python.bpf.h"
-#include "java.bpf.h"
-
 struct unwind_ctx {
 	struct unwind_scratch *sc;
 	struct unwind_proc *proc;
 	__u32 gen;		/* proc->gen, read once */
-	const struct py_proc *py;	/* NULL: no CPython in this process */
-	struct py_walk py_walk;
-	const struct java_proc *java;	/* NULL: no JVM in this process */
-	/*
-	 * Its code cache, [0, 0) without a JVM: a test of scalars, so the
-	 * verifier does not follow a JVM and a JVM-less walk apart.
-	 */
-	__u64 java_low, java_high;
+	struct rt_walk rt;	/* the runtimes in this process (runtimes.bpf.h) */
 };
 
 /* the mapping holding pc: the last one with start <= pc, if pc < its end */
@@ -327,12 +272,14 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	__u32 leaf = !sc->stack.n, n, injected;
 	int ret, found;
 
-	/* HotSpot's code cache: its frames have no CFI, and mostly no frame pointer */
-	if (sc->pc >= c->java_low && sc->pc < c->java_high)
-		return java_step(sc, c->java, leaf || sc->exact_pc, c->py_walk.pid) ? 1 : 0;
-	/* an interpreter loop call: the Python frames it runs go first, they are its callees */
-	if (c->py && py_in_eval(c->py, sc->pc))
-		py_frames(sc, c->py, &c->py_walk);
+	switch (rt_walk__frame(sc, &c->rt, leaf || sc->exact_pc)) {
+	case RT_STOP:
+		return 1;
+	case RT_STEPPED:
+		return 0;
+	case RT_NATIVE:
+		break;
+	}
 	n = sc->stack.n;
 	if (n >= UNWIND_MAX_DEPTH)
 		goto truncated;
@@ -383,10 +330,8 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		/* CFI stays on one stack, which grows down: a caller's frame sits above */
 		if (cfa <= sc->sp)
 			goto truncated;
-	} else if (!leaf && found == ROW_NO_TABLE && c->py && py_trampoline(sc->pc)) {
-		/* the Python frame BPF read stands for this shim: mark it to fold */
-		sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = PY_TAG_TRAMPOLINE << PY_TAG_SHIFT;
-		cfa = sc->sp + 16;
+	} else if (!leaf && found == ROW_NO_TABLE && rt_walk__no_cfi(sc, &c->rt, n, &cfa)) {
+		/* a runtime's own shim, without CFI: it said where its caller is */
 	} else {
 		/*
 		 * No CFI here (Go, JIT code, a stub): follow the frame pointer
@@ -427,10 +372,14 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	const struct unwind_pid_bits *rt;
 	struct unwind_ctx c = {};
 	__u32 zero = 0;
+	__u16 bits;
 
 	/* a process not given tables yet (a new one) is spared the hash map's miss */
 	rt = bpf_map_lookup_elem(&runtime_pids, &zero);
-	if (!rt || !unwind_pid_bits__has(rt, pid, UNWIND_RT_NATIVE))
+	if (!rt)
+		return NULL;
+	bits = unwind_pid_bits__of(rt, pid);
+	if (!unwind_pid_bits__in(bits, UNWIND_RT_NATIVE))
 		return NULL;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!c.proc)
@@ -439,15 +388,7 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!c.sc)
 		return NULL;
-	if (unwind_pid_bits__has(rt, pid, UNWIND_RT_PYTHON))
-		c.py = bpf_map_lookup_elem(&py_procs, &pid);
-	c.py_walk.pid = pid;
-	if (unwind_pid_bits__has(rt, pid, UNWIND_RT_JAVA))
-		c.java = bpf_map_lookup_elem(&java_procs, &pid);
-	if (c.java) {
-		c.java_low = c.java->code_low;
-		c.java_high = c.java->code_high;
-	}
+	rt_walk__begin(&c.rt, bits, pid);
 	/* the user registers saved at kernel entry, wherever the sample interrupted */
 	/* plain loads of a BTF pointer: a probe-read helper call each cost more */
 	c.sc->pc = regs->ip;

@@ -2,6 +2,8 @@
 #ifndef EBPFPROF_JAVA_H
 #define EBPFPROF_JAVA_H
 
+#include "frametypes.h"
+
 /* code heaps of a segmented code cache (non-nmethods, profiled, non-profiled) */
 #define JAVA_MAX_HEAPS 4
 /* hops through a code heap's segment map to a blob's start: 254 segments each */
@@ -45,25 +47,14 @@ struct java_proc {
 };
 
 /*
- * A Java frame takes two slots of a walked user stack:
+ * A Java frame takes two slots of a walked user stack (tags in frametypes.h):
  * - INTERP: JAVA_TAG_INTERP | Method*, then the bytecode pointer;
  * - COMPILED: JAVA_TAG_COMPILED | nmethod, then compile_id << 32 | pc - nmethod;
  * - STUB: JAVA_TAG_STUB | CodeBlob (an adapter, a runtime stub), then pc - blob.
  * One slot: JAVA_TAG_LOST | enum java_lost_reason, where the walk stopped.
+ * Methods and nmethods first seen are announced as JAVA_EVENT_METHOD and
+ * JAVA_EVENT_NMETHOD.
  */
-#define JAVA_TAG_SHIFT 56
-#define JAVA_TAG_INTERP 0xfbULL
-#define JAVA_TAG_COMPILED 0xfaULL
-#define JAVA_TAG_STUB 0xf9ULL
-#define JAVA_TAG_LOST 0xf8ULL
-#define JAVA_ADDR_MASK ((1ULL << JAVA_TAG_SHIFT) - 1)
-
-/* what a Java event of the shared ring (struct py_code_event) announces */
-enum java_event_kind {
-	JAVA_EVENT_METHOD = 1,	/* a Method* an interpreted frame ran */
-	JAVA_EVENT_NMETHOD = 2,	/* an nmethod a compiled frame ran */
-};
-
 enum java_lost_reason {
 	JAVA_LOST_NO_BLOB = 1,	/* a code cache PC no code blob holds (freed, or mid-install) */
 	JAVA_LOST_READ = 2,	/* a frame could not be read */

@@ -2,6 +2,8 @@
 #ifndef EBPFPROF_PYTHON_H
 #define EBPFPROF_PYTHON_H
 
+#include "frametypes.h"
+
 /*
  * How an interpreter loop call owns its Python frames:
  * - OBJECT (3.8-3.10): each _PyEval_EvalFrameDefault call runs one PyFrameObject.
@@ -70,39 +72,19 @@ static inline __u32 py_code_tag(__u32 first, __u32 version, __u64 name_hash)
 }
 
 /*
- * A Python frame takes two slots of a walked user stack: PY_TAG_FRAME | code
- * object address, then (py_code_tag << 32 | instruction offset). The
- * offset is f_lasti on OBJECT versions, else the byte distance from the code
- * object to the instruction pointer. No user address has these top bits.
+ * A Python frame takes two slots of a walked user stack (tags in
+ * frametypes.h): PY_TAG_FRAME | code object address, then (py_code_tag << 32
+ * | instruction offset). The offset is f_lasti on OBJECT versions, else the
+ * byte distance from the code object to the instruction pointer. One slot:
+ * PY_TAG_LOST | enum py_lost_reason, where Python frames could not be read;
+ * PY_TAG_TRAMPOLINE, a -X perf trampoline (3.12+) that called the
+ * interpreter loop, whose perf map name would repeat the Python frame BPF
+ * read: folded into that frame (and counted) instead of shown twice.
  */
-#define PY_TAG_SHIFT 56
-#define PY_TAG_FRAME 0xfeULL
-#define PY_TAG_LOST 0xfdULL	/* one slot: Python frames we could not read here (reason below) */
-/*
- * One slot: a -X perf trampoline (3.12+) that called the interpreter loop.
- * Its perf map name would repeat the Python frame BPF read, so it is folded
- * into that frame (and counted) instead of shown twice.
- */
-#define PY_TAG_TRAMPOLINE 0xfcULL
-#define PY_ADDR_MASK ((1ULL << PY_TAG_SHIFT) - 1)
-
 enum py_lost_reason {
 	PY_LOST_NO_THREAD = 1,	/* no PyThreadState of the sampled thread */
 	PY_LOST_READ = 2,	/* a frame could not be read */
 	PY_LOST_RUN = 3,	/* more than PY_MAX_RUN frames in one loop call */
-};
-
-/*
- * A new code object seen in a sample, so userspace names it while it lives.
- * The ring and the seen map are shared with the Java frame reader, whose
- * events have a kind of their own (enum java_event_kind).
- */
-struct py_code_event {
-	__u32 pid;
-	__u32 kind;		/* 0: a CPython code object */
-	__u64 code;
-	__u32 gen;		/* a code object's tag (py_code_tag); an nmethod's compile id */
-	__u32 pad;
 };
 
 #endif /* EBPFPROF_PYTHON_H */

@@ -2,6 +2,8 @@
 #ifndef EBPFPROF_UNWIND_H
 #define EBPFPROF_UNWIND_H
 
+#include "frametypes.h"
+
 /*
  * How to find the canonical frame address (CFA: the caller's rsp) at a PC,
  * derived from .eh_frame / .debug_frame. On x86-64 the return address is
@@ -85,49 +87,6 @@ struct unwind_mapping {
 	__u32 base_pc;		/* page-aligned pc of the table's first row */
 	__u32 pad;
 };
-
-/*
- * The per-pid maps BPF tests a bit before looking a pid up in: the runtimes'
- * (py_procs, java_procs) and the CFI tables' (unwind_procs) at each walk, the
- * tables' again at each exec, which drops the old image's.
- */
-enum unwind_runtime {
-	UNWIND_RT_PYTHON,
-	UNWIND_RT_JAVA,
-	UNWIND_RT_NATIVE,	/* the pid has CFI tables (unwind_procs) */
-	UNWIND_RT_MAX
-};
-
-/*
- * A set of pids per map, by pid mod UNWIND_PID_BITS, the value of a
- * one-entry array map (16 KiB: kmalloc'ed, in the kernel's direct map): a
- * clear bit says for sure a pid is not in the map, a set one says maybe.
- * BPF tests it before a lookup or a delete: most processes run no runtime
- * and most execs are of processes never given tables, and a hash map's miss
- * costs 0.4-0.9 us here, the bit one cache line. A pid's words sit side by
- * side, a row of UNWIND_PID_ROW (a power of two, so a row never straddles
- * two lines): one line answers for all (a map each was a cold line each at
- * every walk). Bits are never cleared: another pid may share one.
- */
-#define UNWIND_PID_BITS 32768
-#define UNWIND_PID_ROW 4
-struct unwind_pid_bits {
-	__u64 w[UNWIND_PID_BITS / 64][UNWIND_PID_ROW];
-};
-_Static_assert(UNWIND_RT_MAX <= UNWIND_PID_ROW, "a pid's bits fit in its row");
-
-/* pid's bit for runtime rt, counted from the value's first byte (bpf_util__set_bit) */
-static inline __u32 unwind_pid_bits__bit(__u32 pid, enum unwind_runtime rt)
-{
-	return ((pid / 64 % (UNWIND_PID_BITS / 64)) * UNWIND_PID_ROW + rt) * 64 + pid % 64;
-}
-
-/* Whether pid's bit for runtime rt is set: BPF's test, and the tests' */
-static inline bool unwind_pid_bits__has(const struct unwind_pid_bits *b, __u32 pid,
-					enum unwind_runtime rt)
-{
-	return b->w[pid / 64 % (UNWIND_PID_BITS / 64)][rt % UNWIND_RT_MAX] & 1ULL << (pid % 64);
-}
 
 /*
  * Value of the per-process map: mappings sorted by start, not overlapping.

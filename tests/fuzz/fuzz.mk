@@ -22,7 +22,7 @@ FUZZ_MODS_elf_syms := symbolize/elf_syms lib/array
 FUZZ_MODS_elf_notes := symbolize/elf_syms lib/array
 FUZZ_MODS_spool := deliver/spool lib/fdio lib/array
 FUZZ_MODS_push_url := deliver/push_url profile/pbuf lib/array lib/utf8
-FUZZ_MODS_prom := deliver/prom
+FUZZ_MODS_prom := deliver/prom lib/stats
 FUZZ_MODS_config := cli/config cli/config_agent cli/config_convert lib/log symbolize/procfs
 FUZZ_MODS_pprof := profile/pprof profile/pprof_write profile/folded profile/top profile/pbuf lib/hashmap lib/array \
 	lib/utf8

@@ -306,7 +306,7 @@ while time.time() < end: sum(i * i for i in range(300))' & p3=$!
 	stop_profile
 	said37=$(grep -c 'CPython 3.7 in .* is a version we do not know' "$tmp/$name.err")
 	said36=$(grep -c 'is a CPython older than 3.7' "$tmp/$name.err")
-	counted=$(sed -n 's/.*processes walked, \([0-9]*\) of versions we do not know.*/\1/p' "$tmp/$name.err")
+	counted=$(sed -n 's/.*python: .*unknown_versions_total=\([0-9]*\).*/\1/p' "$tmp/$name.err")
 	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.traces"
 	if [ "$said37" = 1 ] && [ "$said36" = 1 ] && [ "${counted:-0}" = 3 ] &&
 		grep -q ' _PyEval_EvalFrameDefault$' "$tmp/$name.traces" &&

@@ -314,8 +314,7 @@ static int harvest_offcpu_record(const struct offcpu_key *key, const struct offc
 	if (!val->ns)
 		return 0;
 	report__offcpu_values(a->cfg->mode, val->ns, val->count, rec.values);
-	stack__resolve_offcpu(&a->stack, a->offcpu, sampler__python(a->sampler),
-			      sampler__java(a->sampler), a->sym, key);
+	stack__resolve_offcpu(&a->stack, a->offcpu, sampler__runtimes(a->sampler), a->sym, key);
 	return add_everywhere(a, &rec);
 }
 

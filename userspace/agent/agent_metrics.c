@@ -5,10 +5,7 @@
 #include <sys/resource.h>
 #include "agent_int.h"
 #include "deliver/deliver.h"
-#include "python.h"
-#include "runtimes/python/python_runtime.h"
-#include "java.h"
-#include "runtimes/java/java_runtime.h"
+#include "runtimes/runtime.h"
 
 static void counter(FILE *out, const char *name, const char *help, double v)
 {
@@ -144,83 +141,13 @@ static void write_offcpu(FILE *out, struct offcpu *o)
 		prom__value(out, "ebpfprof_offcpu_lost_total", lost[i], st[lost_ids[i]]);
 }
 
-/* CPython: processes walked or not, code objects read, frames named or lost */
-static void write_python(FILE *out, struct python *py)
+/* each runtime's families, ebpfprof_<runtime>_..., from its declared statistics */
+static void write_runtime(const struct runtime_ops *ops, const void *stats, void *ctx)
 {
-	static const char *const lost[] = {
-		[PY_LOST_NO_THREAD] = "reason=\"no_thread_state\"",
-		[PY_LOST_READ] = "reason=\"unreadable_frame\"",
-		[PY_LOST_RUN] = "reason=\"too_deep\"",
-	};
-	struct python_stats ps;
+	char prefix[64];
 
-	if (!py)
-		return;
-	python__stats(py, &ps);
-	counter(out, "ebpfprof_python_processes_total", "CPython processes whose frames BPF walks",
-		ps.procs);
-	counter(out, "ebpfprof_python_unknown_versions_total",
-		"CPython processes of a version we do not know (native frames only)",
-		ps.unknown_versions);
-	counter(out, "ebpfprof_python_layout_mismatch_total",
-		"CPython processes whose memory did not match our offsets (native frames only)",
-		ps.layout_mismatch);
-	counter(out, "ebpfprof_python_files_skipped_total",
-		"Executables not read again: an earlier process showed they hold no CPython",
-		ps.files_skipped);
-	counter(out, "ebpfprof_python_code_objects_total", "Code objects read and cached", ps.codes);
-	counter(out, "ebpfprof_python_code_objects_failed_total",
-		"Code objects that could not be read (freed, or the process gone)", ps.codes_failed);
-	gauge(out, "ebpfprof_python_code_cache_bytes", "Memory the cached code objects hold",
-	      ps.code_bytes);
-	counter(out, "ebpfprof_python_code_cache_full_total",
-		"Code objects not read because their process's cache was full (65,536): their frames unnamed",
-		ps.code_cache_full);
-	counter(out, "ebpfprof_python_frames_named_total", "Python frames named", ps.frames_named);
-	counter(out, "ebpfprof_python_frames_unnamed_total", "Python frames left unnamed",
-		ps.frames_unnamed);
-	counter(out, "ebpfprof_python_trampolines_folded_total",
-		"-X perf trampoline frames folded into the Python frame they call", ps.trampolines);
-	prom__header(out, "ebpfprof_python_frames_lost_total", "counter",
-		     "Marks of Python frames BPF could not read, by reason");
-	for (int i = PY_LOST_NO_THREAD; i <= PY_LOST_RUN; i++)
-		prom__value(out, "ebpfprof_python_frames_lost_total", lost[i], ps.frames_lost[i]);
-}
-
-/* HotSpot: JVMs walked or not, methods read, frames named or lost */
-static void write_java(FILE *out, struct java *j)
-{
-	static const char *const lost[] = {
-		[JAVA_LOST_NO_BLOB] = "reason=\"no_code_blob\"",
-		[JAVA_LOST_READ] = "reason=\"unreadable_frame\"",
-		[JAVA_LOST_FRAME] = "reason=\"bad_frame\"",
-	};
-	struct java_stats js;
-
-	if (!j)
-		return;
-	java__stats(j, &js);
-	counter(out, "ebpfprof_java_processes_total", "JVMs whose frames BPF walks", js.jvms);
-	counter(out, "ebpfprof_java_unknown_layout_total",
-		"JVMs whose tables lack what the walk needs (native frames only)", js.unknown_layout);
-	counter(out, "ebpfprof_java_methods_total", "Methods read and cached", js.methods);
-	counter(out, "ebpfprof_java_compiled_methods_total",
-		"Compiled methods whose debug info was read and cached", js.nmethods);
-	counter(out, "ebpfprof_java_compiled_methods_replaced_total",
-		"Compiled methods found where another compilation was (read again)",
-		js.nmethods_replaced);
-	counter(out, "ebpfprof_java_read_failed_total",
-		"Methods or compiled methods that could not be read (unloaded, or the process gone)",
-		js.read_failed);
-	gauge(out, "ebpfprof_java_cache_bytes", "Memory the cached methods hold", js.cache_bytes);
-	counter(out, "ebpfprof_java_frames_named_total", "Java frames named (inlined ones included)",
-		js.frames_named);
-	counter(out, "ebpfprof_java_frames_unnamed_total", "Java frames left unnamed",
-		js.frames_unnamed);
-	prom__header(out, "ebpfprof_java_frames_lost_total", "counter",
-		     "Marks where BPF stopped a Java walk, by reason");
-	for (int i = JAVA_LOST_NO_BLOB; i <= JAVA_LOST_FRAME; i++)
-		prom__value(out, "ebpfprof_java_frames_lost_total", lost[i], js.frames_lost[i]);
+	snprintf(prefix, sizeof(prefix), "ebpfprof_%s_", ops->name);
+	prom__stats(ctx, prefix, ops->stats, ops->n_stats, stats);
 }
 
 static void write_pusher(FILE *out, struct pusher *p, const char *prefix)
@@ -294,8 +221,7 @@ int agent_metrics__write(void *ctx, FILE *out)
 	gauge(out, "ebpfprof_symbol_mappings", "Mappings the symbolizer holds, over all processes",
 	      f.sym.mappings_live);
 	write_offcpu(out, a->offcpu);
-	write_python(out, sampler__python(a->sampler));
-	write_java(out, sampler__java(a->sampler));
+	runtime_set__each_stats(sampler__runtimes(a->sampler), write_runtime, out);
 	write_pusher(out, a->pusher, "ebpfprof_push_");
 	write_pusher(out, a->otlp, "ebpfprof_otlp_");
 	gauge(out, "ebpfprof_resident_memory_bytes", "Resident set size", rss_bytes());

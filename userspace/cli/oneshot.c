@@ -13,9 +13,8 @@
 #include "collect/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
-#include "python.h"
-#include "runtimes/python/python_runtime.h"
-#include "runtimes/java/java_runtime.h"
+#include "lib/stats.h"
+#include "runtimes/runtime.h"
 
 /* How often we look for new processes, to read their maps while they live. */
 #define POLL_INTERVAL_NS 500000000LL
@@ -141,47 +140,13 @@ static void report_unwind(struct sampler *s, const __u64 *st)
 	       (unsigned long long)us.procs, (unsigned long long)us.resets);
 }
 
-/* CPython processes found, code objects read and what naming their frames cost */
-static void report_python(struct sampler *s)
+/* each runtime's line, from its declared statistics: "python: processes_total=1 ..." */
+static void report_runtime(const struct runtime_ops *ops, const void *stats, void *ctx)
 {
-	struct python *py = sampler__python(s);
-	struct python_stats ps;
-	__u64 lost;
+	char line[2048];
 
-	if (!py)
-		return;
-	python__stats(py, &ps);
-	lost = ps.frames_lost[PY_LOST_NO_THREAD] + ps.frames_lost[PY_LOST_READ] +
-	       ps.frames_lost[PY_LOST_RUN];
-	p_info("python: %llu processes walked, %llu of versions we do not know, %llu with offsets that did not match; %llu code objects read (%llu failed, %.0f us each, %.1f KB cached, %llu not read: cache full); frames %llu named, %llu unnamed, %llu marks of lost frames, %llu -X perf trampolines folded",
-	       (unsigned long long)ps.procs, (unsigned long long)ps.unknown_versions,
-	       (unsigned long long)ps.layout_mismatch, (unsigned long long)ps.codes,
-	       (unsigned long long)ps.codes_failed,
-	       ps.codes + ps.codes_failed ? ps.read_ns / 1e3 / (double)(ps.codes + ps.codes_failed) : 0.0,
-	       ps.code_bytes / 1024.0, (unsigned long long)ps.code_cache_full, (unsigned long long)ps.frames_named,
-	       (unsigned long long)ps.frames_unnamed, (unsigned long long)lost,
-	       (unsigned long long)ps.trampolines);
-}
-
-/* JVMs found, methods read and what naming their frames cost */
-static void report_java(struct sampler *s)
-{
-	struct java *j = sampler__java(s);
-	struct java_stats js;
-
-	if (!j)
-		return;
-	java__stats(j, &js);
-	p_info("java: %llu JVMs walked, %llu with tables we cannot use, %llu looks before a JVM was ready; %llu methods and %llu compiled methods read (%llu failed, %llu where another compilation was, %.0f us each, %.1f KB cached); frames %llu named, %llu unnamed, lost marks: %llu no code blob, %llu unreadable, %llu bad frame; first frame announced %.1f ms after the last JVM was found",
-	       (unsigned long long)js.jvms, (unsigned long long)js.unknown_layout,
-	       (unsigned long long)js.not_ready, (unsigned long long)js.methods,
-	       (unsigned long long)js.nmethods, (unsigned long long)js.read_failed,
-	       (unsigned long long)js.nmethods_replaced, js.methods + js.nmethods + js.read_failed ?
-		       js.read_ns / 1e3 / (double)(js.methods + js.nmethods + js.read_failed) : 0.0,
-	       js.cache_bytes / 1024.0, (unsigned long long)js.frames_named,
-	       (unsigned long long)js.frames_unnamed, (unsigned long long)js.frames_lost[1],
-	       (unsigned long long)js.frames_lost[2], (unsigned long long)js.frames_lost[3],
-	       js.first_named_ns / 1e6);
+	stats__format(line, sizeof(line), ops->stats, ops->n_stats, stats);
+	p_info("%s: %s", ops->name, line);
 }
 
 /* off-cpu and wall modes: the tracer's blocks, walks and losses, and its BPF cost per switch */
@@ -240,8 +205,7 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 	       (unsigned long long)sampler__execs_unsampled(s), (unsigned long long)sampler__execs_idle(s),
 	       (unsigned long long)sampler__execs_rechecked(s));
 	report_unwind(s, st);
-	report_python(s);
-	report_java(s);
+	runtime_set__each_stats(sampler__runtimes(s), report_runtime, NULL);
 	report_offcpu(offcpu);
 	p_info("self: user %.3f s, system %.3f s, max rss %ld KiB",
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

@@ -12,6 +12,7 @@
 #include "offcpu.h"
 #include "pidns.h"
 #include "unwind.h"
+#include "runtimes/runtime.h"
 #include "offcpu.skel.h"
 
 #define DEFAULT_START_ENTRIES 65536
@@ -71,6 +72,15 @@ static int sched_switch_args(void)
  * (reused by fd before load): the walk at switch-out reads the same rows, and
  * a process that only blocks is announced to the same reader.
  */
+/* Map NAME of DST takes the sampler's map of that name (SRC). */
+static int share_map(struct bpf_object *dst, struct bpf_object *src, const char *name)
+{
+	struct bpf_map *d = bpf_object__find_map_by_name(dst, name);
+	struct bpf_map *s = bpf_object__find_map_by_name(src, name);
+
+	return d && s ? bpf_map__reuse_fd(d, bpf_map__fd(s)) : -ENOENT;
+}
+
 static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 {
 	struct offcpu_bpf *skel = o->skel;
@@ -92,17 +102,20 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 		err = bpf_map__reuse_fd(skel->maps.unwind_procs, m->procs_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.runtime_pids, m->runtime_pids_fd);
-	/* the same Python processes, thread states and first sightings of code objects */
+	/* the same runtimes' processes, their events and what they saw run */
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.py_procs, m->py_procs_fd);
+		err = share_map(skel->obj, m->obj, "rt_seen");
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.py_tstates, m->py_tstates_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.py_code_seen, m->py_code_seen_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.py_events, m->py_events_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.java_procs, m->java_procs_fd);	/* the same JVMs */
+		err = share_map(skel->obj, m->obj, "rt_events");
+	for (int i = 0; !err && i < UNWIND_RT_MAX; i++) {
+		const struct runtime_ops *ops = runtimes[i];
+
+		if (!ops)
+			continue;
+		err = share_map(skel->obj, m->obj, ops->procs_map);
+		for (int k = 0; !err && ops->maps && ops->maps[k]; k++)
+			err = share_map(skel->obj, m->obj, ops->maps[k]);
+	}
 	if (!err)
 		skel->rodata->unwind_mode = UNWIND_MODE_CFI;
 	return err;

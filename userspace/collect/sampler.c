@@ -20,10 +20,8 @@
 #include "pidns.h"
 #include "preload.h"
 #include "unwind.h"
-#include "python.h"
-#include "runtimes/python/python_runtime.h"
+#include "runtimes/runtime.h"
 #include "symbolize/symbolize.h"
-#include "runtimes/java/java_runtime.h"
 #include "profile.skel.h"
 
 #define DEFAULT_STACK_ENTRIES 16384
@@ -41,8 +39,7 @@ struct sampler {
 	sampler_event_fn event_fn;	/* set for the duration of one poll */
 	void *event_ctx;
 	struct unwinder *unwinder;	/* NULL: frame pointers only */
-	struct python *python;		/* CPython processes; with the unwinder only */
-	struct java *java;		/* HotSpot JVMs; with the unwinder only */
+	struct runtime_set *runtimes;	/* every runtime (runtimes/runtime.h); with the unwinder only */
 	__u32 pending[PENDING_MAX];	/* processes whose tables are to be loaded */
 	int n_pending;
 	struct exec_defer *execs;	/* execs not yet handed on */
@@ -219,21 +216,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	return hand_on(s, e->pid, e->kind, e->cgroup_id);
 }
 
-/* A code object ran for the first time: read it now, its process may not live long. */
-static int on_py_event(void *ctx, void *data, size_t size)
-{
-	struct sampler *s = ctx;
-	const struct py_code_event *e = data;
-
-	if (size < sizeof(*e))
-		return 0;
-	if (e->kind)
-		java__seen(s->java, e->pid, e->kind, e->code);
-	else
-		python__code_seen(s->python, e->pid, e->code, e->gen);
-	return 0;
-}
-
 /*
  * Execs whose wait is over: gone, only counted; alive but hardly run (so
  * unlikely to be sampled), or maybe only busy starting, waiting again
@@ -278,13 +260,12 @@ static void load_pending(struct sampler *s)
 {
 	for (int i = 0; i < s->n_pending; i++) {
 		unwinder__add_announced(s->unwinder, s->pending[i]);	/* failure: frame pointers */
-		python__add_pid(s->python, s->pending[i]);	/* failure: native frames only */
-		java__add_pid(s->java, s->pending[i]);
+		runtime_set__add_pid(s->runtimes, s->pending[i]);	/* failure: native frames only */
 		proc_maps__unshare(s->pending[i]);
 		ring_buffer__consume(s->events);		/* may append to pending */
 	}
 	s->n_pending = 0;
-	java__retry(s->java);	/* JVMs found before their code cache was made */
+	runtime_set__retry(s->runtimes);	/* runtimes found too early (a JVM still starting) */
 }
 
 /*
@@ -305,12 +286,19 @@ static void preload_running(struct sampler *s)
 		if (us.cache.rows > us.cache.capacity / 2)
 			break;
 		unwinder__add_pid(s->unwinder, pids[i]);
-		python__add_pid(s->python, pids[i]);
-		java__add_pid(s->java, pids[i]);
+		runtime_set__add_pid(s->runtimes, pids[i]);
 	}
 	p_debug("preloaded the tables of %d of %d running processes", i > 0 ? i : 0, n);
 	if (n >= 0)
 		free(pids);
+}
+
+/* The fd of the sampler's BPF map NAME, for the runtimes: theirs are found by name. */
+static int map_fd_by_name(void *ctx, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(ctx, name);
+
+	return m ? bpf_map__fd(m) : -ENOENT;
 }
 
 static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool whole_system)
@@ -325,27 +313,21 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 		.sync_outer_fd = bpf_map__fd(s->skel->maps.sync_outer),
 		.sync_inner_fd = bpf_map__fd(s->skel->maps.sync_inner),
 	};
-	struct python_opts po = { .procs_fd = bpf_map__fd(s->skel->maps.py_procs),
-				  .pids_fd = bpf_map__fd(s->skel->maps.runtime_pids) };
-	struct java_opts jo = { .procs_fd = bpf_map__fd(s->skel->maps.java_procs),
-				.pids_fd = bpf_map__fd(s->skel->maps.runtime_pids) };
+	struct runtime_set_opts ro = { .pids_fd = bpf_map__fd(s->skel->maps.runtime_pids),
+				       .map_fd = map_fd_by_name, .ctx = s->skel->obj };
 
 	if (s->skel->rodata->unwind_mode != UNWIND_MODE_CFI)
 		return 0;
 	s->unwinder = unwinder__new(&uo);
 	if (!s->unwinder)
 		return -errno;
-	s->python = python__new(&po);
-	if (!s->python)
-		return -errno;
-	s->java = java__new(&jo);
-	if (!s->java)
+	s->runtimes = runtime_set__new(&ro);
+	if (!s->runtimes)
 		return -errno;
 	/* processes named up front get their tables before the first sample */
 	for (int i = 0; i < n_pids; i++) {
 		unwinder__add_pid(s->unwinder, pids[i]);
-		python__add_pid(s->python, pids[i]);
-		java__add_pid(s->java, pids[i]);
+		runtime_set__add_pid(s->runtimes, pids[i]);
 	}
 	if (whole_system)
 		preload_running(s);
@@ -404,8 +386,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	if (err)
 		goto err_free;
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
-	if (s->events && s->python &&
-	    ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.py_events), on_py_event, s)) {
+	if (s->events && s->runtimes &&
+	    ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.rt_events), runtime_set__on_event,
+			     s->runtimes)) {
 		err = -errno;
 		goto err_free;
 	}
@@ -497,11 +480,7 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out)
 		.seen_fd = bpf_map__fd(skel->maps.seen),
 		.events_lost_fd = bpf_map__fd(skel->maps.events_lost),
 		.events_ctl_fd = bpf_map__fd(skel->maps.events_ctl),
-		.py_procs_fd = bpf_map__fd(skel->maps.py_procs),
-		.py_tstates_fd = bpf_map__fd(skel->maps.py_tstates),
-		.py_code_seen_fd = bpf_map__fd(skel->maps.py_code_seen),
-		.py_events_fd = bpf_map__fd(skel->maps.py_events),
-		.java_procs_fd = bpf_map__fd(skel->maps.java_procs),
+		.obj = skel->obj,
 		.runtime_pids_fd = bpf_map__fd(skel->maps.runtime_pids),
 	};
 }
@@ -596,9 +575,7 @@ int sampler__swap(struct sampler *s)
 	err = bpf_util__grace_period(bpf_map__fd(s->skel->maps.sync_outer), inner);
 	if (s->unwinder)
 		unwinder__sweep(s->unwinder);	/* once a window: tables of dead processes go */
-	if (s->python)
-		python__sweep(s->python);	/* caches of processes dead a whole window go */
-	java__sweep(s->java);
+	runtime_set__sweep(s->runtimes);	/* caches of processes dead a whole window go */
 	return err ? err : old;
 }
 
@@ -704,14 +681,9 @@ int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out)
 	return 0;
 }
 
-struct python *sampler__python(struct sampler *s)
+struct runtime_set *sampler__runtimes(struct sampler *s)
 {
-	return s ? s->python : NULL;	/* off-cpu mode runs without a sampler */
-}
-
-struct java *sampler__java(struct sampler *s)
-{
-	return s ? s->java : NULL;
+	return s ? s->runtimes : NULL;	/* off-cpu mode runs without a sampler */
 }
 
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt)
@@ -729,8 +701,7 @@ void sampler__free(struct sampler *s)
 	ring_buffer__free(s->events);
 	exec_defer__free(s->execs);
 	unwinder__free(s->unwinder);
-	python__free(s->python);
-	java__free(s->java);
+	runtime_set__free(s->runtimes);
 	free(s->links);
 	free(s->cpus);
 	profile_bpf__destroy(s->skel);

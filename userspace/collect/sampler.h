@@ -8,6 +8,8 @@
 #include "unwind/unwinder.h"
 
 struct sampler;
+struct runtime_set;
+struct bpf_object;
 
 /* --unwind: how user stacks are walked */
 enum sampler_unwind {
@@ -98,8 +100,7 @@ struct sampler_maps {
 	int rows_fd, pages_fd, procs_fd;
 	int events_fd, seen_fd, events_lost_fd, events_ctl_fd;
 	int runtime_pids_fd;	/* with cfi */
-	int py_procs_fd, py_tstates_fd, py_code_seen_fd, py_events_fd;	/* with cfi */
-	int java_procs_fd;	/* with cfi */
+	struct bpf_object *obj;	/* the sampler's: the runtimes' maps, by name (runtime_ops) */
 };
 
 void sampler__maps(const struct sampler *s, struct sampler_maps *out);
@@ -146,10 +147,8 @@ int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt);
 /* The CFI table loader's figures; -ENOENT when user stacks use frame pointers. */
 int sampler__unwind_stats(const struct sampler *s, struct unwinder_stats *out);
 
-/* The CPython namer (borrowed), or NULL without the CFI unwinder (or without a sampler: s NULL). */
-struct python *sampler__python(struct sampler *s);
-/* The HotSpot namer (borrowed), or NULL likewise. */
-struct java *sampler__java(struct sampler *s);
+/* The runtimes' namers (borrowed), or NULL without the CFI unwinder (or without a sampler: s NULL). */
+struct runtime_set *sampler__runtimes(struct sampler *s);
 
 /* Number of CPUs sampled after sampler__start. */
 int sampler__cpus(const struct sampler *s);

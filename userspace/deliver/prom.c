@@ -120,3 +120,17 @@ const char *prom__escape(const char *value, char *buf, size_t len)
 	buf[n] = '\0';
 	return buf;
 }
+
+void prom__stats(FILE *out, const char *prefix, const struct stat_desc *d, int n,
+		 const void *stats)
+{
+	char name[128];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s%s", prefix, d[i].name);
+		if (!i || strcmp(d[i].name, d[i - 1].name))
+			prom__header(out, name, d[i].type == STAT_TYPE_GAUGE ? "gauge" : "counter",
+				     d[i].help);
+		prom__value(out, name, d[i].labels, stat_desc__value(&d[i], stats));
+	}
+}

@@ -3,6 +3,7 @@
 #define EBPFPROF_PROM_H
 
 #include <stdio.h>
+#include "lib/stats.h"
 
 /* The Content-Type of a scrape response in this format. */
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -23,5 +24,9 @@ void prom__value(FILE *out, const char *name, const char *labels, double value);
  * escape or a UTF-8 sequence); buf is always terminated when len > 0.
  */
 const char *prom__escape(const char *value, char *buf, size_t len);
+
+/* The families of declared statistics D[0, n) read from STATS, each name after PREFIX ("ebpfprof_python_"). */
+void prom__stats(FILE *out, const char *prefix, const struct stat_desc *d, int n,
+		 const void *stats);
 
 #endif /* EBPFPROF_PROM_H */

@@ -130,8 +130,7 @@ static int add_offcpu(const struct offcpu_key *key, const struct offcpu_val *val
 	n = labels(l, bufs, key->pid, key->tid, key->comm, r->opts->per_thread,
 		   offcpu__state_name(key->state));
 	report__offcpu_values(r->opts->mode, val->ns, val->count, values);
-	stack__resolve_offcpu(&r->stack, r->offcpu, sampler__python(r->sampler),
-			      sampler__java(r->sampler), r->sym, key);
+	stack__resolve_offcpu(&r->stack, r->offcpu, sampler__runtimes(r->sampler), r->sym, key);
 	return pprof_builder__add(r->builder, &r->stack, values, l, n);
 }
 

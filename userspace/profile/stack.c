@@ -5,8 +5,7 @@
 #include <string.h>
 #include "stack.h"
 #include "unwind.h"
-#include "runtimes/python/python_runtime.h"
-#include "runtimes/java/java_runtime.h"
+#include "runtimes/runtime.h"
 
 /*
  * Lost-stack pseudo frames live in "no mapping" at addresses no real frame can
@@ -53,53 +52,34 @@ static void push_lost(struct stack *st, bool kernel, bool collision)
 		     kernel ? LOST_KERNEL_ERROR : LOST_USER_ERROR);
 }
 
-/* A Python frame BPF recorded in two slots: its function, file and line. */
-static void push_python(struct stack *st, struct python *py, __u32 pid, __u64 a, __u64 b)
-{
-	struct sym_frame f = { .n_lines = 1 };
-	__u64 loc;
-
-	python__frame(py, pid, a, b, &f.lines[0], &loc);
-	f.name = f.lines[0].function;
-	push_frame(st, &f, loc);
-}
-
-/* A Java frame BPF recorded in two slots: its method, and the methods inlined into it. */
-static void push_java(struct stack *st, struct java *java, __u32 pid, __u64 a, __u64 b)
+/*
+ * A runtime's slots at ips[0] (of n): pushes the frame they name (none for a
+ * mark folded away); how many slots they took, 0 for an address.
+ */
+static int push_runtime(struct stack *st, struct runtime_set *rts, __u32 pid, const __u64 *ips,
+			int n)
 {
 	struct sym_frame f = { 0 };
 	__u64 loc;
+	int used = runtime_set__name(rts, pid, ips, n, f.lines, SRC_LINES_MAX, &f.n_lines, &f.name,
+				     &loc);
 
-	f.n_lines = java__frame(java, pid, a, b, f.lines, SRC_LINES_MAX, &loc);
-	f.name = f.lines[0].function;
-	push_frame(st, &f, loc);
+	if (used && f.name)
+		push_frame(st, &f, loc);
+	return used;
 }
 
-/* Names frames ips[0, n) (leaf first) and pushes them; py, java: runtime frames among them. */
-static void push_ips(struct stack *st, struct symbolizer *sym, struct python *py,
-		     struct java *java, __u32 pid, bool kernel, const __u64 *ips, int n)
+/* Names frames ips[0, n) (leaf first) and pushes them; rts: runtime frames among them (NULL: none). */
+static void push_ips(struct stack *st, struct symbolizer *sym, struct runtime_set *rts,
+		     __u32 pid, bool kernel, const __u64 *ips, int n)
 {
 	struct sym_frame f;
 
 	for (int i = 0; i < n; i++) {
-		if (java && java__is_frame(ips[i]) && i + 1 < n) {
-			push_java(st, java, pid, ips[i], ips[i + 1]);
-			i++;
-			continue;
-		}
-		if (java && java__is_lost(ips[i])) {
-			push(st, NULL, java__lost_name(java, ips[i]), ips[i]);
-			continue;
-		}
-		if (py && python__is_frame(ips[i]) && i + 1 < n) {
-			push_python(st, py, pid, ips[i], ips[i + 1]);
-			i++;
-			continue;
-		}
-		if (py && python__fold_trampoline(py, ips[i]))
-			continue;	/* the Python frame it calls is already there */
-		if (py && python__is_lost(ips[i])) {
-			push(st, NULL, python__lost_name(py, ips[i]), ips[i]);
+		int used = kernel ? 0 : push_runtime(st, rts, pid, ips + i, n - i);
+
+		if (used) {
+			i += used - 1;
 			continue;
 		}
 		/* every frame but the leaf is a return address: look up the call instruction */
@@ -163,7 +143,7 @@ static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slo
 		return;
 	}
 	first = st->n;
-	push_ips(st, sym, NULL, NULL, pid, kernel, ips, n);
+	push_ips(st, sym, NULL, pid, kernel, ips, n);
 	if (!kernel)
 		mark_truncated(st, first);
 }
@@ -177,7 +157,7 @@ typedef int (*walked_read_fn)(void *src, int slot, __u64 hash, __u64 *ips, int m
  * pseudo frame saying so, rather than in whatever frame it reached.
  */
 static void resolve_unwound(struct stack *st, walked_read_fn read, void *src, int slot,
-			    struct symbolizer *sym, struct python *py, struct java *java, __u32 pid,
+			    struct symbolizer *sym, struct runtime_set *rts, __u32 pid,
 			    __u64 hash)
 {
 	__u64 ips[UNWIND_MAX_DEPTH];
@@ -189,7 +169,7 @@ static void resolve_unwound(struct stack *st, walked_read_fn read, void *src, in
 		return;
 	}
 	first = st->n;
-	push_ips(st, sym, py, java, pid, false, ips, n);
+	push_ips(st, sym, rts, pid, false, ips, n);
 	if (truncated)
 		push(st, NULL, "[truncated user stack]", USER_TRUNCATED);
 	else
@@ -237,13 +217,13 @@ int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symboli
 	st->n = 0;
 	st->n_lines = 0;
 	resolve_one(st, read_sampler, s, slot, sym, key->kern_stack_id, key->pid, true);
-	resolve_unwound(st, read_sampler_walked, s, slot, sym, sampler__python(s), sampler__java(s),
-			key->pid, key->user_hash);
+	resolve_unwound(st, read_sampler_walked, s, slot, sym, sampler__runtimes(s), key->pid,
+			key->user_hash);
 	return 0;
 }
 
-int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct python *py,
-			  struct java *java, struct symbolizer *sym, const struct offcpu_key *key)
+int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct runtime_set *rts,
+			  struct symbolizer *sym, const struct offcpu_key *key)
 {
 	if (key->user_stack_id != STACK_ID_UNWOUND)
 		return stack__resolve_ids(st, read_offcpu, oc, 0, sym, key->pid,
@@ -251,6 +231,6 @@ int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct python *py
 	st->n = 0;
 	st->n_lines = 0;
 	resolve_one(st, read_offcpu, oc, 0, sym, key->kern_stack_id, key->pid, true);
-	resolve_unwound(st, read_offcpu_walked, oc, 0, sym, py, java, key->pid, key->user_hash);
+	resolve_unwound(st, read_offcpu_walked, oc, 0, sym, rts, key->pid, key->user_hash);
 	return 0;
 }

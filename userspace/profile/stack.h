@@ -8,6 +8,8 @@
 #include "collect/collect.h"
 #include "symbolize/symbolize.h"
 
+struct runtime_set;
+
 /* a kernel stack, a CFI-walked user stack and a truncation mark */
 #define STACK_MAX_FRAMES (MAX_STACK_DEPTH + UNWIND_MAX_DEPTH + 1)
 
@@ -42,9 +44,9 @@ typedef int (*stack_read_fn)(void *src, int slot, __s32 id, __u64 *ips, int max)
 int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
 		       struct symbolizer *sym, __u32 pid, __s32 kern_id, __s32 user_id);
 
-/* The same for an off-CPU block's stacks; py and java name their runtimes' frames (NULL: none). */
-int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct python *py,
-			  struct java *java, struct symbolizer *sym, const struct offcpu_key *key);
+/* The same for an off-CPU block's stacks; rts names the runtimes' frames (NULL: none). */
+int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct runtime_set *rts,
+			  struct symbolizer *sym, const struct offcpu_key *key);
 
 /* stack__resolve_ids for a CPU sample of the sampler. */
 int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,

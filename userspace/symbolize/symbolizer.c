@@ -8,10 +8,10 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include "lib/clock.h"
 #include "binary.h"
 #include "lib/log.h"
+#include "lib/proc_mem.h"
 #include "elf_syms.h"
 #include "lib/hashmap.h"
 #include "kallsyms.h"
@@ -90,7 +90,6 @@ static const struct binary *vdso_syms(struct symbolizer *s, __u32 pid, const str
 {
 	size_t size = pm->end - pm->start;
 	struct vdso_image *v;
-	struct iovec local, remote;
 	void *bytes;
 
 	/* pids under a fake proc root are not live processes */
@@ -99,11 +98,7 @@ static const struct binary *vdso_syms(struct symbolizer *s, __u32 pid, const str
 	bytes = malloc(size);
 	if (!bytes)
 		return NULL;
-	local.iov_base = bytes;
-	local.iov_len = size;
-	remote.iov_base = (void *)(unsigned long)pm->start;
-	remote.iov_len = size;
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)size)
+	if (proc_mem__read(pid, pm->start, bytes, size))
 		goto out_free;
 	for (size_t i = 0; i < s->n_vdsos; i++) {
 		v = &s->vdsos[i];

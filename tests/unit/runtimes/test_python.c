@@ -327,7 +327,7 @@ static int test_code_cache_full(void)
 	for (int i = 0; i < n; i++)
 		python__code_seen(py, (__u32)pid, addr[i], tag[i]);
 	for (int i = 0; i < n; i++) {
-		int err = python__frame(py, (__u32)pid, PY_TAG_FRAME << PY_TAG_SHIFT | addr[i],
+		int err = python__frame(py, (__u32)pid, PY_TAG_FRAME << FRAME_TAG_SHIFT | addr[i],
 					(__u64)tag[i] << 32, &line, &loc);
 
 		snprintf(want, sizeof(want), "cachefull.cf%d", i);

@@ -22,27 +22,9 @@
 #define WAITING_MAX 256
 #define UNSURE_NS 1000000000ull	/* tables found short are looked at again for this long */
 
-__u64 jvm__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-int jvm__read(__u32 pid, __u64 addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
 static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
 {
-	return jvm__read(*(__u32 *)ctx, addr, buf, len);
+	return proc_mem__read(*(__u32 *)ctx, addr, buf, len);
 }
 
 struct java *java__new(const struct java_opts *opts)
@@ -141,32 +123,32 @@ static int read_code_cache(__u32 pid, const struct jvm_layout *l, struct java_pr
 	__u64 arr, data, heap, buf, major = 0;
 	__s32 len, limit, end, log2;
 
-	if (jvm__read(pid, l->heaps, &arr, 8) || jvm__read(pid, l->low_bound, &p->code_low, 8) ||
-	    jvm__read(pid, l->high_bound, &p->code_high, 8) ||
-	    jvm__read(pid, l->interp_code, &buf, 8) || jvm__read(pid, l->vm_major, &major, 4))
+	if (proc_mem__read(pid, l->heaps, &arr, 8) || proc_mem__read(pid, l->low_bound, &p->code_low, 8) ||
+	    proc_mem__read(pid, l->high_bound, &p->code_high, 8) ||
+	    proc_mem__read(pid, l->interp_code, &buf, 8) || proc_mem__read(pid, l->vm_major, &major, 4))
 		return -EFAULT;
 	if (!arr || !buf || !p->code_low || p->code_high <= p->code_low)
 		return -EAGAIN;
-	if (jvm__read(pid, arr + l->ga_len, &len, 4) || jvm__read(pid, arr + l->ga_data, &data, 8))
+	if (proc_mem__read(pid, arr + l->ga_len, &len, 4) || proc_mem__read(pid, arr + l->ga_data, &data, 8))
 		return -EFAULT;
 	if (len <= 0 || len > JAVA_MAX_HEAPS)
 		return len ? -EINVAL : -EAGAIN;
 	for (int i = 0; i < len; i++) {
 		struct java_heap *h = &p->heap[i];
 
-		if (jvm__read(pid, data + 8 * (__u64)i, &heap, 8) ||
-		    jvm__read(pid, heap + l->ch_memory + l->vs_low_boundary, &h->low, 8) ||
-		    jvm__read(pid, heap + l->ch_memory + l->vs_high_boundary, &h->high, 8) ||
-		    jvm__read(pid, heap + l->ch_segmap + l->vs_low_boundary, &h->segmap, 8) ||
-		    jvm__read(pid, heap + l->ch_log2_seg, &log2, 4))
+		if (proc_mem__read(pid, data + 8 * (__u64)i, &heap, 8) ||
+		    proc_mem__read(pid, heap + l->ch_memory + l->vs_low_boundary, &h->low, 8) ||
+		    proc_mem__read(pid, heap + l->ch_memory + l->vs_high_boundary, &h->high, 8) ||
+		    proc_mem__read(pid, heap + l->ch_segmap + l->vs_low_boundary, &h->segmap, 8) ||
+		    proc_mem__read(pid, heap + l->ch_log2_seg, &log2, 4))
 			return -EFAULT;
 		if (log2 < 4 || log2 > 20 || h->low >= h->high || !h->segmap)
 			return -EINVAL;
 		h->log2_seg = (__u32)log2;
 	}
 	p->n_heaps = (__u32)len;
-	if (jvm__read(pid, buf + l->sq_buffer, &p->interp_low, 8) ||
-	    jvm__read(pid, buf + l->sq_limit, &limit, 4) || jvm__read(pid, buf + l->sq_end, &end, 4))
+	if (proc_mem__read(pid, buf + l->sq_buffer, &p->interp_low, 8) ||
+	    proc_mem__read(pid, buf + l->sq_limit, &limit, 4) || proc_mem__read(pid, buf + l->sq_end, &end, 4))
 		return -EFAULT;
 	/*
 	 * The interpreter's queue is made larger than it needs, the code
@@ -209,7 +191,7 @@ static int probe(struct java *j, __u32 pid, const struct proc_map *m, struct jvm
 	vmstructs__free(v);
 	if (err)
 		return -ENOTSUP;
-	if (jvm__read(pid, l->vm_major, &major, 4) == 0)
+	if (proc_mem__read(pid, l->vm_major, &major, 4) == 0)
 		l->major = (__u32)major;
 	if (l->major >= 20)
 		l->u5_x1 = true;	/* UNSIGNED5 came with JDK 20 */
@@ -303,7 +285,7 @@ int java__add_pid(struct java *j, __u32 pid)
 			      (!found && !p->unknown && !memcmp(&p->layout, &layout, sizeof(layout)))))
 		return found;	/* known already */
 	if (found && p && !p->dead && p->unsure) {
-		if (jvm__now_ns() - p->unsure_since_ns < UNSURE_NS) {
+		if ((__u64)clock_ns(CLOCK_MONOTONIC) - p->unsure_since_ns < UNSURE_NS) {
 			j->stats.not_ready++;
 			wait_for(j, pid);
 			return -EAGAIN;
@@ -331,7 +313,7 @@ int java__add_pid(struct java *j, __u32 pid)
 		 */
 		p->unknown = true;
 		p->unsure = true;
-		p->unsure_since_ns = jvm__now_ns();
+		p->unsure_since_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
 		j->stats.not_ready++;
 		wait_for(j, pid);
 		return -EAGAIN;
@@ -344,7 +326,7 @@ int java__add_pid(struct java *j, __u32 pid)
 	if (bpf_map_update_elem(j->opts.procs_fd, &pid, &proc, BPF_ANY))
 		return -errno;
 	j->stats.jvms++;
-	p->found_ns = jvm__now_ns();
+	p->found_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
 	p_debug("pid %u: JDK %llu, %u code heaps, its Java frames walked in BPF", pid,
 		(unsigned long long)layout.major, proc.n_heaps);
 	return 0;
@@ -357,7 +339,7 @@ void java__retry(struct java *j)
 
 	if (!j || !j->n_waiting)
 		return;
-	now = jvm__now_ns();
+	now = (__u64)clock_ns(CLOCK_MONOTONIC);
 	if (now < j->next_retry_ns)
 		return;
 	j->next_retry_ns = now + RETRY_NS;

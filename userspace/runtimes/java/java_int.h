@@ -8,7 +8,9 @@
 #include "../../../include/java.h"
 #include "java_vmstructs.h"
 #include "java_runtime.h"
+#include "lib/clock.h"
 #include "lib/hashmap.h"
+#include "lib/proc_mem.h"
 
 /*
  * Everything a JVM's tables told us: the BPF walk's offsets and the
@@ -113,9 +115,6 @@ struct java {
 
 struct java_stats;
 struct jvm_pid *jvm__find_pid(const struct java *j, __u32 pid);
-/* Reads len bytes at addr of pid: 0 or a negative errno. */
-int jvm__read(__u32 pid, __u64 addr, void *buf, size_t len);
 void jvm__free_names(struct java *j, struct jvm_pid *p);
-__u64 jvm__now_ns(void);
 
 #endif /* EBPFPROF_JAVA_INT_H */

@@ -15,14 +15,14 @@
 
 bool java__is_frame(__u64 slot)
 {
-	__u64 tag = slot >> JAVA_TAG_SHIFT;
+	__u64 tag = slot >> FRAME_TAG_SHIFT;
 
 	return tag == JAVA_TAG_INTERP || tag == JAVA_TAG_COMPILED || tag == JAVA_TAG_STUB;
 }
 
 bool java__is_lost(__u64 slot)
 {
-	return slot >> JAVA_TAG_SHIFT == JAVA_TAG_LOST;
+	return slot >> FRAME_TAG_SHIFT == JAVA_TAG_LOST;
 }
 
 const char *java__lost_name(struct java *j, __u64 slot)
@@ -75,12 +75,12 @@ static char *read_symbol(__u32 pid, const struct jvm_layout *l, __u64 sym, bool 
 	__u16 len;
 	char *s;
 
-	if (!sym || jvm__read(pid, sym + l->sym_length, &len, 2))
+	if (!sym || proc_mem__read(pid, sym + l->sym_length, &len, 2))
 		return NULL;
 	if (len > SYMBOL_MAX)
 		len = SYMBOL_MAX;
 	s = malloc(len + 1u);
-	if (!s || jvm__read(pid, sym + l->sym_body, s, len)) {
+	if (!s || proc_mem__read(pid, sym + l->sym_body, s, len)) {
 		free(s);
 		return NULL;
 	}
@@ -98,7 +98,7 @@ static char *cp_symbol(__u32 pid, const struct jvm_layout *l, __u64 cp, __u16 id
 {
 	__u64 sym;
 
-	if (!idx || jvm__read(pid, cp + l->cp_size + 8ull * idx, &sym, 8))
+	if (!idx || proc_mem__read(pid, cp + l->cp_size + 8ull * idx, &sym, 8))
 		return NULL;
 	return read_symbol(pid, l, sym, dots);
 }
@@ -112,7 +112,7 @@ static __u8 *read_lines(__u32 pid, __u64 addr, __u32 *n)
 	if (!buf)
 		return NULL;
 	/* only whole chunks that were read count; the table ends at its 0 byte */
-	while (got + 256 <= LINES_MAX && !jvm__read(pid, addr + got, buf + got, 256)) {
+	while (got + 256 <= LINES_MAX && !proc_mem__read(pid, addr + got, buf + got, 256)) {
 		got += 256;
 		if (memchr(buf + got - 256, 0, 256))
 			break;
@@ -134,13 +134,13 @@ static void read_method(__u32 pid, const struct jvm_layout *l, __u64 addr, struc
 
 	memset(m, 0, sizeof(*m));
 	m->addr = addr;
-	if (jvm__read(pid, addr + l->m_const, &cm, 8) || jvm__read(pid, cm + l->cm_constants, &cp, 8) ||
-	    jvm__read(pid, cm + l->cm_name_index, &name_i, 2) ||
-	    jvm__read(pid, cm + l->cm_code_size, &code_size, 2) ||
-	    jvm__read(pid, cm + l->cm_flags, &flags, 2) ||
-	    jvm__read(pid, cp + l->cp_holder, &holder, 8) ||
-	    jvm__read(pid, holder + l->k_name, &kname, 8) ||
-	    jvm__read(pid, (l->src_in_klass ? holder : cp) + l->cp_source_file, &src_i, 2))
+	if (proc_mem__read(pid, addr + l->m_const, &cm, 8) || proc_mem__read(pid, cm + l->cm_constants, &cp, 8) ||
+	    proc_mem__read(pid, cm + l->cm_name_index, &name_i, 2) ||
+	    proc_mem__read(pid, cm + l->cm_code_size, &code_size, 2) ||
+	    proc_mem__read(pid, cm + l->cm_flags, &flags, 2) ||
+	    proc_mem__read(pid, cp + l->cp_holder, &holder, 8) ||
+	    proc_mem__read(pid, holder + l->k_name, &kname, 8) ||
+	    proc_mem__read(pid, (l->src_in_klass ? holder : cp) + l->cp_source_file, &src_i, 2))
 		return;
 	m->const_method = cm;
 	m->code_size = code_size;
@@ -179,9 +179,9 @@ static struct jvm_method *get_method(struct java *j, struct jvm_pid *p, __u64 ad
 	    hmap__insert(p->m_index, h, (__u32)p->n_methods + 1))
 		return NULL;
 	m = &p->methods[p->n_methods++];
-	t0 = jvm__now_ns();
+	t0 = (__u64)clock_ns(CLOCK_MONOTONIC);
 	read_method(p->pid, &p->layout, addr, m);
-	j->stats.read_ns += jvm__now_ns() - t0;
+	j->stats.read_ns += (__u64)clock_ns(CLOCK_MONOTONIC) - t0;
 	if (m->ok) {
 		j->stats.methods++;
 		j->stats.cache_bytes += method_size(m);
@@ -199,7 +199,7 @@ static __u8 *read_range(__u32 pid, __u64 begin, __u64 end, __u32 *len)
 	if (end < begin || end - begin > DEBUG_INFO_MAX)
 		return NULL;
 	buf = malloc(end - begin ? end - begin : 1);
-	if (buf && jvm__read(pid, begin, buf, end - begin)) {
+	if (buf && proc_mem__read(pid, begin, buf, end - begin)) {
 		free(buf);
 		return NULL;
 	}
@@ -211,7 +211,7 @@ static __s32 s32_at(__u32 pid, __u64 addr, int *err)
 {
 	__s32 v = 0;
 
-	if (jvm__read(pid, addr, &v, 4))
+	if (proc_mem__read(pid, addr, &v, 4))
 		*err = -EFAULT;
 	return v;
 }
@@ -225,15 +225,15 @@ static int debug_ranges(__u32 pid, const struct jvm_layout *l, __u64 nm, __u64 r
 	if (l->nm_scopes_is_ptr) {
 		r[0] = nm + s32_at(pid, nm + l->nm_pcs, &err);
 		r[1] = nm + s32_at(pid, nm + l->nm_pcs_end, &err);
-		if (err || jvm__read(pid, nm + l->nm_scopes, &r[2], 8))
+		if (err || proc_mem__read(pid, nm + l->nm_scopes, &r[2], 8))
 			return -EFAULT;
 		r[3] = r[0];	/* scopes end where the PcDescs begin */
 		r[4] = nm + s32_at(pid, nm + l->nm_metadata, &err);
 		r[5] = r[2];	/* metadata ends where the scopes begin */
 		return err;
 	}
-	if (jvm__read(pid, nm + l->nm_immutable, &imm, 8) ||
-	    jvm__read(pid, nm + l->cb_mutable, &mut, 8))
+	if (proc_mem__read(pid, nm + l->nm_immutable, &imm, 8) ||
+	    proc_mem__read(pid, nm + l->cb_mutable, &mut, 8))
 		return -EFAULT;
 	r[0] = imm + s32_at(pid, nm + l->nm_pcs, &err);
 	r[1] = imm + s32_at(pid, nm + l->nm_scopes, &err);
@@ -254,13 +254,13 @@ static void read_nmethod(__u32 pid, const struct jvm_layout *l, __u64 addr, __u3
 	memset(n, 0, sizeof(*n));
 	n->addr = addr;
 	n->compile_id = id;
-	if (jvm__read(pid, addr + l->nm_method, &n->method, 8))
+	if (proc_mem__read(pid, addr + l->nm_method, &n->method, 8))
 		return;
 	if (l->bpf.cb_code_is_offset) {
-		if (jvm__read(pid, addr + l->bpf.cb_code, &off, 4))
+		if (proc_mem__read(pid, addr + l->bpf.cb_code, &off, 4))
 			return;
 		n->code_begin = addr + off;
-	} else if (jvm__read(pid, addr + l->bpf.cb_code, &n->code_begin, 8)) {
+	} else if (proc_mem__read(pid, addr + l->bpf.cb_code, &n->code_begin, 8)) {
 		return;
 	}
 	n->ok = true;	/* named by its method at least */
@@ -295,9 +295,9 @@ static struct jvm_nmethod *get_nmethod(struct java *j, struct jvm_pid *p, __u64 
 			return NULL;
 		n = &p->nmethods[p->n_nmethods++];
 	}
-	t0 = jvm__now_ns();
+	t0 = (__u64)clock_ns(CLOCK_MONOTONIC);
 	read_nmethod(p->pid, &p->layout, addr, cid, n);
-	j->stats.read_ns += jvm__now_ns() - t0;
+	j->stats.read_ns += (__u64)clock_ns(CLOCK_MONOTONIC) - t0;
 	if (n->ok) {
 		j->stats.nmethods++;
 		j->stats.cache_bytes += nmethod_size(n);
@@ -361,7 +361,7 @@ int java__frame(struct java *j, __u32 pid, __u64 a, __u64 b, struct src_line *ou
 		__u64 *loc)
 {
 	struct jvm_pid *p = jvm__find_pid(j, pid);
-	__u64 tag = a >> JAVA_TAG_SHIFT, addr = a & JAVA_ADDR_MASK;
+	__u64 tag = a >> FRAME_TAG_SHIFT, addr = a & FRAME_ADDR_MASK;
 	int n = 0;
 
 	*loc = hash_u64(b, hash_u64(a, pid)) | 1ull << 63;
@@ -419,13 +419,13 @@ void java__seen(struct java *j, __u32 pid, __u32 kind, __u64 addr)
 		return;
 	if (!p->named_one) {
 		p->named_one = true;
-		j->stats.first_named_ns = jvm__now_ns() - p->found_ns;
+		j->stats.first_named_ns = (__u64)clock_ns(CLOCK_MONOTONIC) - p->found_ns;
 	}
 	if (kind == JAVA_EVENT_METHOD) {
 		get_method(j, p, addr);
 		return;
 	}
-	if (kind != JAVA_EVENT_NMETHOD || jvm__read(pid, addr + p->layout.bpf.nm_compile_id, &cid, 4))
+	if (kind != JAVA_EVENT_NMETHOD || proc_mem__read(pid, addr + p->layout.bpf.nm_compile_id, &cid, 4))
 		return;
 	n = get_nmethod(j, p, addr, (__u32)cid);
 	if (!n || !n->ok)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "symbolize/srcline.h"
+#include "runtimes/runtime.h"
 
 struct java;
 
@@ -46,7 +47,7 @@ int java__add_pid(struct java *j, __u32 pid);
 /* Looks again at JVMs that were starting; cheap when there are none. */
 void java__retry(struct java *j);
 
-/* BPF saw method or nmethod ADDR (enum java_event_kind) run in PID first: read it while it lives. */
+/* BPF saw method or nmethod ADDR (JAVA_EVENT_METHOD, _NMETHOD) run in PID first: read it while it lives. */
 void java__seen(struct java *j, __u32 pid, __u32 kind, __u64 addr);
 
 /* Whether a slot of a walked stack starts a Java frame (two slots) or is a lost-frames mark (one). */
@@ -71,5 +72,8 @@ const char *java__lost_name(struct java *j, __u64 slot);
 void java__sweep(struct java *j);
 
 void java__stats(const struct java *j, struct java_stats *out);
+
+/* java behind the runtime interface (runtimes/runtime.h): its line of runtimes[] */
+extern const struct runtime_ops java_runtime;
 
 #endif /* EBPFPROF_JAVA_RUNTIME_H */

@@ -8,13 +8,14 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/uio.h>
 #include <bpf/bpf.h>
 #include "lib/array.h"
 #include "lib/bpf_util.h"
+#include "lib/clock.h"
 #include "lib/file_set.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
+#include "lib/proc_mem.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
 #include "unwind.h"
@@ -131,22 +132,6 @@ static struct py_pid *find_pid(const struct python *py, __u32 pid)
 	return NULL;
 }
 
-/* Reads up to len bytes at addr of pid; how many were read (a fault stops it), or -errno. */
-static ssize_t read_mem(__u32 pid, __u64 addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	return n < 0 ? -errno : n;
-}
-
-static int read_exact(__u32 pid, __u64 addr, void *buf, size_t len)
-{
-	ssize_t n = read_mem(pid, addr, buf, len);
-
-	return n < 0 ? (int)n : (size_t)n == len ? 0 : -EFAULT;
-}
-
 /* "libpython3.11.so.1.0" or "python3.9": the minor version its name says, else -1 */
 static int version_from_name(const char *path)
 {
@@ -181,7 +166,7 @@ static __u32 find_version(__u32 pid, const struct py_elf *e, __u64 bias, const c
 	int minor;
 
 	if (e->sym[PY_SYM_VERSION].value &&
-	    !read_exact(pid, e->sym[PY_SYM_VERSION].value + bias, &v, sizeof(v)) && (v >> 24) == 3)
+	    !proc_mem__read(pid, e->sym[PY_SYM_VERSION].value + bias, &v, sizeof(v)) && (v >> 24) == 3)
 		return (__u32)(v >> 16) & 0xffff;
 	minor = version_from_name(path);
 	return minor >= 0 && minor < 256 ? 0x0300 | (__u32)minor : 0;
@@ -194,7 +179,7 @@ static int find_layout(__u32 pid, __u32 version, __u64 runtime, struct py_layout
 	__u8 buf[PY_DEBUG_OFFSETS_SIZE];
 
 	if (version >= 0x030d) {
-		if (read_exact(pid, runtime, buf, sizeof(buf)) ||
+		if (proc_mem__read(pid, runtime, buf, sizeof(buf)) ||
 		    py_layout__from_debug_offsets(buf, sizeof(buf), out))
 			return -ENOTSUP;
 		return 0;
@@ -214,15 +199,15 @@ static int check_layout(__u32 pid, const struct py_layout *l, __u64 runtime)
 {
 	__u64 interp, ts, back;
 
-	if (read_exact(pid, runtime + l->bpf.rt_interp_head, &interp, 8))
+	if (proc_mem__read(pid, runtime + l->bpf.rt_interp_head, &interp, 8))
 		return -EFAULT;
 	if (!interp)
 		return 0;
-	if (read_exact(pid, interp + l->bpf.interp_tstate_head, &ts, 8))
+	if (proc_mem__read(pid, interp + l->bpf.interp_tstate_head, &ts, 8))
 		return -EINVAL;
 	if (!ts)
 		return 0;
-	if (read_exact(pid, ts + l->ts_interp, &back, 8) || back != interp)
+	if (proc_mem__read(pid, ts + l->ts_interp, &back, 8) || back != interp)
 		return -EINVAL;
 	return 0;
 }
@@ -375,7 +360,7 @@ static char *read_str(__u32 pid, __u64 addr, const struct py_layout *l)
 
 	if (!buf || !addr)
 		goto out;
-	n = read_mem(pid, addr, buf, STR_MAX);
+	n = proc_mem__read_some(pid, addr, buf, STR_MAX);
 	if (n <= 0)
 		goto out;
 	out = malloc(STR_MAX);
@@ -394,10 +379,10 @@ static __u8 *read_bytes(__u32 pid, __u64 addr, __u32 *len)
 	__u64 size;
 	__u8 *buf;
 
-	if (!addr || read_exact(pid, addr + 16, &size, sizeof(size)) || size > LINETABLE_MAX)
+	if (!addr || proc_mem__read(pid, addr + 16, &size, sizeof(size)) || size > LINETABLE_MAX)
 		return NULL;
 	buf = malloc(size ? size : 1);
-	if (buf && read_exact(pid, addr + 32, buf, size)) {
+	if (buf && proc_mem__read(pid, addr + 32, buf, size)) {
 		free(buf);
 		return NULL;
 	}
@@ -450,7 +435,7 @@ static int code_tag(__u32 pid, const struct py_layout *l, const __u8 *h, __u32 *
 	if (l->bpf.co_version_word)
 		version = w[l->bpf.co_version_word & (PY_CODE_WORDS - 1)];
 	else if (l->bpf.co_name != PY_NO_OFFSET &&
-		 read_exact(pid, u64_at(h, l->bpf.co_name) + l->bpf.str_hash, &hash, sizeof(hash)))
+		 proc_mem__read(pid, u64_at(h, l->bpf.co_name) + l->bpf.str_hash, &hash, sizeof(hash)))
 		return -EFAULT;
 	*tag = py_code_tag(w[0], version, hash);
 	return 0;
@@ -464,7 +449,7 @@ static void read_code(__u32 pid, const struct py_layout *l, __u64 addr, struct p
 
 	memset(c, 0, sizeof(*c));
 	c->addr = addr;
-	if (read_exact(pid, addr, h, CODE_HEADER_MAX) || code_tag(pid, l, h, &c->tag))
+	if (proc_mem__read(pid, addr, h, CODE_HEADER_MAX) || code_tag(pid, l, h, &c->tag))
 		return;
 	memcpy(&c->first, h + l->bpf.co_firstlineno, sizeof(c->first));
 	name = read_str(pid, u64_at(h, l->co_qualname ? l->co_qualname : l->co_name), l);
@@ -476,14 +461,6 @@ static void read_code(__u32 pid, const struct py_layout *l, __u64 addr, struct p
 	c->ok = c->function && c->file && c->lines;
 	free(name);
 	free(module);
-}
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
 struct code_key {
@@ -527,9 +504,9 @@ static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr,
 	    hmap__insert(p->index, h, (__u32)p->n_codes + 1))
 		return NULL;
 	c = &p->codes[p->n_codes++];
-	t0 = now_ns();
+	t0 = (__u64)clock_ns(CLOCK_MONOTONIC);
 	read_code(p->pid, &p->layout, addr, c);
-	py->stats.read_ns += now_ns() - t0;
+	py->stats.read_ns += (__u64)clock_ns(CLOCK_MONOTONIC) - t0;
 	c->asked = tag;
 	if (c->ok && c->tag != tag) {
 		code_free(c);
@@ -554,17 +531,17 @@ void python__code_seen(struct python *py, __u32 pid, __u64 code, __u32 tag)
 
 bool python__is_frame(__u64 slot)
 {
-	return slot >> PY_TAG_SHIFT == PY_TAG_FRAME;
+	return slot >> FRAME_TAG_SHIFT == PY_TAG_FRAME;
 }
 
 bool python__is_lost(__u64 slot)
 {
-	return slot >> PY_TAG_SHIFT == PY_TAG_LOST;
+	return slot >> FRAME_TAG_SHIFT == PY_TAG_LOST;
 }
 
 bool python__fold_trampoline(struct python *py, __u64 slot)
 {
-	if (slot >> PY_TAG_SHIFT != PY_TAG_TRAMPOLINE)
+	if (slot >> FRAME_TAG_SHIFT != PY_TAG_TRAMPOLINE)
 		return false;
 	py->stats.trampolines++;
 	return true;
@@ -596,7 +573,7 @@ static __u32 byte_offset(const struct py_layout *l, __u32 raw)
 int python__frame(struct python *py, __u32 pid, __u64 a, __u64 b, struct src_line *out, __u64 *loc)
 {
 	struct py_pid *p = find_pid(py, pid);
-	__u64 code = a & PY_ADDR_MASK;
+	__u64 code = a & FRAME_ADDR_MASK;
 	__u32 tag = (__u32)(b >> 32), raw = (__u32)b;
 	struct py_code *c = p && !p->unknown ? get_code(py, p, code, tag) : NULL;
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "symbolize/srcline.h"
+#include "runtimes/runtime.h"
 
 struct python;
 
@@ -72,5 +73,8 @@ const char *python__lost_name(struct python *py, __u64 slot);
 void python__sweep(struct python *py);
 
 void python__stats(const struct python *py, struct python_stats *out);
+
+/* python behind the runtime interface (runtimes/runtime.h): its line of runtimes[] */
+extern const struct runtime_ops python_runtime;
 
 #endif /* EBPFPROF_PYTHON_RUNTIME_H */

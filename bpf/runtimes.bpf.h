@@ -1,0 +1,94 @@
+/* runtimes.bpf.h -- where the user stack walk meets the runtimes' frame readers: their one dispatch point */
+#ifndef EBPFPROF_RUNTIMES_BPF_H
+#define EBPFPROF_RUNTIMES_BPF_H
+
+#include "walk.bpf.h"
+#include "python.bpf.h"
+#include "java.bpf.h"
+#ifdef EBPFPROF_TEST_RUNTIMES
+#include "null.bpf.h"
+#endif
+
+/* Each runtime's table for the process walked (NULL: not running there) and its walk state. */
+struct rt_walk {
+	__u32 pid;
+	__u32 pad;
+	const struct py_proc *py;
+	struct py_walk py_walk;
+	const struct java_proc *java;
+	/*
+	 * Its code cache, [0, 0) without a JVM: a test of scalars, so the
+	 * verifier does not follow a JVM and a JVM-less walk apart.
+	 */
+	__u64 java_low, java_high;
+#ifdef EBPFPROF_TEST_RUNTIMES
+	const struct null_proc *null;
+	struct null_walk null_walk;
+#endif
+};
+
+/* what rt_walk__frame did with the frame at sc->pc */
+enum rt_step {
+	RT_NATIVE,		/* nothing, or pushed the runtime frames it calls: walk it natively */
+	RT_STEPPED,		/* recorded it and stepped to its caller */
+	RT_STOP,		/* recorded where the walk ends */
+};
+
+/* Looks up the process's table in each runtime its bits (unwind_pid_bits__of) name. */
+static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 pid)
+{
+	w->pid = pid;
+	w->py_walk.pid = pid;
+	if (unwind_pid_bits__in(bits, UNWIND_RT_PYTHON))
+		w->py = bpf_map_lookup_elem(&py_procs, &pid);
+	if (unwind_pid_bits__in(bits, UNWIND_RT_JAVA))
+		w->java = bpf_map_lookup_elem(&java_procs, &pid);
+	if (w->java) {
+		w->java_low = w->java->code_low;
+		w->java_high = w->java->code_high;
+	}
+#ifdef EBPFPROF_TEST_RUNTIMES
+	w->null_walk.pid = pid;
+	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL))
+		w->null = bpf_map_lookup_elem(&null_procs, &pid);
+#endif
+}
+
+/*
+ * The frame at sc->pc, before the native walk looks at it. A runtime whose
+ * code has no CFI walks the frame itself (HotSpot's code cache); an
+ * interpreter loop's runtime first pushes the frames that call runs (they
+ * are its callees), then lets the native walk go on. EXACT: pc is where the
+ * sample struck, not a return address.
+ */
+static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, struct rt_walk *w,
+						   __u32 exact)
+{
+	if (sc->pc >= w->java_low && sc->pc < w->java_high)
+		return java_step(sc, w->java, exact, w->pid) ? RT_STOP : RT_STEPPED;
+	if (w->py && py_in_eval(w->py, sc->pc))
+		py_frames(sc, w->py, &w->py_walk);
+#ifdef EBPFPROF_TEST_RUNTIMES
+	if (w->null && null_in_eval(w->null, sc->pc))
+		null_frames(sc, w->null, &w->null_walk);
+#endif
+	return RT_NATIVE;
+}
+
+/*
+ * A caller's frame no CFI covers: whether a runtime knows its shape (a
+ * trampoline it made). Then its slot is replaced by the runtime's mark and
+ * *cfa set; false leaves it to frame pointers.
+ */
+static __always_inline bool rt_walk__no_cfi(struct unwind_scratch *sc, struct rt_walk *w,
+					    __u32 slot, __u64 *cfa)
+{
+	if (!w->py || !py_trampoline(sc->pc))
+		return false;
+	/* the Python frame BPF read stands for this shim: mark it to fold */
+	sc->stack.ips[slot & (UNWIND_MAX_DEPTH - 1)] = PY_TAG_TRAMPOLINE << FRAME_TAG_SHIFT;
+	*cfa = sc->sp + 16;
+	return true;
+}
+
+#endif /* EBPFPROF_RUNTIMES_BPF_H */

@@ -1,0 +1,148 @@
+/* walk.bpf.h -- a user stack walk's state, shared by the native unwinder and every runtime's frame reader */
+#ifndef EBPFPROF_WALK_BPF_H
+#define EBPFPROF_WALK_BPF_H
+
+#include "unwind.h"
+#include "frametypes.h"
+
+#define USER_ADDR_END 0x800000000000ULL	/* x86-64 user space ends below this */
+#define UNWIND_SNAP_WORDS 32		/* 256 bytes of stack copied at a sample (512 cost more than they saved) */
+
+/* a row the unwinder found, as kept in its cache (unwind.bpf.h) */
+struct row_cache_entry {
+	__u64 key;		/* pc << 1 | 1 if looked up at pc - 1 (a call) */
+	__u32 gen;		/* struct unwind_proc.gen */
+	__u32 check;
+	struct unwind_row row;
+};
+
+/* The walk's state: too big for the 512-byte BPF stack. */
+struct unwind_scratch {
+	__u64 pc;
+	__u64 sp;
+	__u64 bp;
+	__u64 hash;
+	__u32 unknown_pc;	/* a PC outside every known mapping: the maps changed */
+	__u32 exact_pc;		/* pc is where a signal or an injected call struck, not a return address */
+	__u32 announced;	/* struct unwind_proc.announced of the process walked */
+	__u32 pad;
+	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
+	struct user_stack stack;
+	/*
+	 * The stack from the sampled rsp up, copied once: a read of user
+	 * memory is a helper call and its checks, about 0.15 us here, and a
+	 * frame takes one or two; the innermost frames' words are in the copy.
+	 */
+	__u64 snap_base;	/* the user address of snap[0] */
+	__u64 snap_words;	/* how many words of snap hold the stack */
+	__u64 snap[UNWIND_SNAP_WORDS];
+	struct unwind_row row;		/* the current frame's, from unwind_lookup_row */
+	struct row_cache_entry cached;	/* a cache entry as read */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_scratch);
+	__uint(max_entries, 1);
+} unwind_scratch SEC(".maps");
+
+/* which pids may be in unwind_procs and each runtime's map (frametypes.h): most misses skip their lookups */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_pid_bits);
+	__uint(max_entries, 1);
+} runtime_pids SEC(".maps");
+
+/*
+ * Appends slot V to the walked stack and to its hash; a full stack keeps
+ * what it has. The one way a frame gets onto a stack, native or a runtime's.
+ */
+static __always_inline void walk_push(struct unwind_scratch *sc, __u64 v)
+{
+	__u32 n = sc->stack.n;
+
+	if (n >= UNWIND_MAX_DEPTH)
+		return;
+	barrier_var(n);	/* keeps the mask: 6.1's verifier cannot bound n from the check */
+	sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = v;
+	sc->stack.n = n + 1;
+	sc->hash = (sc->hash ^ v) * 0x9e3779b97f4a7c15ULL;
+	sc->hash ^= sc->hash >> 29;
+}
+
+/* A runtime's frame: its tag and what ran, then where in it. */
+static __always_inline void walk_push_frame(struct unwind_scratch *sc, __u64 tag, __u64 what,
+					    __u64 where)
+{
+	walk_push(sc, tag << FRAME_TAG_SHIFT | (what & FRAME_ADDR_MASK));
+	walk_push(sc, where);
+}
+
+/* A runtime's mark, one slot: its tag and why (a lost reason). */
+static __always_inline void walk_push_mark(struct unwind_scratch *sc, __u64 tag, __u64 why)
+{
+	walk_push(sc, tag << FRAME_TAG_SHIFT | why);
+}
+
+struct rt_seen_key {
+	__u32 pid;
+	__u32 kind;		/* as struct rt_event's */
+	__u64 addr;
+	/*
+	 * An nmethod's compile id, a code object's tag (py_code_tag): HotSpot
+	 * puts a new compilation where a freed one was, CPython new code made
+	 * at run time where freed code was, and each must be announced (read
+	 * while it lives) in its turn.
+	 */
+	__u32 gen;
+	__u32 pad;
+};
+
+/* what every runtime's frames ran, already announced: each is read once, soon after it first ran */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rt_seen_key);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} rt_seen SEC(".maps");
+
+/* the one ring of runtime events (struct rt_event), for every runtime */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} rt_events SEC(".maps");
+
+/* Asks userspace once per (process, kind, object, generation) to read its names while they live. */
+static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 addr, __u32 gen)
+{
+	struct rt_seen_key k = { .pid = pid, .kind = kind, .addr = addr, .gen = gen };
+	struct rt_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&rt_seen, &k))
+		return;
+	if (bpf_map_update_elem(&rt_seen, &k, &one, BPF_NOEXIST))
+		return;
+	e = bpf_ringbuf_reserve(&rt_events, sizeof(*e), 0);
+	if (!e) {
+		/* a full ring: the next sample of it asks again (and harvest names it if it lives) */
+		bpf_map_delete_elem(&rt_seen, &k);
+		return;
+	}
+	e->pid = pid;
+	e->kind = kind;
+	e->addr = addr;
+	e->gen = gen;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* one word of the walked process's memory */
+static __always_inline int walk_read(__u64 *dst, __u64 addr)
+{
+	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
+}
+
+#endif /* EBPFPROF_WALK_BPF_H */

@@ -1,0 +1,161 @@
+/* frametypes.h -- every runtime's id, frame tags and event kinds, in one place and checked for clashes */
+#ifndef EBPFPROF_FRAMETYPES_H
+#define EBPFPROF_FRAMETYPES_H
+
+#ifndef __bpf__	/* BPF has these from vmlinux.h */
+#include <stdbool.h>
+#include <linux/types.h>
+#endif
+
+/*
+ * A runtime's id: its column in a pid's runtime bits (struct
+ * unwind_pid_bits) and its place in userspace's runtimes[] table. The
+ * native column says a pid has CFI tables. Room for 16 columns.
+ */
+enum unwind_runtime {
+	UNWIND_RT_NATIVE,
+	UNWIND_RT_PYTHON,
+	UNWIND_RT_JAVA,
+	UNWIND_RT_NULL,		/* the test-only skeleton runtime (runtimes/null) */
+	UNWIND_RT_MAX
+};
+
+/*
+ * A slot of a walked user stack whose top byte is a tag is a runtime's, not
+ * an address: user addresses end below 2^47, so their top byte is 0.
+ * Each tag says which runtime reads it and how many slots it takes (a frame
+ * is two: what ran and where in it; a mark one).
+ */
+#define FRAME_TAG_SHIFT 56
+#define FRAME_ADDR_MASK ((1ULL << FRAME_TAG_SHIFT) - 1)
+#define FRAME_TAG_MIN 0x80ULL
+#define FRAME_TAG(slot) ((slot) >> FRAME_TAG_SHIFT)
+
+#define PY_TAG_FRAME 0xfeULL		/* code object | tag << 32 | instruction offset */
+#define PY_TAG_LOST 0xfdULL		/* Python frames we could not read here: enum py_lost_reason */
+#define PY_TAG_TRAMPOLINE 0xfcULL	/* a -X perf trampoline, folded into the Python frame it calls */
+#define JAVA_TAG_INTERP 0xfbULL		/* Method* | bytecode pointer */
+#define JAVA_TAG_COMPILED 0xfaULL	/* nmethod | compile id << 32 | pc - nmethod */
+#define JAVA_TAG_STUB 0xf9ULL		/* CodeBlob | pc - blob */
+#define JAVA_TAG_LOST 0xf8ULL		/* where a Java walk stopped: enum java_lost_reason */
+#define NULL_TAG_FRAME 0xf7ULL		/* null runtime: function id | call depth */
+#define NULL_TAG_LOST 0xf6ULL		/* null runtime: a frame it could not read */
+
+/* X(tag, runtime, slots): every tag, once */
+#define FRAME_TAGS(X)                              \
+	X(PY_TAG_FRAME, UNWIND_RT_PYTHON, 2)       \
+	X(PY_TAG_LOST, UNWIND_RT_PYTHON, 1)        \
+	X(PY_TAG_TRAMPOLINE, UNWIND_RT_PYTHON, 1)  \
+	X(JAVA_TAG_INTERP, UNWIND_RT_JAVA, 2)      \
+	X(JAVA_TAG_COMPILED, UNWIND_RT_JAVA, 2)    \
+	X(JAVA_TAG_STUB, UNWIND_RT_JAVA, 2)        \
+	X(JAVA_TAG_LOST, UNWIND_RT_JAVA, 1)        \
+	X(NULL_TAG_FRAME, UNWIND_RT_NULL, 2)       \
+	X(NULL_TAG_LOST, UNWIND_RT_NULL, 1)
+
+/*
+ * What a runtime event (struct rt_event, on the one runtime ring) announces:
+ * something a frame ran, first seen, for userspace to read while it lives.
+ */
+#define PY_EVENT_CODE 1		/* a CPython code object */
+#define JAVA_EVENT_METHOD 2	/* a Method* an interpreted frame ran */
+#define JAVA_EVENT_NMETHOD 3	/* an nmethod a compiled frame ran */
+#define NULL_EVENT_FUNC 4	/* a null runtime function */
+
+/* X(kind, runtime): every event kind, once */
+#define RT_EVENTS(X)                        \
+	X(PY_EVENT_CODE, UNWIND_RT_PYTHON)     \
+	X(JAVA_EVENT_METHOD, UNWIND_RT_JAVA)   \
+	X(JAVA_EVENT_NMETHOD, UNWIND_RT_JAVA)  \
+	X(NULL_EVENT_FUNC, UNWIND_RT_NULL)
+
+#define FRAME_TAG_CHECK_(tag, rt, slots)                                                  \
+	_Static_assert((tag) >= FRAME_TAG_MIN && (tag) < 0xff, #tag " is a tag byte");   \
+	_Static_assert((rt) > UNWIND_RT_NATIVE && (rt) < UNWIND_RT_MAX, #tag "'s runtime"); \
+	_Static_assert((slots) == 1 || (slots) == 2, #tag " takes one slot or two");
+FRAME_TAGS(FRAME_TAG_CHECK_)
+#undef FRAME_TAG_CHECK_
+
+/*
+ * The runtime that owns a tag, and how many slots its frame takes; -1 for an
+ * address. A tag listed twice is a duplicate case: it does not compile.
+ */
+static inline int frame_tag__runtime(unsigned long long tag, int *slots)
+{
+	switch (tag) {
+#define FRAME_TAG_CASE_(t, rt, n) \
+	case t:                   \
+		*slots = n;       \
+		return rt;
+		FRAME_TAGS(FRAME_TAG_CASE_)
+#undef FRAME_TAG_CASE_
+	default:
+		*slots = 1;
+		return -1;
+	}
+}
+
+/* The runtime an event kind is for, or -1; a kind listed twice does not compile. */
+static inline int rt_event__runtime(unsigned int kind)
+{
+	switch (kind) {
+#define RT_EVENT_CASE_(k, rt) \
+	case k:               \
+		return rt;
+		RT_EVENTS(RT_EVENT_CASE_)
+#undef RT_EVENT_CASE_
+	default:
+		return -1;
+	}
+}
+
+/* Something a runtime's frame ran, seen for the first time: read it while it lives. */
+struct rt_event {
+	__u32 pid;
+	__u32 kind;		/* one of RT_EVENTS */
+	__u64 addr;		/* the code object, Method*, nmethod... */
+	__u32 gen;		/* what tells a reused address apart: a code object's tag, a compile id */
+	__u32 pad;
+};
+
+/*
+ * Per pid, a bit for each runtime (enum unwind_runtime), all in one 16-bit
+ * word at pid mod UNWIND_PID_BITS: one load answers for every runtime. The
+ * value of a one-entry array map (16 KiB: kmalloc'ed, in the kernel's direct
+ * map). A clear bit says for sure a pid is not in that runtime's map, a set
+ * one says maybe: BPF tests it before a lookup or a delete, since most
+ * processes run no runtime, most execs are of processes never given tables,
+ * and a hash map's miss costs 0.4-0.9 us here. Bits are never cleared:
+ * another pid may share one.
+ */
+#define UNWIND_PID_BITS 8192
+struct unwind_pid_bits {
+	__u16 mask[UNWIND_PID_BITS];
+};
+_Static_assert(UNWIND_RT_MAX <= 16, "a pid's bits fit in its word");
+
+/* pid's bit for runtime rt, counted from the value's first byte (bpf_util__set_bit; little-endian) */
+static inline __u32 unwind_pid_bits__bit(__u32 pid, enum unwind_runtime rt)
+{
+	return (pid % UNWIND_PID_BITS) * 16 + rt;
+}
+
+/* The bits of pid: one load, tested with unwind_pid_bits__in. */
+static inline __u16 unwind_pid_bits__of(const struct unwind_pid_bits *b, __u32 pid)
+{
+	return b->mask[pid % UNWIND_PID_BITS];
+}
+
+static inline bool unwind_pid_bits__in(__u16 bits, enum unwind_runtime rt)
+{
+	return bits & (1u << (rt & 15));
+}
+
+/* Whether pid's bit for runtime rt is set: BPF's test, and the tests' */
+static inline bool unwind_pid_bits__has(const struct unwind_pid_bits *b, __u32 pid,
+					enum unwind_runtime rt)
+{
+	return unwind_pid_bits__in(unwind_pid_bits__of(b, pid), rt);
+}
+
+#endif /* EBPFPROF_FRAMETYPES_H */

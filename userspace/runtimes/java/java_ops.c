@@ -1,0 +1,103 @@
+/* java_ops.c -- HotSpot behind the runtime interface: its table line's ops and its statistics */
+#include <stddef.h>
+#include "java.h"
+#include "java_runtime.h"
+
+static void *jv_new(const struct runtime_opts *o)
+{
+	struct java_opts jo = { .proc_root = o->proc_root, .procs_fd = o->procs_fd,
+				.pids_fd = o->pids_fd };
+
+	return java__new(&jo);
+}
+
+static void jv_free(void *rt)
+{
+	java__free(rt);
+}
+
+static int jv_add_pid(void *rt, __u32 pid)
+{
+	return java__add_pid(rt, pid);
+}
+
+/* JVMs found before their code cache was made */
+static void jv_retry(void *rt)
+{
+	java__retry(rt);
+}
+
+static void jv_event(void *rt, const struct rt_event *e)
+{
+	java__seen(rt, e->pid, e->kind, e->addr);
+}
+
+static int jv_frame(void *rt, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
+		    __u64 *loc)
+{
+	return java__frame(rt, pid, a, b, out, max, loc);
+}
+
+static const char *jv_mark(void *rt, __u64 slot)
+{
+	return java__lost_name(rt, slot);
+}
+
+static void jv_sweep(void *rt)
+{
+	java__sweep(rt);
+}
+
+static void jv_stats_read(const void *rt, void *out)
+{
+	java__stats(rt, out);
+}
+
+#define JS(field) offsetof(struct java_stats, field)
+
+static const struct stat_desc jv_stats[] = {
+	{ "processes_total", "JVMs whose frames BPF walks", STAT_TYPE_COUNTER, NULL, NULL, JS(jvms) },
+	{ "unknown_layout_total", "JVMs whose tables lack what the walk needs (native frames only)",
+	  STAT_TYPE_COUNTER, NULL, NULL, JS(unknown_layout) },
+	{ "not_ready_total", "Looks at a JVM still starting (no code cache or interpreter yet): looked at again",
+	  STAT_TYPE_COUNTER, NULL, NULL, JS(not_ready) },
+	{ "methods_total", "Methods read and cached", STAT_TYPE_COUNTER, NULL, NULL, JS(methods) },
+	{ "compiled_methods_total", "Compiled methods whose debug info was read and cached", STAT_TYPE_COUNTER,
+	  NULL, NULL, JS(nmethods) },
+	{ "compiled_methods_replaced_total", "Compiled methods found where another compilation was (read again)",
+	  STAT_TYPE_COUNTER, NULL, NULL, JS(nmethods_replaced) },
+	{ "read_failed_total", "Methods or compiled methods that could not be read (unloaded, or the process gone)",
+	  STAT_TYPE_COUNTER, NULL, NULL, JS(read_failed) },
+	{ "cache_bytes", "Memory the cached methods hold", STAT_TYPE_GAUGE, "bytes", NULL, JS(cache_bytes) },
+	{ "read_seconds_total", "Time spent reading JVM memory to name frames", STAT_TYPE_COUNTER, "seconds",
+	  NULL, JS(read_ns), 1e-9 },
+	{ "frames_named_total", "Java frames named (inlined ones included)", STAT_TYPE_COUNTER, NULL, NULL,
+	  JS(frames_named) },
+	{ "frames_unnamed_total", "Java frames left unnamed", STAT_TYPE_COUNTER, NULL, NULL, JS(frames_unnamed) },
+	{ "frames_lost_total", "Marks where BPF stopped a Java walk, by reason", STAT_TYPE_COUNTER, NULL,
+	  "reason=\"no_code_blob\"", JS(frames_lost[JAVA_LOST_NO_BLOB]) },
+	{ "frames_lost_total", NULL, STAT_TYPE_COUNTER, NULL, "reason=\"unreadable_frame\"",
+	  JS(frames_lost[JAVA_LOST_READ]) },
+	{ "frames_lost_total", NULL, STAT_TYPE_COUNTER, NULL, "reason=\"bad_frame\"",
+	  JS(frames_lost[JAVA_LOST_FRAME]) },
+	{ "first_frame_named_seconds", "The last JVM found: from finding it to naming its first frame",
+	  STAT_TYPE_GAUGE, "seconds", NULL, JS(first_named_ns), 1e-9 },
+};
+
+const struct runtime_ops java_runtime = {
+	.name = "java",
+	.id = UNWIND_RT_JAVA,
+	.procs_map = "java_procs",
+	.new = jv_new,
+	.free = jv_free,
+	.add_pid = jv_add_pid,
+	.retry = jv_retry,
+	.event = jv_event,
+	.frame = jv_frame,
+	.mark = jv_mark,
+	.sweep = jv_sweep,
+	.stats = jv_stats,
+	.n_stats = sizeof(jv_stats) / sizeof(jv_stats[0]),
+	.stats_size = sizeof(struct java_stats),
+	.stats_read = jv_stats_read,
+};

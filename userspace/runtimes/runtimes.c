@@ -1,0 +1,135 @@
+/* runtimes.c -- the table of runtimes, and the set of them one profile runs: each call goes to all, or to a tag's owner */
+#include <errno.h>
+#include <stdlib.h>
+#include "runtime.h"
+#include "python/python_runtime.h"
+#include "java/java_runtime.h"
+#ifdef EBPFPROF_TEST_RUNTIMES
+#include "null/null_runtime.h"
+#endif
+
+/* Adding a runtime: its line here, its id and tags in include/frametypes.h (runtimes/README.md). */
+const struct runtime_ops *const runtimes[UNWIND_RT_MAX] = {
+	[UNWIND_RT_PYTHON] = &python_runtime,
+	[UNWIND_RT_JAVA] = &java_runtime,
+#ifdef EBPFPROF_TEST_RUNTIMES
+	[UNWIND_RT_NULL] = &null_runtime,
+#endif
+};
+
+struct runtime_set {
+	void *rt[UNWIND_RT_MAX];	/* each runtime's object; NULL where none is built in */
+};
+
+struct runtime_set *runtime_set__new(const struct runtime_set_opts *o)
+{
+	struct runtime_set *s = calloc(1, sizeof(*s));
+	int err = s ? 0 : -ENOMEM;
+
+	for (int i = 0; !err && i < UNWIND_RT_MAX; i++) {
+		const struct runtime_ops *ops = runtimes[i];
+		struct runtime_opts ro = { .proc_root = o->proc_root ? o->proc_root : "/proc",
+					   .pids_fd = o->pids_fd };
+
+		if (!ops)
+			continue;
+		ro.procs_fd = o->map_fd(o->ctx, ops->procs_map);
+		if (ro.procs_fd < 0) {
+			err = ro.procs_fd;
+			break;
+		}
+		s->rt[i] = ops->new(&ro);
+		if (!s->rt[i])
+			err = -errno;
+	}
+	if (err) {
+		runtime_set__free(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+void runtime_set__free(struct runtime_set *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < UNWIND_RT_MAX; i++)
+		if (s->rt[i])
+			runtimes[i]->free(s->rt[i]);
+	free(s);
+}
+
+void runtime_set__add_pid(struct runtime_set *s, __u32 pid)
+{
+	for (int i = 0; s && i < UNWIND_RT_MAX; i++)
+		if (s->rt[i])
+			runtimes[i]->add_pid(s->rt[i], pid);	/* failure: native frames only, counted there */
+}
+
+void runtime_set__retry(struct runtime_set *s)
+{
+	for (int i = 0; s && i < UNWIND_RT_MAX; i++)
+		if (s->rt[i] && runtimes[i]->retry)
+			runtimes[i]->retry(s->rt[i]);
+}
+
+int runtime_set__on_event(void *ctx, void *data, size_t size)
+{
+	struct runtime_set *s = ctx;
+	const struct rt_event *e = data;
+	int rt;
+
+	if (size < sizeof(*e))
+		return 0;
+	rt = rt_event__runtime(e->kind);
+	if (rt >= 0 && rt < UNWIND_RT_MAX && s->rt[rt])
+		runtimes[rt]->event(s->rt[rt], e);
+	return 0;
+}
+
+void runtime_set__sweep(struct runtime_set *s)
+{
+	for (int i = 0; s && i < UNWIND_RT_MAX; i++)
+		if (s->rt[i])
+			runtimes[i]->sweep(s->rt[i]);
+}
+
+int runtime_set__name(struct runtime_set *s, __u32 pid, const __u64 *ips, int n,
+		      struct src_line *out, int max, int *n_out, const char **name, __u64 *loc)
+{
+	int slots, rt;
+
+	/* an address's top byte is 0: most slots are decided here */
+	if (!s || n <= 0 || FRAME_TAG(ips[0]) < FRAME_TAG_MIN)
+		return 0;
+	rt = frame_tag__runtime(FRAME_TAG(ips[0]), &slots);
+	if (rt < 0 || !s->rt[rt] || slots > n)
+		return 0;	/* not a tag we know, or cut off: named as an address, unnamed */
+	*n_out = 0;
+	*loc = ips[0];
+	if (slots == 1) {
+		*name = runtimes[rt]->mark(s->rt[rt], ips[0]);
+		return 1;
+	}
+	*n_out = runtimes[rt]->frame(s->rt[rt], pid, ips[0], ips[1], out, max, loc);
+	*name = *n_out > 0 ? out[0].function : NULL;
+	return 2;
+}
+
+void runtime_set__each_stats(const struct runtime_set *s, runtime_stats_fn fn, void *ctx)
+{
+	for (int i = 0; s && i < UNWIND_RT_MAX; i++) {
+		const struct runtime_ops *ops = runtimes[i];
+		void *buf;
+
+		if (!s->rt[i] || !ops->stats_size)
+			continue;
+		buf = calloc(1, ops->stats_size);
+		if (!buf)
+			continue;
+		ops->stats_read(s->rt[i], buf);
+		fn(ops, buf, ctx);
+		free(buf);
+	}
+}

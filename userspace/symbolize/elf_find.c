@@ -1,0 +1,69 @@
+/* elf_find.c -- named symbols of a mapped ELF file, and the vaddr its mapping starts at */
+#include <errno.h>
+#include <gelf.h>
+#include <string.h>
+#include "elf_syms.h"
+#include "elf_find.h"
+
+static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *const *names,
+			int n, struct elf_found *out)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+	GElf_Sym sym;
+
+	if (!data)
+		return;
+	for (size_t i = 0; i < count; i++) {
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym) || !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		for (int k = 0; name && k < n; k++) {
+			if (out[k].value || strcmp(name, names[k]))
+				continue;
+			out[k].value = sym.st_value;
+			out[k].size = sym.st_size;
+		}
+	}
+}
+
+/* vaddr of file offset off by the PT_LOAD that maps it */
+static int offset_vaddr(Elf *elf, __u64 off, __u64 *vaddr)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (off >= ph.p_offset && off < ph.p_offset + ph.p_filesz) {
+			*vaddr = ph.p_vaddr + (off - ph.p_offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_find__symbols(int fd, __u64 map_off, const char *const *names, int n,
+		      struct elf_found *out, __u64 *map_vaddr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = 0;
+	Elf *elf = elf_open_read(fd, &err);
+
+	memset(out, 0, sizeof(*out) * (size_t)n);
+	if (!elf)
+		return err ? err : -EINVAL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			scan_symtab(elf, scn, &sh, names, n, out);
+	}
+	err = offset_vaddr(elf, map_off, map_vaddr);
+	elf_end(elf);
+	return err;
+}
