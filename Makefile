@@ -39,10 +39,10 @@ USER_HDRS := $(shell find userspace -name '*.h')
 USER_OBJS := $(patsubst userspace/%.c,$(OUTPUT)/userspace/%.o,$(USER_SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/userspace/main.o,$(USER_OBJS))
 
-# unit tests mirror the folders (tests/unit/<stage>/test_*.c); each binary keeps its file's name
+# unit tests mirror the folders: tests/unit/<stage>/test_x.c -> build/tests/unit/<stage>/test_x, so two
+# stages may each have a test of the same name
 UNIT_SRCS := $(shell find tests/unit -name 'test_*.c')
-UNIT_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(UNIT_SRCS)))
-vpath test_%.c $(sort $(dir $(UNIT_SRCS)))
+UNIT_BINS := $(patsubst %.c,$(OUTPUT)/%,$(UNIT_SRCS))
 
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc binutils libc6-dev \
@@ -73,7 +73,7 @@ deps:
 		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-$(OUTPUT) $(OUTPUT)/userspace $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/userspace:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) | $(OUTPUT)
@@ -100,8 +100,9 @@ $(OUTPUT)/ebpfprof: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: %.c $(wildcard tests/unit/*.h) $(LIB_OBJS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -DFIXTURES_DIR='"$(FIXTURES_DIR)/"' $(LDFLAGS) $< $(LIB_OBJS) \
 		$(LDLIBS) -o $@
 

@@ -22,8 +22,9 @@ run_one() {	# name, command...: a binary that crashes or exits non-zero without 
 	fi
 }
 
-for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] && run_one "$(basename "$t")" "$t"
+# unit tests by folder, as make builds them: build/tests/unit/<stage>/test_x
+for t in $(find "$BUILD/tests/unit" -type f -name 'test_*' -perm -u+x 2>/dev/null | sort); do
+	run_one "$(basename "$t")" "$t"
 done
 for t in tests/integration/test_*.sh; do
 	[ -f "$t" ] && run_one "$(basename "$t" .sh)" bash "$t"
