@@ -245,9 +245,9 @@ EOF2
 	esac
 }
 
-test_no_head_of_line
-test_bounded_series
-test_invalid_utf8
-test_oversized_window
-test_old_spooled_window
-test_otlp
+run_test test_no_head_of_line
+run_test test_bounded_series
+run_test test_invalid_utf8
+run_test test_oversized_window
+run_test test_old_spooled_window
+run_test test_otlp
