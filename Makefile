@@ -58,7 +58,7 @@ DEB_PKGS += xxd chromium
 # make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
 DEB_PKGS += qemu-system-x86 busybox-static cpio bc
 
-.PHONY: all deps run test bench clean vmlinux fixtures fuzz image vmtest
+.PHONY: all deps run test check bench clean vmlinux fixtures fuzz image vmtest
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
@@ -126,6 +126,15 @@ run: deps all
 
 test: deps all $(UNIT_BINS) fixtures
 	@BUILD=$(abspath $(OUTPUT)) EBPFPROF=$(abspath $(OUTPUT))/ebpfprof bash tests/run.sh
+
+# the quick edit loop: every unit test, the fuzz smoke, and one short end-to-end run per stage
+# (a one-shot CPU profile read back by go tool pprof, off-CPU mode, the agent's pull endpoint on
+# loopback, a Python process named), picked from the suites by case (tests/run.sh)
+CHECK_TESTS := unit fuzz oneshot/cpu_split wall/offcpu_chain agent/pull python/static-alternate
+CHECK_FUZZ_SECONDS ?= 2
+check: deps all $(UNIT_BINS) fixtures
+	@TESTS="$(CHECK_TESTS)" FUZZ_SMOKE_SECONDS=$(CHECK_FUZZ_SECONDS) BUILD=$(abspath $(OUTPUT)) \
+		EBPFPROF=$(abspath $(OUTPUT))/ebpfprof bash tests/run.sh
 
 # the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 host" (tests/vm/vmtest.sh)
 vmtest: deps all fixtures
