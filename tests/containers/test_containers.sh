@@ -25,7 +25,7 @@ case "${BUILD:-}" in
 */san) skip all "the image holds the plain build: containers run in the plain pass only"; exit 0 ;;
 esac
 if ! command -v dockerd >/dev/null; then
-	skip all "no dockerd (make deps installs docker.io)"
+	skip all "no dockerd (make deps-test installs docker.io)"
 	exit 0
 fi
 if ! docker info >/dev/null 2>&1; then
