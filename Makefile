@@ -50,41 +50,64 @@ USER_HDRS := $(shell find userspace -name '*.h')
 USER_OBJS := $(patsubst userspace/%.c,$(OUTPUT)/userspace/%.o,$(USER_SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/userspace/main.o,$(USER_OBJS))
 
-# unit tests mirror the folders (tests/unit/<stage>/test_*.c); each binary keeps its file's name
+# unit tests mirror the folders: tests/unit/<stage>/test_x.c -> build/tests/unit/<stage>/test_x, so two
+# stages may each have a test of the same name
 UNIT_SRCS := $(shell find tests/unit -name 'test_*.c')
-UNIT_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(UNIT_SRCS)))
-vpath test_%.c $(sort $(dir $(UNIT_SRCS)))
+UNIT_BINS := $(patsubst %.c,$(OUTPUT)/%,$(UNIT_SRCS))
 
-# Debian packages the build and the tests need; `make deps` installs the missing ones.
-DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc binutils libc6-dev \
-	libcurl4-openssl-dev libhttp-parser-dev libmicrohttpd-dev libjson-c-dev \
-	libdw-dev liblzma-dev libdebuginfod-dev libiberty-dev debuginfod dwz g++ nodejs linux-perf bpftrace \
-	golang-go golang-github-google-pprof-dev python3 python3-yaml util-linux curl
-# the OTLP test decodes our export with protoc and Python's protobuf, from the published .proto
-DEB_PKGS += protobuf-compiler python3-protobuf
-# the container suite: Docker, and debootstrap for the images' offline Debian bases
-DEB_PKGS += docker.io debootstrap
-# the HTML flame graph: xxd embeds the page, Chromium renders it in the tests
-DEB_PKGS += xxd chromium
+# Debian packages, by target; each deps target installs the missing ones (apt-get update only then).
+# make, make run: building and running ebpfprof (the top list is our own convert --format top)
+DEPS_BUILD := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc libc6-dev binutils \
+	libcurl4-openssl-dev libhttp-parser-dev libmicrohttpd-dev libjson-c-dev libdw-dev liblzma-dev \
+	libdebuginfod-dev libiberty-dev xxd
+# the fixtures (tests/fixtures/*.mk): C++ and Go programs, the collector built against Debian's pprof
+# package, dwz and xz for debug-info layouts; go tool pprof reads every profile back
+DEPS_FIXTURES := g++ golang-go golang-github-google-pprof-dev dwz xz-utils python3
+# make test, make check: what the suites run beside the fixtures. python3-yaml: deploy/ manifests;
+# protoc and python3-protobuf decode the OTLP export; chromium renders the flame graph; docker.io and
+# debootstrap: the container suite; debuginfod, nodejs (perf maps) and a JDK are profiled or served;
+# libclang-rt-dev holds libFuzzer and the sanitizers' runtimes (clang only recommends it);
+# util-linux: setpriv, unshare
+DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf chromium docker.io \
+	debootstrap debuginfod nodejs openjdk-17-jdk-headless libclang-rt-dev util-linux curl
 # make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
-DEB_PKGS += qemu-system-x86 busybox-static cpio bc
+DEPS_VMTEST := $(DEPS_FIXTURES) qemu-system-x86 busybox-static cpio bc
+# make bench: perf and bpftrace side by side; the flame, Java and Node benches; eu-addr2line
+DEPS_BENCH := $(DEPS_FIXTURES) bpftrace linux-perf chromium nodejs openjdk-17-jdk-headless elfutils curl
+# make image: Docker, and debootstrap for the images' offline Debian bases (deploy/image.sh)
+DEPS_IMAGE := docker.io debootstrap
 
-.PHONY: all deps run test bench clean vmlinux fixtures fuzz image vmtest test-runtimes
+# apt_missing PACKAGES: installs those not installed yet; a no-op when all are
+define apt_missing
+	@missing=$$(for p in $(sort $(1)); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+endef
+
+.PHONY: all deps deps-test deps-vmtest deps-bench deps-image run test check bench clean vmlinux fixtures \
+	fuzz image vmtest test-runtimes
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
 all: $(OUTPUT)/ebpfprof
 
 deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
-	done); \
-	if [ -n "$$missing" ]; then \
-		echo "installing:" $$missing; \
-		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	fi
+	$(call apt_missing,$(DEPS_BUILD))
+deps-test:
+	$(call apt_missing,$(DEPS_BUILD) $(DEPS_TEST))
+deps-vmtest:
+	$(call apt_missing,$(DEPS_BUILD) $(DEPS_VMTEST))
+deps-bench:
+	$(call apt_missing,$(DEPS_BUILD) $(DEPS_BENCH))
+deps-image:
+	$(call apt_missing,$(DEPS_IMAGE))
 
-$(OUTPUT) $(OUTPUT)/userspace $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/userspace:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) | $(OUTPUT)
@@ -111,8 +134,9 @@ $(OUTPUT)/ebpfprof: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: %.c $(wildcard tests/unit/*.h) $(LIB_OBJS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -DFIXTURES_DIR='"$(FIXTURES_DIR)/"' $(LDFLAGS) $< $(LIB_OBJS) \
 		$(LDLIBS) -o $@
 
@@ -131,25 +155,34 @@ include $(wildcard tests/fuzz/*.mk)
 
 run: deps all
 	$(OUTPUT)/ebpfprof --duration 10 --output ebpfprof.pb.gz
-	@echo "top functions (go tool pprof -top ebpfprof.pb.gz):"
-	@go tool pprof -top -nodecount=25 -symbolize=none ebpfprof.pb.gz 2>&1 | sed -n '1,35p'
+	@echo "top functions (ebpfprof convert ebpfprof.pb.gz --format top):"
+	@$(OUTPUT)/ebpfprof convert ebpfprof.pb.gz --format top --top 25
 
-test: deps all $(UNIT_BINS) fixtures test-runtimes
+test: deps-test all $(UNIT_BINS) fixtures test-runtimes
 	@BUILD=$(abspath $(OUTPUT)) EBPFPROF=$(abspath $(OUTPUT))/ebpfprof bash tests/run.sh
+
+# the quick edit loop: every unit test, the fuzz smoke, and one short end-to-end run per stage
+# (a one-shot CPU profile read back by go tool pprof, off-CPU mode, the agent's pull endpoint on
+# loopback, a Python process named), picked from the suites by case (tests/run.sh)
+CHECK_TESTS := unit fuzz oneshot/cpu_split wall/offcpu_chain agent/pull python/static-alternate null/split
+CHECK_FUZZ_SECONDS ?= 2
+check: deps-test all $(UNIT_BINS) fixtures test-runtimes
+	@TESTS="$(CHECK_TESTS)" FUZZ_SMOKE_SECONDS=$(CHECK_FUZZ_SECONDS) BUILD=$(abspath $(OUTPUT)) \
+		EBPFPROF=$(abspath $(OUTPUT))/ebpfprof bash tests/run.sh
 
 # ebpfprof with the test-only runtimes, for tests/integration/test_null.sh: $(OUTPUT)/test-rt/ebpfprof
 test-runtimes:
 	$(Q)$(MAKE) --no-print-directory TEST_RUNTIMES=1 all
 
 # the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 host" (tests/vm/vmtest.sh)
-vmtest: deps all fixtures
+vmtest: deps-vmtest all fixtures
 	@BUILD=$(abspath $(OUTPUT)) bash tests/vm/vmtest.sh
 
 # the agent image ebpfprof:latest, built with Docker offline (deploy/image.sh)
-image:
+image: deps-image
 	@bash deploy/image.sh
 
-bench: deps all fixtures
+bench: deps-bench all fixtures
 	@bash tests/bench/run.sh
 	@bash tests/bench/symbols.sh
 	@bash tests/bench/offcpu.sh

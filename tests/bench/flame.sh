@@ -7,7 +7,7 @@ RUNS=${BENCH_FLAME_RUNS:-5}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 . tests/bench/lib.sh
-command -v chromium >/dev/null || { echo "flame bench: chromium not installed (make deps)"; exit 0; }
+command -v chromium >/dev/null || { echo "flame bench: chromium not installed (make deps-bench)"; exit 0; }
 
 echo "flame graph bench: $RUNS renders each, Chromium $(chromium --version 2>/dev/null | awk '{ print $2 }'), $(nproc) CPUs, load $(loadavg)"
 printf '%-26s %9s %8s %8s %11s %14s %14s\n' profile pprof_KB html_KB nodes convert_ms page_ms_med script_ms_med

@@ -3,6 +3,7 @@
 set -u
 SUITE=containers
 . "$(dirname "$0")/../integration/lib.sh"
+selected image daemonset python sidecar rss || exit 0	# none picked: no Docker started, no image built
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 PREFIX=ebpfprof-test
@@ -24,7 +25,7 @@ case "${BUILD:-}" in
 */san) skip all "the image holds the plain build: containers run in the plain pass only"; exit 0 ;;
 esac
 if ! command -v dockerd >/dev/null; then
-	skip all "no dockerd (make deps installs docker.io)"
+	skip all "no dockerd (make deps-test installs docker.io)"
 	exit 0
 fi
 if ! docker info >/dev/null 2>&1; then
@@ -200,8 +201,10 @@ test_rss() {	# the agent's RSS in the container against the same agent on the ho
 }
 
 RSS_CTR=
-test_image || exit 0
+test_image || exit 0	# the agent image every other case runs, built whichever cases TESTS picks
+selected daemonset python sidecar rss || exit 0
 workload_image || { fail workload "the workload image did not build"; exit 0; }
-test_daemonset
-test_sidecar
-test_rss
+# sidecar and rss stand on daemonset's workload containers and its agent's RSS
+run_test test_daemonset daemonset python sidecar rss
+run_test test_sidecar
+run_test test_rss

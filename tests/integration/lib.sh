@@ -1,7 +1,54 @@
-# lib.sh -- helpers for integration scripts: pass/fail/skip reporting and pprof read-back
-pass() { echo "PASS: $SUITE/$1"; }
+# lib.sh -- helpers for integration scripts: which cases run, pass/fail/skip reporting and pprof read-back
+
+# --- which cases run: make test TESTS=SUITE/CASE (tests/run.sh) ---
+# tests/run.sh exports TEST_CASES, the CASE patterns TESTS gave this suite, separated by spaces;
+# unset or empty, every case runs. A case's name is what its result line prints between "SUITE/"
+# and the first colon ("PASS: python/python3.11-reuse: ..." is python3.11-reuse). A pattern picks
+# the cases whose name contains it; * ? [...] are the shell's wildcards. Work a suite does before
+# its cases (fixtures, a collector, an image) still runs; the cases not picked do not.
+
+selected() {	# names...: true when a pattern picks one of the names (or there is no pattern)
+	[ -n "${TEST_CASES:-}" ] || return 0
+	local pats p n
+	read -ra pats <<<"$TEST_CASES"
+	for p in "${pats[@]}"; do
+		for n in "$@"; do
+			# shellcheck disable=SC2053
+			[[ "$n" == *$p* ]] && return 0
+		done
+	done
+	return 1
+}
+
+# run_test FUNCTION [CASE...]: calls FUNCTION when one of the cases it reports is picked; by
+# default its one case is its own name without test_. A function reporting several lists them.
+run_test() {
+	local fn=$1
+	shift
+	[ $# -gt 0 ] || set -- "${fn#test_}"
+	selected "$@" || return 0
+	"$fn"
+}
+
+# Results; PASS and SKIP of a case not picked (one run as another's setup) are not printed,
+# FAIL always is, and so is a suite skipped as a whole ("all").
+pass() { selected "${1%%:*}" && echo "PASS: $SUITE/$1"; return 0; }
 fail() { echo "FAIL: $SUITE/$1: $2"; }
-skip() { echo "SKIP: $SUITE/$1: $2"; }
+skip() { { [ "$1" = all ] || selected "${1%%:*}"; } && echo "SKIP: $SUITE/$1: $2"; return 0; }
+
+only_selected() {	# the same for result lines printed by another program: stdin to stdout
+	local line name
+	while IFS= read -r line; do
+		case $line in
+		"PASS: "* | "SKIP: "*)
+			name=${line#*/}
+			selected "${name%%:*}" || continue
+			;;
+		esac
+		printf '%s\n' "$line"
+	done
+}
+
 pprof_top() {	# file: go tool pprof -top with our own symbols only
 	go tool pprof -top -nodecount=200 -symbolize=none "$@" 2>/dev/null
 }

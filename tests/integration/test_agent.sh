@@ -229,12 +229,11 @@ test_bad_agent_flags() {
 	[ $ok = 1 ] && pass bad_flags || fail bad_flags "see above"
 }
 
-test_bad_agent_flags
-test_push_no_loss
-test_outage
-test_rejected_and_metrics
-test_pull
-test_output_dir
-test_cgroup_scope
-
-test_cgroup_v1_scope
+run_test test_bad_agent_flags bad_flags
+run_test test_push_no_loss
+run_test test_outage
+run_test test_rejected_and_metrics rejected metrics
+run_test test_pull
+run_test test_output_dir
+run_test test_cgroup_scope
+run_test test_cgroup_v1_scope

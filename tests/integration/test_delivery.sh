@@ -190,7 +190,7 @@ test_otlp() {	# OTLP export decoded by Python classes protoc made from the publi
 	inc=$(otlp_proto)
 	[ -n "$inc" ] || { skip otlp "Debian's opentelemetry-proto $OTLP_PROTO_VERSION could not be fetched"; return; }
 	command -v protoc >/dev/null && /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null ||
-		{ skip otlp "protoc or python3-protobuf missing (make deps)"; return; }
+		{ skip otlp "protoc or python3-protobuf missing (make deps-test)"; return; }
 	mkdir -p "$tmp/otlp_py" "$tmp/otlp_bodies"
 	protoc -I "$inc" --python_out="$tmp/otlp_py" \
 		"$inc"/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto \
@@ -245,9 +245,9 @@ EOF2
 	esac
 }
 
-test_no_head_of_line
-test_bounded_series
-test_invalid_utf8
-test_oversized_window
-test_old_spooled_window
-test_otlp
+run_test test_no_head_of_line
+run_test test_bounded_series
+run_test test_invalid_utf8
+run_test test_oversized_window
+run_test test_old_spooled_window
+run_test test_otlp

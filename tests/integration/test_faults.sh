@@ -259,9 +259,9 @@ test_sigterm_no_spool() {	# without a spool the bound is the 5 s drain: past it 
 	fi
 }
 
-test_tiny_maps
-test_slow_backend
-test_garbage
-test_spool_disk_full
-test_sigterm_mid_push
-test_sigterm_no_spool
+run_test test_tiny_maps
+run_test test_slow_backend
+run_test test_garbage garbage_garbage garbage_close garbage_500 garbage_junk
+run_test test_spool_disk_full
+run_test test_sigterm_mid_push
+run_test test_sigterm_no_spool

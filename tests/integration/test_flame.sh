@@ -273,10 +273,10 @@ test_bad_input() {	# not a profile: one line, exit code 1, nothing written
 	fi
 }
 
-test_bad_input
-test_workload
-test_wall
-test_diff
-test_large
-test_agent_page
-test_agent_collect
+run_test test_bad_input
+run_test test_workload workload go_written search interact screenshot
+run_test test_wall wall_states
+run_test test_diff
+run_test test_large
+run_test test_agent_page
+run_test test_agent_collect

@@ -99,6 +99,9 @@ hot_line() {
 split_check() {
 	local jdk=$1 name=$2 cls a b want got n c t warm=$WARM
 	shift 2
+	local cases=("$name" "$name split" "$name named and whole" "$name lines")
+	[[ " $* " == *" -Xint "* ]] || cases+=("$name inline")	# inline_check reads this run's profile
+	selected "${cases[@]}" || return 0
 	cls=$(classes "$jdk")
 	[[ " $* " == *" -Xint "* ]] && warm=0
 	"$jdk/bin/java" "$@" -cp "$cls" Split split "$SECS" "$tmp/$name.gate" "$warm" \
@@ -145,6 +148,7 @@ split_check() {
 # inline_check NAME: a Location whose Lines are Split.mix inlined into Split.alpha (C2)
 inline_check() {
 	local name=$1
+	selected "$name inline" || return 0
 	if go tool pprof -raw -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | awk '
 		/^ *[0-9]+: 0x/ { prev = ($0 ~ / Split\.mix /); next }
 		prev && / Split\.alpha / { found = 1 } { prev = 0 } END { exit !found }'; then
@@ -158,6 +162,7 @@ inline_check() {
 wall_check() {
 	local jdk=$1 name pc pd want got c d
 	name="$(tag "$jdk")-wall"
+	selected "$name" || return 0
 	"$jdk/bin/java" -cp "$(classes "$jdk")" Split wall "$SECS" "$tmp/$name.gate" \
 		>"$tmp/$name.out" 2>&1 &
 	local pid=$!
@@ -184,6 +189,7 @@ wall_check() {
 container_check() {
 	local jdk=$1 name n c t
 	name="$(tag "$jdk")-mntns"
+	selected "$name" || return 0
 	mkdir -p "$tmp/ns"
 	cp -r "$(classes "$jdk")" "$tmp/ns-classes"
 	unshare --mount --propagation private sh -c '
@@ -211,6 +217,7 @@ container_check() {
 agent_check() {
 	local jdk=$1 name port a b named
 	name="$(tag "$jdk")-agent"
+	selected "$name" || return 0
 	"$EBPFPROF" agent --listen 127.0.0.1:0 --frequency 99 2>"$tmp/$name.err" &
 	local agent=$!
 	port=$(wait_port "$tmp/$name.err") || { fail "$name" "agent did not listen"; stop $agent; return; }

@@ -72,6 +72,6 @@ test_not_shipped() {
 	fi
 }
 
-test_split
-test_metrics
-test_not_shipped
+run_test test_split
+run_test test_metrics
+run_test test_not_shipped

@@ -306,18 +306,18 @@ while time.time() < end: pass' &
 	fi
 }
 
-test_missing_pid
-test_invalid_utf8
-test_bad_input
-test_special_output
-test_short_lived
-test_idle_execs
-test_idle_execs_costly_start
-test_not_root
-test_cpu_split
-test_pprof_structure
-test_kernel_frames
-test_folded_format
-test_sigint
-test_per_thread_and_idle
-test_top_format
+run_test test_missing_pid
+run_test test_invalid_utf8
+run_test test_bad_input
+run_test test_special_output
+run_test test_short_lived
+run_test test_idle_execs
+run_test test_idle_execs_costly_start
+run_test test_not_root
+run_test test_cpu_split
+run_test test_pprof_structure
+run_test test_kernel_frames kernel_frames folded_format	# folded_format reads its sys.folded
+run_test test_folded_format
+run_test test_sigint
+run_test test_per_thread_and_idle per_thread_idle no_idle_by_default
+run_test test_top_format

@@ -131,9 +131,9 @@ test_agent() {	# the agent too: windows written, /metrics served, a clean stop
 	fi
 }
 
-test_all_caps
-test_without_syslog
-test_without_ptrace
-test_without_dac_read_search
-test_without_bpf_or_perfmon
-test_agent
+run_test test_all_caps
+run_test test_without_syslog
+run_test test_without_ptrace
+run_test test_without_dac_read_search
+run_test test_without_bpf_or_perfmon
+run_test test_agent

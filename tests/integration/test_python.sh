@@ -42,6 +42,8 @@ split_check() {
 	local py=$1 mode=$2 name t a b want got line hot
 	t=$(tag "$py")
 	name="$t-$mode"
+	# xperf_check picks its own run
+	[ "$mode" = xperf ] || selected "$name" "$name split" "$name line" "$name named" || return 0
 	"$py" "${@:3}" "$PYDIR/split.py" "$mode" "$SECS" "$tmp/$name.gate" >"$tmp/$name.out" 2>&1 &
 	local pid=$!
 	start_profile "$name" --pid "$pid"
@@ -77,6 +79,7 @@ split_check() {
 wall_check() {
 	local py=$1 name out fn want got bad=""
 	name="$(tag "$py")-wall"
+	selected "$name" || return 0
 	"$py" "$PYDIR/wall.py" "$SECS" "$tmp/$name.gate" >"$tmp/$name.out" 2>&1 &
 	local pid=$!
 	start_profile "$name" --mode wall --pid "$pid"
@@ -110,6 +113,7 @@ wall_check() {
 xperf_check() {
 	local py=$1 name total trunc doubled
 	name="$(tag "$py")-xperf"
+	selected "$name" "$name split" "$name line" "$name named" "$name whole" || return 0
 	split_check "$py" xperf -X perf
 	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.traces"
 	total=$(grep -c '^-----' "$tmp/$name.traces")
@@ -126,6 +130,7 @@ xperf_check() {
 offcpu_check() {
 	local py=$1 name pd pr want got
 	name="$(tag "$py")-offcpu"
+	selected "$name" || return 0
 	"$py" "$PYDIR/wall.py" "$SECS" "$tmp/$name.gate" >"$tmp/$name.out" 2>&1 &
 	local pid=$!
 	start_profile "$name" --mode off-cpu --pid "$pid"
@@ -151,6 +156,7 @@ offcpu_check() {
 aio_check() {
 	local py=$1 name share
 	name="$(tag "$py")-asyncio"
+	selected "$name" || return 0
 	"$py" "$PYDIR/aio.py" 3 "$tmp/$name.gate" >/dev/null 2>&1 &
 	local pid=$!
 	# _asyncio mapped before the profiler first reads the process: a library mapped after is walked
@@ -178,6 +184,7 @@ aio_check() {
 agent_check() {
 	local py=$1 name port a b named skipped
 	name="$(tag "$py")-agent"
+	selected "$name" || return 0
 	"$EBPFPROF" agent --listen 127.0.0.1:0 --frequency 99 2>"$tmp/$name.err" &
 	local agent=$!
 	port=$(wait_port "$tmp/$name.err") || { fail "$name" "agent did not listen"; stop $agent; return; }
@@ -223,6 +230,7 @@ named_check() {
 hook_check() {
 	local py=$1 name
 	name="$(tag "$py")-hook"
+	selected "$name" || return 0
 	"$py" "$PYDIR/hook.py" 3 >/dev/null 2>&1 &
 	local pid=$!
 	start_profile "$name" --pid "$pid"
@@ -251,6 +259,7 @@ hook_check() {
 short_check() {
 	local py=$1 name
 	name="$(tag "$py")-short"
+	selected "$name" || return 0
 	start_profile "$name"
 	"$py" "$PYDIR/short.py"
 	sleep 0.5
@@ -270,6 +279,7 @@ short_check() {
 reuse_check() {
 	local py=$1 mode=$2 name n=20 said named unknown spread
 	name="$(tag "$py")-reuse$([ "$mode" = same ] && echo -same-line)"
+	selected "$name" || return 0
 	start_profile "$name"
 	said=$("$py" "$PYDIR/reuse.py" $n $mode)
 	stop_profile
@@ -294,6 +304,7 @@ reuse_check() {
 unknown_check() {
 	local py37=/root/.pyenv/versions/3.7.16/bin/python3.7 py36=/root/.pyenv/versions/3.6.15/bin/python3.6
 	local name=unknown p1 p2 p3 said37 said36 counted
+	selected $name || return 0
 	[ -x "$py37" ] && [ -x "$py36" ] || { skip $name "no pyenv CPython 3.7.16 and 3.6.15 here"; return; }
 	"$py37" "$PYDIR/split.py" alternate 2 "$tmp/$name.gate" >/dev/null 2>&1 & p1=$!
 	"$py37" "$PYDIR/split.py" alternate 2 "$tmp/$name.gate" >/dev/null 2>&1 & p2=$!

@@ -127,9 +127,9 @@ test_node_perf_map() {	# JIT code named through /tmp/perf-PID.map (node --perf-b
 	fi
 }
 
-test_go_stripped
-test_c_inline
-test_debuglink
-test_cxx_demangle
-test_debuginfod
-test_node_perf_map
+run_test test_go_stripped
+run_test test_c_inline
+run_test test_debuglink
+run_test test_cxx_demangle
+run_test test_debuginfod
+run_test test_node_perf_map

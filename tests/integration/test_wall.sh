@@ -45,10 +45,6 @@ test_fgprof() {
 	else
 		skip fgprof_wall_go "go is not installed"
 	fi
-	"$FIX/fgprof" 7 >/dev/null & local pid=$!	# the wall.pb.gz the next tests read
-	sleep 0.3
-	"$EBPFPROF" --pid $pid --mode wall --per-thread --duration 2 --output "$tmp/wall.pb.gz" 2>/dev/null
-	kill $pid; wait $pid 2>/dev/null
 }
 
 test_cpu_mode_hides_waiting() {	# the same program in cpu mode: only the computing function
@@ -84,6 +80,10 @@ test_offcpu_states() {	# off-cpu mode: sample types and the state label of sleep
 
 test_wall_types() {	# one pprof, three sample types, wall the default
 	local raw
+	"$FIX/fgprof" 7 >/dev/null & local pid=$!
+	sleep 0.3
+	"$EBPFPROF" --pid $pid --mode wall --per-thread --duration 2 --output "$tmp/wall.pb.gz" 2>/dev/null
+	kill $pid; wait $pid 2>/dev/null
 	raw=$(go tool pprof -raw -symbolize=none "$tmp/wall.pb.gz" 2>/dev/null)
 	if grep -q 'cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds\[dflt\]' <<<"$raw" &&
 		grep -q 'state:\[running\]' <<<"$raw"; then
@@ -173,10 +173,10 @@ test_offcpu_chain() {	# off-cpu mode: the sleeping half under main -> doze_outer
 	fi
 }
 
-test_fgprof
-test_wall_types
-test_agent_windows
-test_cpu_mode_hides_waiting
-test_offcpu_states
-test_wall_without_frame_pointers
-test_offcpu_chain
+run_test test_fgprof fgprof_wall fgprof_wall_go
+run_test test_wall_types
+run_test test_agent_windows
+run_test test_cpu_mode_hides_waiting cpu_mode
+run_test test_offcpu_states offcpu_mode
+run_test test_wall_without_frame_pointers wall_nofp_nanosleep wall_fp_usleep
+run_test test_offcpu_chain

@@ -2,8 +2,10 @@
 #ifndef EBPFPROF_TEST_H
 #define EBPFPROF_TEST_H
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* where make put the fixture programs: build/fixtures/, build/san/fixtures/ with SANITIZE=1 */
 #ifndef FIXTURES_DIR
@@ -36,11 +38,39 @@ struct test_case {
 	int (*fn)(void);
 };
 
-/* Runs every case; the exit code is 1 when any failed. */
+/*
+ * True when the case filter picks name: TEST_CASES holds patterns separated by spaces (make test
+ * TESTS=pprof/id_reuse sets it to "id_reuse"); one picks the cases whose name contains it, with
+ * the shell's wildcards. Unset or empty, every case runs.
+ */
+static inline int test__selected(const char *name)
+{
+	const char *cases = getenv("TEST_CASES"), *p, *end;
+	char pattern[256];
+
+	if (!cases || !cases[strspn(cases, " ")])
+		return 1;
+	for (p = cases; *p; p = end) {
+		p += strspn(p, " ");
+		end = p + strcspn(p, " ");
+		if (end == p || (size_t)(end - p) + 3 > sizeof(pattern))
+			continue;
+		snprintf(pattern, sizeof(pattern), "*%.*s*", (int)(end - p), p);
+		if (!fnmatch(pattern, name, 0))
+			return 1;
+	}
+	return 0;
+}
+
+/* Runs every case the filter picks; the exit code is 1 when any failed. */
 static inline int test__run_all(const char *suite, const struct test_case *cases, int n)
 {
 	for (int i = 0; i < n; i++) {
-		int r = cases[i].fn();
+		int r;
+
+		if (!test__selected(cases[i].name))
+			continue;
+		r = cases[i].fn();
 
 		if (r == TEST_OK)
 			printf("PASS: %s/%s\n", suite, cases[i].name);

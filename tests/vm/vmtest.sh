@@ -151,9 +151,9 @@ main() {
 		fi
 	done
 	for t in qemu-system-x86_64 cpio gzip base64 bc; do
-		command -v "$t" >/dev/null || { say "$t is missing (make deps)"; echo "0 passed, 1 failed, 0 skipped"; return 1; }
+		command -v "$t" >/dev/null || { say "$t is missing (make deps-vmtest)"; echo "0 passed, 1 failed, 0 skipped"; return 1; }
 	done
-	[ -x /bin/busybox ] || { say "/bin/busybox is missing (busybox-static; make deps)"; echo "0 passed, 1 failed, 0 skipped"; return 1; }
+	[ -x /bin/busybox ] || { say "/bin/busybox is missing (busybox-static; make deps-vmtest)"; echo "0 passed, 1 failed, 0 skipped"; return 1; }
 	mkdir -p "$CACHE"
 	WORK=$(mktemp -d "$CACHE/run.XXXXXX")
 	[ -n "${VMTEST_KEEP:-}" ] && say "consoles and files kept in $WORK" || trap 'rm -rf "$WORK"' EXIT

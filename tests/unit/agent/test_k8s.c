@@ -154,7 +154,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	return ret;
 }
 
-/* the fixture from the work tree, whether we run from its root or from build/tests */
+/* the fixture from the work tree, whether we run from its root or from build/tests/unit/agent */
 static int load_fixture(void)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 64], *slash;
@@ -171,7 +171,7 @@ static int load_fixture(void)
 	slash = strrchr(exe, '/');
 	if (slash)
 		*slash = '\0';
-	snprintf(path, sizeof(path), "%s/../../" FIXTURE, exe);
+	snprintf(path, sizeof(path), "%s/../../../../" FIXTURE, exe);
 	return procfs__read_file(AT_FDCWD, path, 1 << 20, &srv.fixture, &srv.fixture_len, NULL);
 }
 

@@ -88,8 +88,8 @@ static const char *collector_path(void)
 	if (n <= 0)
 		return "build/fixtures/collector";
 	exe[n] = '\0';
-	/* build/tests/test_pusher -> build/fixtures/collector */
-	snprintf(path, sizeof(path), "%s/../fixtures/collector", dirname(exe));
+	/* build/tests/unit/deliver/test_pusher -> build/fixtures/collector */
+	snprintf(path, sizeof(path), "%s/../../../fixtures/collector", dirname(exe));
 	return path;
 }
 
