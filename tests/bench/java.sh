@@ -39,7 +39,7 @@ for home in /usr/lib/jvm/*/; do
 	home=$(readlink -f "$home")
 	[ -x "$home/bin/javac" ] && [ ! -e "$out/$(basename "$home")" ] || continue
 	mkdir -p "$out/$(basename "$home")"
-	"$home/bin/javac" -d "$out/$(basename "$home")" tests/integration/java/Split.java || continue
+	"$home/bin/javac" -d "$out/$(basename "$home")" tests/fixtures/java/Split.java || continue
 	for mode in jit xint; do
 		name="$(basename "$home")-$mode"
 		opt=(); warm=2

@@ -27,7 +27,7 @@ for py in /root/.pyenv/versions/3.{8,10,12,13}*/bin/python3.{8,10,12,13} /usr/bi
 	name=$(basename "$py")
 	[ "${py#/usr/}" != "$py" ] && name=$name-static
 	touch "$out/gate"
-	"$py" tests/integration/python/split.py alternate "$secs" "$out/gate" >/dev/null &
+	"$py" tests/fixtures/python/split.py alternate "$secs" "$out/gate" >/dev/null &
 	profile "$name" $!
 	wait
 	sed -n 's/^ebpfprof: python: /    /p' "$out/$name.err"

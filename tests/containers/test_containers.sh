@@ -90,7 +90,7 @@ python_image() {
 		tar -C "$py/lib" --exclude test --exclude site-packages --exclude __pycache__ \
 			--exclude idlelib --exclude tkinter --exclude ensurepip -c python3.12 |
 		tar -C "$tmp/pyimg/opt/python/lib" -x &&
-		cp "$ROOT/tests/integration/python/split.py" "$tmp/pyimg/app/split.py" || return 1
+		cp "$ROOT/tests/fixtures/python/split.py" "$tmp/pyimg/app/split.py" || return 1
 	cat >"$tmp/pyimg/Dockerfile" <<-'DOCKERFILE'
 	FROM ebpfprof:latest
 	COPY opt /opt

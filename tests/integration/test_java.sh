@@ -3,7 +3,7 @@
 set -u
 SUITE=java
 . "$(dirname "$0")/lib.sh"
-JDIR=$(cd "$(dirname "$0")/java" && pwd)
+JDIR=$(cd "$(dirname "$0")/../fixtures/java" && pwd)
 FREQ=${JAVA_FREQUENCY:-199}
 SECS=${JAVA_SECONDS:-3}		# CPU seconds of each split run
 WARM=${JAVA_WARMUP:-1.5}	# CPU seconds of JIT warm-up before the profile starts

@@ -3,7 +3,7 @@
 set -u
 SUITE=python
 . "$(dirname "$0")/lib.sh"
-PYDIR=$(cd "$(dirname "$0")/python" && pwd)
+PYDIR=$(cd "$(dirname "$0")/../fixtures/python" && pwd)
 FREQ=${PYTHON_FREQUENCY:-199}
 SECS=${PYTHON_SECONDS:-4}	# CPU seconds of each split run
 TOL=${PYTHON_TOLERANCE:-5}
