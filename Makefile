@@ -191,6 +191,7 @@ bench: deps-bench all fixtures
 	@bash tests/bench/completeness.sh
 	@bash tests/bench/churn.sh
 	@bash tests/bench/exec_idle.sh
+	@[ -z "$(BENCH_BEFORE)" ] || bash tests/bench/ab.sh $(BENCH_BEFORE) $(abspath $(OUTPUT))/ebpfprof
 	@bash tests/bench/flame.sh
 	@bash tests/bench/python.sh
 	@bash tests/bench/java.sh
