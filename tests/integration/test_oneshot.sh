@@ -194,6 +194,15 @@ test_short_lived() {	# 200 processes of 100 ms each: their frames are named alth
 	}' "$tmp/short.folded" && pass short_lived || fail short_lived "fewer than 95% of the samples named"
 }
 
+# figure FILE NAME: the value of counter NAME in a -v output (name=value)
+figure() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$1"; }
+
+# sampled_pids PROFILE COMM: how many processes named COMM the profile sampled (go tool pprof's labels)
+sampled_pids() {
+	go tool pprof -raw -symbolize=none "$1" 2>/dev/null |
+		sed -n "s/.*comm:\[$2\] pid:\[\([0-9]*\)\].*/\1/p" | sort -u | wc -l
+}
+
 # the CPU a process has used 20 ms after its fork: what a start (fork, exec, loader) costs this host
 start_cost_us() {
 	"$1" 300 0 & local pid=$!
@@ -226,10 +235,9 @@ test_idle_execs() {
 	# each is idle at its first look (20 ms, or 25 after a costly start) and waits again; a
 	# short_idle is gone at its next (100 ms), unread; a short_lived waits once more, then computes
 	local unread idle sampled
-	unread=$(sed -n 's/.*processes: \([0-9]*\) exited unsampled.*/\1/p' "$tmp/idle.err")
-	idle=$(sed -n 's/.*; \([0-9]*\) waits begun again.*/\1/p' "$tmp/idle.err")
-	sampled=$(go tool pprof -raw -symbolize=none "$tmp/idle.pb.gz" 2>/dev/null |
-		sed -n 's/.*comm:\[short_idle\] pid:\[\([0-9]*\)\].*/\1/p' | sort -u | wc -l)
+	unread=$(figure "$tmp/idle.err" process_execs_unsampled_total)
+	idle=$(figure "$tmp/idle.err" process_exec_idle_waits_total)
+	sampled=$(sampled_pids "$tmp/idle.pb.gz" short_idle)
 	echo "  $unread processes exited unsampled and unread, $idle waits begun again, $sampled of 60 short_idle sampled"
 	"$EBPFPROF" convert "$tmp/idle.pb.gz" --format folded --output "$tmp/idle.folded" 2>/dev/null
 	awk '$0 ~ /^short_lived;/ {
@@ -264,10 +272,9 @@ test_idle_execs_costly_start() {
 	done
 	wait $prof
 	local unread rechecked sampled
-	unread=$(sed -n 's/.*processes: \([0-9]*\) exited unsampled.*/\1/p' "$tmp/costly.err")
-	rechecked=$(sed -n 's/.*; \([0-9]*\) looked at again after a busy start.*/\1/p' "$tmp/costly.err")
-	sampled=$(go tool pprof -raw -symbolize=none "$tmp/costly.pb.gz" 2>/dev/null |
-		sed -n 's/.*comm:\[short_idle\] pid:\[\([0-9]*\)\].*/\1/p' | sort -u | wc -l)
+	unread=$(figure "$tmp/costly.err" process_execs_unsampled_total)
+	rechecked=$(figure "$tmp/costly.err" process_exec_rechecks_total)
+	sampled=$(sampled_pids "$tmp/costly.pb.gz" short_idle)
 	echo "  $unread processes exited unsampled and unread, $rechecked looked at again, $sampled of 60 sampled"
 	[ "${unread:-0}" -ge $((60 - sampled)) ] && [ "${rechecked:-0}" -ge $((60 - sampled)) ] &&
 		pass idle_execs_costly_start ||

@@ -190,8 +190,8 @@ test_fallback_counted() {
 	( for i in $(seq 20); do "$BUILD/fixtures/short_lived"; done ) &
 	"$EBPFPROF" --unwind cfi --duration 3 --format folded -v -o "$tmp/short.folded" 2>"$tmp/short.err"
 	wait
-	fallback=$(sed -n 's/.*, \([0-9]*\) by frame pointers before.*/\1/p' "$tmp/short.err")
-	walked=$(sed -n 's/.*user stacks: \([0-9]*\) walked with CFI.*/\1/p' "$tmp/short.err")
+	fallback=$(sed -n 's/.*unwind_fp_fallback_total=\([0-9]*\).*/\1/p' "$tmp/short.err")
+	walked=$(sed -n 's/.*unwind_cfi_total=\([0-9]*\).*/\1/p' "$tmp/short.err")
 	echo "  short-lived processes: $walked stacks walked with CFI, $fallback by frame pointers first"
 	if [ -n "$fallback" ] && [ "$fallback" -gt 0 ] && [ "${walked:-0}" -gt "$fallback" ]; then
 		pass fallback_counted
@@ -215,8 +215,8 @@ test_exec_new_tables() {
 	touch "$tmp/go"	# bash computed a second under the profiler: now the exec
 	wait "$prof"
 	wait "$pid"
-	drops=$(sed -n 's/.*; \([0-9]*\) execs dropped.*/\1/p' "$tmp/exec.err")
-	fallback=$(sed -n 's/.*, \([0-9]*\) by frame pointers before.*/\1/p' "$tmp/exec.err")
+	drops=$(sed -n 's/.*unwind_exec_drops_total=\([0-9]*\).*/\1/p' "$tmp/exec.err")
+	fallback=$(sed -n 's/.*unwind_fp_fallback_total=\([0-9]*\).*/\1/p' "$tmp/exec.err")
 	read -r deep cut < <(awk -v chain="$deep_chain" '/^unwind_deep;/ && /;uw_chain_5/ {
 		stack = substr($0, 1, length($0) - length($NF) - 1)
 		n += $NF; if (!index(stack ";", chain ";")) cut += $NF } END { print n + 0, cut + 0 }' "$tmp/exec.folded")

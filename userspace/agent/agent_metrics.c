@@ -21,48 +21,20 @@ static void gauge(FILE *out, const char *name, const char *help, double v)
 
 static void write_sampler(FILE *out, struct agent *a, const struct agent_figures *f)
 {
-	static const char *const reasons[STAT_MAX] = {
-		[STAT_KSTACK_COLLISION] = "reason=\"kernel_stack_collision\"",
-		[STAT_USTACK_COLLISION] = "reason=\"user_stack_collision\"",
-		[STAT_KSTACK_ERROR] = "reason=\"kernel_stack_error\"",
-		[STAT_USTACK_ERROR] = "reason=\"user_stack_error\"",
-		[STAT_COUNTS_FULL] = "reason=\"counts_map_full\"",
-	};
-	__u64 st[STAT_MAX] = {};
+	struct sampler_figures sf;
 
-	sampler__stats(a->sampler, st);
-	counter(out, "ebpfprof_samples_total", "Samples taken by the BPF program", st[STAT_SAMPLES]);
-	prom__header(out, "ebpfprof_samples_lost_total", "counter",
-		     "Stacks lost (sample kept under a pseudo frame) or samples dropped, by reason");
-	for (int i = STAT_LOST_FIRST; i <= STAT_LOST_LAST; i++)
-		prom__value(out, "ebpfprof_samples_lost_total", reasons[i], st[i]);
-	counter(out, "ebpfprof_process_events_dropped_total",
-		"New-process announcements lost to a full ring buffer", st[STAT_EVENTS_DROPPED]);
-	counter(out, "ebpfprof_process_execs_unsampled_total",
-		"Processes that exited unsampled while their exec waited (20 ms, longer if idle), so were never read",
-		f->execs_unsampled);
-	counter(out, "ebpfprof_process_exec_idle_waits_total",
-		"Exec waits begun again because the process had been on a CPU for under a tenth of the time since the last look",
-		f->execs_idle);
-	counter(out, "ebpfprof_process_exec_rechecks_total",
-		"Execs looked at again 5 ms after a first look found them busy (their start counts from the fork)",
-		f->execs_rechecked);
+	sampler__figures(a->sampler, &sf);	/* the BPF counters, read now */
+	/* the exec waits as of the last harvest: the agent's loop owns them */
+	sf.execs_unsampled = f->execs_unsampled;
+	sf.execs_idle = f->execs_idle;
+	sf.execs_rechecked = f->execs_rechecked;
+	prom__stats(out, "ebpfprof_", sampler_stats, n_sampler_stats, &sf);
 	counter(out, "ebpfprof_process_cgroup_reads_saved_total",
 		"Cgroup files not read: a process of the same cgroup v2 (a v2-only host) was read",
 		f->cgroup_reads_saved);
 	counter(out, "ebpfprof_process_cgroup_cache_refused_total",
 		"Cgroup files not kept for their cgroup: the path did not lead to the announced cgroup id",
 		f->cgroup_refused);
-	counter(out, "ebpfprof_unwind_cfi_total", "User stacks walked with CFI tables",
-		st[STAT_UNWIND_CFI]);
-	counter(out, "ebpfprof_unwind_truncated_total",
-		"CFI walks that stopped before the outermost frame", st[STAT_UNWIND_TRUNCATED]);
-	counter(out, "ebpfprof_unwind_fp_fallback_total",
-		"User stacks taken with frame pointers before the process's tables were loaded",
-		st[STAT_UNWIND_FP_FALLBACK]);
-	counter(out, "ebpfprof_unwind_exec_drops_total",
-		"Execs that dropped their process's CFI tables, built for the image before",
-		st[STAT_EXEC_TABLES_DROPPED]);
 	gauge(out, "ebpfprof_counts_map_entries", "Entries in the counts map at the last harvest",
 	      f->records_last);
 	gauge(out, "ebpfprof_counts_map_capacity", "Capacity of one counts map",
@@ -108,37 +80,10 @@ static void write_pusher_stats(FILE *out, const struct pusher_stats ps, const ch
 /* the off-CPU tracer's counters (off-cpu and wall modes): its blocks, walks and losses */
 static void write_offcpu(FILE *out, struct offcpu *o)
 {
-	static const char *const lost[] = {
-		"reason=\"kernel_stack_collision\"", "reason=\"user_stack_collision\"",
-		"reason=\"kernel_stack_error\"", "reason=\"user_stack_error\"",
-		"reason=\"counts_map_full\"", "reason=\"start_failed\"",
-	};
-	static const int lost_ids[] = { OFFCPU_STAT_KSTACK_COLLISION, OFFCPU_STAT_USTACK_COLLISION,
-					OFFCPU_STAT_KSTACK_ERROR, OFFCPU_STAT_USTACK_ERROR,
-					OFFCPU_STAT_COUNTS_FULL, OFFCPU_STAT_START_FAILED };
-	__u64 st[OFFCPU_STAT_MAX] = {};
+	struct offcpu_figures of = {};
 
-	if (!o || offcpu__stats(o, st))
-		return;
-	counter(out, "ebpfprof_offcpu_switches_total", "Context switches the off-CPU tracer saw",
-		st[OFFCPU_STAT_SWITCHES]);
-	counter(out, "ebpfprof_offcpu_blocks_total", "Blocks begun by threads that pass the filters",
-		st[OFFCPU_STAT_BLOCKS]);
-	counter(out, "ebpfprof_offcpu_unwind_cfi_total", "Blocked user stacks walked with CFI",
-		st[OFFCPU_STAT_UNWIND_CFI]);
-	counter(out, "ebpfprof_offcpu_unwind_truncated_total",
-		"CFI walks of blocked stacks that stopped before the outermost frame",
-		st[OFFCPU_STAT_UNWIND_TRUNCATED]);
-	counter(out, "ebpfprof_offcpu_unwind_fp_fallback_total",
-		"Blocked user stacks taken with frame pointers before the process's tables loaded",
-		st[OFFCPU_STAT_UNWIND_FP_FALLBACK]);
-	counter(out, "ebpfprof_offcpu_missed_switch_in_total",
-		"Blocks whose switch-in the tracepoint never reported (end estimated)",
-		st[OFFCPU_STAT_MISSED_SWITCH_IN]);
-	prom__header(out, "ebpfprof_offcpu_lost_total", "counter",
-		     "Off-CPU stacks or time lost, by reason");
-	for (size_t i = 0; i < sizeof(lost_ids) / sizeof(lost_ids[0]); i++)
-		prom__value(out, "ebpfprof_offcpu_lost_total", lost[i], st[lost_ids[i]]);
+	if (o && !offcpu__stats(o, of.bpf))
+		prom__stats(out, "ebpfprof_", offcpu_stats, n_offcpu_stats, &of);
 }
 
 /* each runtime's families, ebpfprof_<runtime>_..., from its declared statistics */
@@ -201,25 +146,7 @@ int agent_metrics__write(void *ctx, FILE *out)
 	counter(out, "ebpfprof_harvest_seconds_total", "Time spent harvesting", f.harvest_seconds_total);
 	gauge(out, "ebpfprof_processes", "Processes the agent keeps labels for", f.processes);
 	counter(out, "ebpfprof_processes_evicted_total", "Processes forgotten after exiting", f.evicted);
-	gauge(out, "ebpfprof_symbol_cache_bytes", "Memory of cached symbol tables", f.sym.bytes);
-	gauge(out, "ebpfprof_symbol_cache_files", "Files whose symbols are cached", f.sym.files_cached);
-	counter(out, "ebpfprof_symbol_files_loaded_total", "Files whose symbols were read",
-		f.sym.files_loaded);
-	/* what churn must not grow: exited processes leave both tables, idle files the cache */
-	counter(out, "ebpfprof_symbol_files_evicted_total", "Symbol tables trimmed from the cache",
-		f.sym.files_evicted);
-	gauge(out, "ebpfprof_symbol_processes", "Processes whose mappings the symbolizer holds",
-	      f.sym.pids_live);
-	prom__header(out, "ebpfprof_symbol_access_denied_total", "counter",
-		     "Reads the agent's privileges refused, so frames stayed unnamed, by what");
-	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"maps\"", f.sym.maps_denied);
-	prom__value(out, "ebpfprof_symbol_access_denied_total", "what=\"files\"",
-		    f.sym.files_denied);
-	counter(out, "ebpfprof_symbol_processes_gone_total",
-		"Processes first looked up after they exited, so their user frames stayed unnamed",
-		f.sym.pids_gone);
-	gauge(out, "ebpfprof_symbol_mappings", "Mappings the symbolizer holds, over all processes",
-	      f.sym.mappings_live);
+	prom__stats(out, "ebpfprof_", symbolizer_stat_descs, n_symbolizer_stat_descs, &f.sym);
 	write_offcpu(out, a->offcpu);
 	runtime_set__each_stats(sampler__runtimes(a->sampler), write_runtime, out);
 	write_pusher(out, a->pusher, "ebpfprof_push_");

@@ -120,7 +120,7 @@ static int write_profile(const struct config *cfg, const struct pprof *p, struct
 	}
 }
 
-static void report_unwind(struct sampler *s, const __u64 *st)
+static void report_unwind(struct sampler *s)
 {
 	struct unwinder_stats us;
 
@@ -128,10 +128,6 @@ static void report_unwind(struct sampler *s, const __u64 *st)
 		p_info("user stacks: frame pointers (--unwind fp, or the kernel cannot walk CFI)");
 		return;
 	}
-	p_info("user stacks: %llu walked with CFI (%llu stopped short), %llu by frame pointers before the process's tables were loaded; %llu execs dropped their process's old tables",
-	       (unsigned long long)st[STAT_UNWIND_CFI], (unsigned long long)st[STAT_UNWIND_TRUNCATED],
-	       (unsigned long long)st[STAT_UNWIND_FP_FALLBACK],
-	       (unsigned long long)st[STAT_EXEC_TABLES_DROPPED]);
 	p_info("unwind tables: %llu files (%llu without CFI, %llu did not fit, %llu shared by build ID), %llu rows (%.1f of %.1f MB), %.0f ms to build, %llu processes, %llu resets",
 	       (unsigned long long)us.cache.files, (unsigned long long)us.cache.files_without_cfi,
 	       (unsigned long long)us.cache.full, (unsigned long long)us.cache.shared,
@@ -140,33 +136,31 @@ static void report_unwind(struct sampler *s, const __u64 *st)
 	       (unsigned long long)us.procs, (unsigned long long)us.resets);
 }
 
-/* each runtime's line, from its declared statistics: "python: processes_total=1 ..." */
+/* one -v line from declared statistics: "sampler: samples_total=1 ..." */
+static void report_declared(const char *what, const struct stat_desc *d, int n, const void *stats)
+{
+	char line[4096];
+
+	stats__format(line, sizeof(line), d, n, stats);
+	p_info("%s: %s", what, line);
+}
+
 static void report_runtime(const struct runtime_ops *ops, const void *stats, void *ctx)
 {
-	char line[2048];
-
-	stats__format(line, sizeof(line), ops->stats, ops->n_stats, stats);
-	p_info("%s: %s", ops->name, line);
+	report_declared(ops->name, ops->stats, ops->n_stats, stats);
 }
 
 /* off-cpu and wall modes: the tracer's blocks, walks and losses, and its BPF cost per switch */
 static void report_offcpu(struct offcpu *o)
 {
-	__u64 st[OFFCPU_STAT_MAX] = {}, run_ns = 0, run_cnt = 0;
+	struct offcpu_figures of = {};
+	__u64 run_ns = 0, run_cnt = 0;
 
-	if (!o || offcpu__stats(o, st))
+	if (!o || offcpu__stats(o, of.bpf))
 		return;
 	offcpu__bpf_runtime(o, &run_ns, &run_cnt);
-	p_info("off-cpu: %llu switches, %llu blocks; user stacks %llu by CFI (%llu stopped short), %llu by frame pointers before the tables loaded; lost: %llu stack collisions, %llu stack errors, %llu full counts map, %llu starts; %.0f ns per switch",
-	       (unsigned long long)st[OFFCPU_STAT_SWITCHES], (unsigned long long)st[OFFCPU_STAT_BLOCKS],
-	       (unsigned long long)st[OFFCPU_STAT_UNWIND_CFI],
-	       (unsigned long long)st[OFFCPU_STAT_UNWIND_TRUNCATED],
-	       (unsigned long long)st[OFFCPU_STAT_UNWIND_FP_FALLBACK],
-	       (unsigned long long)(st[OFFCPU_STAT_KSTACK_COLLISION] + st[OFFCPU_STAT_USTACK_COLLISION]),
-	       (unsigned long long)(st[OFFCPU_STAT_KSTACK_ERROR] + st[OFFCPU_STAT_USTACK_ERROR]),
-	       (unsigned long long)st[OFFCPU_STAT_COUNTS_FULL],
-	       (unsigned long long)st[OFFCPU_STAT_START_FAILED],
-	       run_cnt ? (double)run_ns / run_cnt : 0.0);
+	report_declared("off-cpu", offcpu_stats, n_offcpu_stats, &of);
+	p_info("off-cpu bpf: %.0f ns per switch", run_cnt ? (double)run_ns / run_cnt : 0.0);
 }
 
 static void report_stats(const struct config *cfg, struct sampler *s, struct offcpu *offcpu,
@@ -174,6 +168,7 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 {
 	__u64 st[STAT_MAX] = {}, run_ns = 0, run_cnt = 0, lost;
 	struct symbolizer_stats ss = {};
+	struct sampler_figures sf;
 	struct rusage ru = {};
 
 	sampler__stats(s, st);
@@ -197,14 +192,10 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 	p_info("bpf: %llu runs, %llu ns total, %.0f ns per sample (needs kernel.bpf_stats_enabled=1)",
 	       (unsigned long long)run_cnt, (unsigned long long)run_ns,
 	       run_cnt ? (double)run_ns / run_cnt : 0.0);
-	p_info("symbols: %llu processes (%llu gone before they were read), %llu files read, %llu cache hits, %llu symbols, %.1f MB cached",
-	       (unsigned long long)ss.pids, (unsigned long long)ss.pids_gone, (unsigned long long)ss.files_loaded,
-	       (unsigned long long)ss.file_cache_hits, (unsigned long long)ss.symbols,
-	       ss.bytes / 1048576.0);
-	p_info("processes: %llu exited unsampled while their exec waited and were never read; %llu waits begun again (idle); %llu looked at again after a busy start",
-	       (unsigned long long)sampler__execs_unsampled(s), (unsigned long long)sampler__execs_idle(s),
-	       (unsigned long long)sampler__execs_rechecked(s));
-	report_unwind(s, st);
+	sampler__figures(s, &sf);
+	report_declared("sampler", sampler_stats, n_sampler_stats, &sf);
+	report_declared("symbols", symbolizer_stat_descs, n_symbolizer_stat_descs, &ss);
+	report_unwind(s);
 	runtime_set__each_stats(sampler__runtimes(s), report_runtime, NULL);
 	report_offcpu(offcpu);
 	p_info("self: user %.3f s, system %.3f s, max rss %ld KiB",

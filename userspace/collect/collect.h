@@ -6,5 +6,6 @@
 #include "sampler.h"
 #include "sampler_config.h"
 #include "offcpu.h"
+#include "collect_stats.h"
 
 #endif /* EBPFPROF_COLLECT_MODULE_H */

@@ -542,6 +542,16 @@ __u64 sampler__execs_unsampled(const struct sampler *s)
 	return s->execs_skipped;
 }
 
+int sampler__figures(struct sampler *s, struct sampler_figures *out)
+{
+	*out = (struct sampler_figures){
+		.execs_unsampled = s->execs_skipped,
+		.execs_idle = s->execs_idle,
+		.execs_rechecked = s->execs_rechecked,
+	};
+	return sampler__stats(s, out->bpf);
+}
+
 __u64 sampler__execs_idle(const struct sampler *s)
 {
 	return s->execs_idle;

@@ -6,6 +6,7 @@
 #include <linux/types.h>
 #include "profile.h"
 #include "unwind/unwinder.h"
+#include "collect_stats.h"
 
 struct sampler;
 struct runtime_set;
@@ -140,6 +141,9 @@ bool sampler__announcements_lost(struct sampler *s);
 
 /* Sums the per-CPU counters. */
 int sampler__stats(struct sampler *s, __u64 out[STAT_MAX]);
+
+/* Everything sampler_stats (collect_stats.h) declares: the BPF counters and the exec waits. */
+int sampler__figures(struct sampler *s, struct sampler_figures *out);
 
 /* Kernel-side cost, when kernel.bpf_stats_enabled is 1 (else both 0). */
 int sampler__bpf_runtime(struct sampler *s, __u64 *run_ns, __u64 *run_cnt);

@@ -61,6 +61,13 @@ struct runtime_ops {
 	void (*stats_read)(const void *rt, void *out);
 };
 
+/*
+ * For a runtime's sweep: whether PID has been gone at two sweeps in a row,
+ * so what it held may go (samples of a whole window were named by then).
+ * *GONE_BEFORE is the process's mark between sweeps.
+ */
+bool runtime__gone_twice(__u32 pid, bool *gone_before);
+
 /* Every runtime, by id; NULL where none is built in (the native column, test-only ones). */
 extern const struct runtime_ops *const runtimes[UNWIND_RT_MAX];
 

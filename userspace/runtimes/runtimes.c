@@ -1,5 +1,6 @@
 /* runtimes.c -- the table of runtimes, and the set of them one profile runs: each call goes to all, or to a tag's owner */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include "runtime.h"
 #include "python/python_runtime.h"
@@ -16,6 +17,16 @@ const struct runtime_ops *const runtimes[UNWIND_RT_MAX] = {
 	[UNWIND_RT_NULL] = &null_runtime,
 #endif
 };
+
+bool runtime__gone_twice(__u32 pid, bool *gone_before)
+{
+	bool gone = kill((pid_t)pid, 0) && errno == ESRCH;
+
+	if (gone && *gone_before)
+		return true;
+	*gone_before = gone;
+	return false;
+}
 
 struct runtime_set {
 	void *rt[UNWIND_RT_MAX];	/* each runtime's object; NULL where none is built in */

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "lib/stats.h"
 #include "srcline.h"
 
 struct symbolizer;
@@ -151,5 +152,9 @@ struct symbolizer_stats {
 	__u64 files_pending;	/* lazy_files: held open, not read yet */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
+
+/* struct symbolizer_stats as statistics, each named after "ebpfprof_" in /metrics */
+extern const struct stat_desc symbolizer_stat_descs[];
+extern const int n_symbolizer_stat_descs;
 
 #endif /* EBPFPROF_SYMBOLIZER_H */

@@ -363,10 +363,8 @@ void java__sweep(struct java *j)
 		return;
 	for (size_t i = 0; i < j->n_pids;) {
 		struct jvm_pid *p = j->pids[i];
-		bool alive = !kill((pid_t)p->pid, 0) || errno != ESRCH;
 
-		if (alive || !p->dead) {
-			p->dead = !alive;
+		if (!runtime__gone_twice(p->pid, &p->dead)) {
 			i++;
 			continue;
 		}

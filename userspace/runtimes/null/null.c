@@ -198,10 +198,8 @@ static void null_sweep(void *rt)
 
 	for (int i = 0; i < r->n_pids;) {
 		struct null_pid *p = r->pids[i];
-		bool alive = !kill((pid_t)p->pid, 0) || errno != ESRCH;
 
-		if (alive || !p->dead) {
-			p->dead = !alive;
+		if (!runtime__gone_twice(p->pid, &p->dead)) {
 			i++;
 			continue;
 		}

@@ -598,10 +598,8 @@ void python__sweep(struct python *py)
 {
 	for (size_t i = 0; i < py->n_pids;) {
 		struct py_pid *p = py->pids[i];
-		bool alive = !kill((pid_t)p->pid, 0) || errno != ESRCH;
 
-		if (alive || !p->dead) {
-			p->dead = !alive;
+		if (!runtime__gone_twice(p->pid, &p->dead)) {
 			i++;
 			continue;
 		}

@@ -1,0 +1,29 @@
+/* collect_stats.h -- the collect stage's statistics, declared once: -v and /metrics are written from these */
+#ifndef EBPFPROF_COLLECT_STATS_H
+#define EBPFPROF_COLLECT_STATS_H
+
+#include <linux/types.h>
+#include "lib/stats.h"
+#include "profile.h"
+#include "../../include/offcpu.h"	/* the BPF-shared one: its counters' indexes */
+
+/* What the sampler counted: its BPF program's counters and its exec waits. */
+struct sampler_figures {
+	__u64 bpf[STAT_MAX];	/* enum sampler_stat, summed over the CPUs */
+	__u64 execs_unsampled;	/* exited unsampled while their exec waited: never read */
+	__u64 execs_idle;	/* waits begun again: the process had hardly run */
+	__u64 execs_rechecked;	/* second looks after a busy first one */
+};
+
+/* The off-CPU tracer's counters (enum offcpu_stat). */
+struct offcpu_figures {
+	__u64 bpf[OFFCPU_STAT_MAX];
+};
+
+/* each named after "ebpfprof_" in /metrics */
+extern const struct stat_desc sampler_stats[];
+extern const int n_sampler_stats;
+extern const struct stat_desc offcpu_stats[];
+extern const int n_offcpu_stats;
+
+#endif /* EBPFPROF_COLLECT_STATS_H */
