@@ -21,6 +21,21 @@ enum unwind_runtime {
 };
 
 /*
+ * X(id, name): the runtimes userspace builds in, each as its
+ * struct runtime_ops <name>_runtime (userspace/runtimes/<name>/): the
+ * runtimes[] table is made from this list. Test-only ones are listed apart,
+ * built with EBPFPROF_TEST_RUNTIMES.
+ */
+#define RUNTIMES(X)                   \
+	X(UNWIND_RT_PYTHON, python)   \
+	X(UNWIND_RT_JAVA, java)
+#ifdef EBPFPROF_TEST_RUNTIMES
+#define RUNTIMES_TEST(X) X(UNWIND_RT_NULL, null)
+#else
+#define RUNTIMES_TEST(X)
+#endif
+
+/*
  * A slot of a walked user stack whose top byte is a tag is a runtime's, not
  * an address: user addresses end below 2^47, so their top byte is 0.
  * Each tag says which runtime reads it and how many slots it takes (a frame

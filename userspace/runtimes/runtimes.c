@@ -3,19 +3,16 @@
 #include <signal.h>
 #include <stdlib.h>
 #include "runtime.h"
-#include "python/python_runtime.h"
-#include "java/java_runtime.h"
-#ifdef EBPFPROF_TEST_RUNTIMES
-#include "null/null_runtime.h"
-#endif
 
-/* Adding a runtime: its line here, its id and tags in include/frametypes.h (runtimes/README.md). */
+/* The table, from the list in include/frametypes.h (RUNTIMES): adding a runtime changes nothing here. */
+#define RUNTIME_DECLARE(id, name) extern const struct runtime_ops name##_runtime;
+#define RUNTIME_ENTRY(id, name) [id] = &name##_runtime,
+RUNTIMES(RUNTIME_DECLARE)
+RUNTIMES_TEST(RUNTIME_DECLARE)
+
 const struct runtime_ops *const runtimes[UNWIND_RT_MAX] = {
-	[UNWIND_RT_PYTHON] = &python_runtime,
-	[UNWIND_RT_JAVA] = &java_runtime,
-#ifdef EBPFPROF_TEST_RUNTIMES
-	[UNWIND_RT_NULL] = &null_runtime,
-#endif
+	RUNTIMES(RUNTIME_ENTRY)
+	RUNTIMES_TEST(RUNTIME_ENTRY)
 };
 
 bool runtime__gone_twice(__u32 pid, bool *gone_before)
