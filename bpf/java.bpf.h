@@ -22,11 +22,6 @@ static __always_inline int java_stop(struct unwind_scratch *sc, __u64 why)
 	return 1;
 }
 
-static __always_inline int java_read(__u64 *dst, __u64 addr)
-{
-	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
-}
-
 static __always_inline int java_read32(__s32 *dst, __u64 addr)
 {
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
@@ -90,13 +85,13 @@ static __always_inline long java_interp(struct unwind_scratch *sc, const struct 
 {
 	__u64 fp = sc->bp, method, bcp, sender, ra, bp;
 
-	if (java_read(&method, fp + j->if_method) || java_read(&sender, fp + j->if_sender_sp) ||
-	    java_read(&ra, fp + 8) || java_read(&bp, fp))
+	if (walk_read(&method, fp + j->if_method) || walk_read(&sender, fp + j->if_sender_sp) ||
+	    walk_read(&ra, fp + 8) || walk_read(&bp, fp))
 		goto lost;
 	/* the leaf's bcp lives in r13 (the slot is written at calls only) */
 	if (leaf)
 		bcp = sc->r13;
-	else if (java_read(&bcp, fp + j->if_bcp))
+	else if (walk_read(&bcp, fp + j->if_bcp))
 		goto lost;
 	walk_push_frame(sc, JAVA_TAG_INTERP, method, bcp);
 	rt_announce(pid, JAVA_EVENT_METHOD, method, 0);
@@ -137,8 +132,8 @@ __noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, 
 	blob = java_find_blob(j, pc);
 	if (!blob)
 		return java_stop(sc, JAVA_LOST_NO_BLOB);
-	if (java_read(&name_p, blob + j->cb_name) || java_read32(&fs, blob + j->cb_frame_size) ||
-	    java_read32(&fco, blob + j->cb_frame_complete) || java_read(&name, name_p))
+	if (walk_read(&name_p, blob + j->cb_name) || java_read32(&fs, blob + j->cb_frame_size) ||
+	    java_read32(&fco, blob + j->cb_frame_complete) || walk_read(&name, name_p))
 		goto lost;
 	if (j->cb_frame_complete_size == 2)
 		fco = (__s16)fco;
@@ -146,7 +141,7 @@ __noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, 
 		if (java_read32(&off, blob + j->cb_code))
 			goto lost;
 		code = blob + off;
-	} else if (java_read(&code, blob + j->cb_code)) {
+	} else if (walk_read(&code, blob + j->cb_code)) {
 		goto lost;
 	}
 	nm = name == 0x646f6874656d6eULL;	/* "nmethod\0", little-endian */
@@ -160,16 +155,16 @@ __noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, 
 		cfa = sc->sp + 8;	/* the prologue has not built the frame: the return address is on top */
 	} else if (fs > 0 && fs < (1 << 17)) {
 		cfa = sc->sp + (__u64)fs * 8;
-		if (java_read(&bp, cfa - 16))
+		if (walk_read(&bp, cfa - 16))
 			goto lost;
 	} else {
 		if (!bp || bp < sc->sp)
 			goto broken;
 		cfa = bp + 16;
-		if (java_read(&bp, cfa - 16))
+		if (walk_read(&bp, cfa - 16))
 			goto lost;
 	}
-	if (java_read(&ra, cfa - 8))
+	if (walk_read(&ra, cfa - 8))
 		goto lost;
 	if (!ra || ra >= USER_ADDR_END)
 		goto broken;

@@ -29,11 +29,6 @@ struct py_walk {
 	__u32 pid;
 };
 
-static __always_inline int py_read(__u64 *dst, __u64 addr)
-{
-	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
-}
-
 /* by its tag too: code made at run time is freed and its address reused by the next */
 static __always_inline void py_announce(__u32 pid, __u64 code, __u32 tag)
 {
@@ -55,7 +50,7 @@ static __always_inline int py_code_tag_read(const struct py_proc *py, __u64 code
 	if (py->co_version_word)
 		version = w[py->co_version_word & (PY_CODE_WORDS - 1)];
 	else if (py->co_name != PY_NO_OFFSET &&
-		 (py_read(&name, code + py->co_name) || py_read(&hash, name + py->str_hash)))
+		 (walk_read(&name, code + py->co_name) || walk_read(&hash, name + py->str_hash)))
 		return -1;
 	*tag = py_code_tag(w[0], version, hash);
 	return 0;
@@ -72,19 +67,19 @@ static __always_inline __u64 py_tstate(const struct py_proc *py)
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), ts, id, interp, *cached;
 
 	cached = bpf_map_lookup_elem(&py_tstates, &tid);
-	if (cached && !py_read(&id, *cached + py->ts_thread_id) && id == fsbase)
+	if (cached && !walk_read(&id, *cached + py->ts_thread_id) && id == fsbase)
 		return *cached;
-	if (py_read(&interp, py->runtime + py->rt_interp_head) || !interp ||
-	    py_read(&ts, interp + py->interp_tstate_head))
+	if (walk_read(&interp, py->runtime + py->rt_interp_head) || !interp ||
+	    walk_read(&ts, interp + py->interp_tstate_head))
 		return 0;
 	for (int i = 0; i < PY_MAX_THREADS && ts; i++) {
-		if (py_read(&id, ts + py->ts_thread_id))
+		if (walk_read(&id, ts + py->ts_thread_id))
 			return 0;
 		if (id == fsbase) {
 			bpf_map_update_elem(&py_tstates, &tid, &ts, BPF_ANY);
 			return ts;
 		}
-		if (py_read(&ts, ts + py->ts_next))
+		if (walk_read(&ts, ts + py->ts_next))
 			return 0;
 	}
 	return 0;
@@ -95,9 +90,9 @@ static __always_inline __u64 py_current_frame(const struct py_proc *py)
 {
 	__u64 ts = py_tstate(py), f;
 
-	if (!ts || py_read(&f, ts + py->ts_frame))
+	if (!ts || walk_read(&f, ts + py->ts_frame))
 		return 0;
-	if (py->cframe_frame != PY_NO_OFFSET && f && py_read(&f, f + py->cframe_frame))
+	if (py->cframe_frame != PY_NO_OFFSET && f && walk_read(&f, f + py->cframe_frame))
 		return 0;
 	return f;
 }
@@ -156,8 +151,8 @@ __noinline int py_frames(struct unwind_scratch *sc, const struct py_proc *py, st
 	}
 	f = w->frame;
 	for (i = 0; i < PY_MAX_RUN && f; i++) {
-		if (py_read(&code, f + py->fr_code) || py_read(&prev, f + py->fr_previous) ||
-		    py_read(&instr, f + py->fr_instr))
+		if (walk_read(&code, f + py->fr_code) || walk_read(&prev, f + py->fr_previous) ||
+		    walk_read(&instr, f + py->fr_instr))
 			goto lost;
 		if (py->kind != PY_FRAMES_OBJECT &&
 		    bpf_probe_read_user(&entry, 1, (const void *)(f + py->fr_entry)))

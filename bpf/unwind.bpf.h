@@ -54,7 +54,6 @@ struct {
 #define ROW_CACHE_NO_ROW 0xff		/* row.cfa_type: no row covers pc (frame pointers) */
 #define ROW_CACHE_NO_TABLE 0xfe		/* row.cfa_type: pc's mapping has no table */
 
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);

@@ -362,9 +362,7 @@ static int harvest(struct agent *a)
 	a->fig.harvest_seconds_total += a->fig.harvest_seconds_last;
 	symbolizer__stats(a->sym, &a->fig.sym);
 	a->fig.processes = proc_table__count(a->procs);
-	a->fig.execs_unsampled = sampler__execs_unsampled(a->sampler);
-	a->fig.execs_idle = sampler__execs_idle(a->sampler);
-	a->fig.execs_rechecked = sampler__execs_rechecked(a->sampler);
+	sampler__figures(a->sampler, &a->fig.sampler);	/* its exec waits are the loop's to read */
 	a->fig.cgroup_reads_saved = proc_table__cgroup_hits(a->procs);
 	a->fig.cgroup_refused = proc_table__cgroup_refused(a->procs);
 	pthread_mutex_unlock(&a->lock);

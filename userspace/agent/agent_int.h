@@ -61,9 +61,7 @@ struct agent_figures {
 	struct symbolizer_stats sym;
 	__u64 processes;
 	__u64 evicted;
-	__u64 execs_unsampled;		/* exited unsampled soon after exec: never read */
-	__u64 execs_idle;		/* exec waits begun again: the process had hardly run */
-	__u64 execs_rechecked;		/* second looks after a busy first one */
+	struct sampler_figures sampler;	/* as of the last harvest */
 	__u64 cgroup_reads_saved;	/* cgroup files not read: their cgroup's was (proc_table) */
 	__u64 cgroup_refused;		/* cgroup files not kept: the path did not lead to the id */
 	__u64 push_folded_samples;	/* folded into "[other]" to fit the backend's limits */

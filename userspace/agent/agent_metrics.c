@@ -21,13 +21,9 @@ static void gauge(FILE *out, const char *name, const char *help, double v)
 
 static void write_sampler(FILE *out, struct agent *a, const struct agent_figures *f)
 {
-	struct sampler_figures sf;
+	struct sampler_figures sf = f->sampler;	/* the exec waits, as of the last harvest */
 
-	sampler__figures(a->sampler, &sf);	/* the BPF counters, read now */
-	/* the exec waits as of the last harvest: the agent's loop owns them */
-	sf.execs_unsampled = f->execs_unsampled;
-	sf.execs_idle = f->execs_idle;
-	sf.execs_rechecked = f->execs_rechecked;
+	sampler__stats(a->sampler, sf.bpf);	/* the BPF counters, read now */
 	prom__stats(out, "ebpfprof_", sampler_stats, n_sampler_stats, &sf);
 	counter(out, "ebpfprof_process_cgroup_reads_saved_total",
 		"Cgroup files not read: a process of the same cgroup v2 (a v2-only host) was read",

@@ -166,12 +166,13 @@ static void report_offcpu(struct offcpu *o)
 static void report_stats(const struct config *cfg, struct sampler *s, struct offcpu *offcpu,
 			 struct symbolizer *sym, double seconds)
 {
-	__u64 st[STAT_MAX] = {}, run_ns = 0, run_cnt = 0, lost;
+	struct sampler_figures sf = {};
+	const __u64 *st = sf.bpf;	/* read once: the summary and -v say the same */
+	__u64 run_ns = 0, run_cnt = 0, lost;
 	struct symbolizer_stats ss = {};
-	struct sampler_figures sf;
 	struct rusage ru = {};
 
-	sampler__stats(s, st);
+	sampler__figures(s, &sf);
 	lost = st[STAT_KSTACK_COLLISION] + st[STAT_USTACK_COLLISION] + st[STAT_KSTACK_ERROR] +
 	       st[STAT_USTACK_ERROR] + st[STAT_COUNTS_FULL];
 	p_info("%llu samples on %d CPUs in %.1f s, %llu lost or partial",
@@ -192,7 +193,6 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 	p_info("bpf: %llu runs, %llu ns total, %.0f ns per sample (needs kernel.bpf_stats_enabled=1)",
 	       (unsigned long long)run_cnt, (unsigned long long)run_ns,
 	       run_cnt ? (double)run_ns / run_cnt : 0.0);
-	sampler__figures(s, &sf);
 	report_declared("sampler", sampler_stats, n_sampler_stats, &sf);
 	report_declared("symbols", symbolizer_stat_descs, n_symbolizer_stat_descs, &ss);
 	report_unwind(s);

@@ -1,4 +1,4 @@
-/* exec_defer.c -- rings of execs in exec order, one per wait: due times only grow in each, so a head is next */
+/* exec_defer.c -- rings of execs in the order they were queued, one per wait: due times only grow in each, so a head is next */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -6,15 +6,12 @@
 
 /*
  * 20 ms, then 5 times longer each: an idle process costs one clock_gettime
- * per wait. The recheck is due EXEC_RECHECK_NS after the look that asked
- * for it, whenever that was: a look made late must not be judged again at
- * once, over no time. A ring's due times grow but for entries that came
- * through the recheck, due up to 5 ms after younger ones queued meanwhile
- * from the first level: they wait behind them, 5 ms late at most.
+ * per wait. A wait counts from the look that queued it, so a look made late
+ * is never judged again over no time, and a ring's due times grow with the
+ * order it is filled in: a head is next.
  */
-const __s64 exec_defer_ages[EXEC_DEFER_LEVELS] = {
-	EXEC_DEFER_NS, EXEC_DEFER_NS + EXEC_RECHECK_NS, 5 * EXEC_DEFER_NS, 25 * EXEC_DEFER_NS,
-	125 * EXEC_DEFER_NS,
+const __s64 exec_defer_waits[EXEC_DEFER_LEVELS] = {
+	EXEC_DEFER_NS, EXEC_DEFER_NS / 4, 4 * EXEC_DEFER_NS, 20 * EXEC_DEFER_NS, 100 * EXEC_DEFER_NS,
 };
 
 /*
@@ -160,14 +157,6 @@ bool exec_defer__take(struct exec_defer *d, __u32 pid)
 	return false;
 }
 
-/* When E, waiting at LEVEL, falls due. */
-static __s64 due_at(const struct deferred_exec *e, int level)
-{
-	if (level == EXEC_DEFER_RECHECK)
-		return e->look_ns + EXEC_RECHECK_NS;
-	return e->exec_ns + exec_defer_ages[level];
-}
-
 /* The level whose head falls due first, or -1 when all are empty. */
 static int first_due(const struct exec_defer *d, __s64 *due)
 {
@@ -180,7 +169,7 @@ static int first_due(const struct exec_defer *d, __s64 *due)
 
 		if (!r->n)
 			continue;
-		t = due_at(&r->e[r->head], l);
+		t = r->e[r->head].look_ns + exec_defer_waits[l];
 		if (t < *due) {
 			*due = t;
 			best = l;

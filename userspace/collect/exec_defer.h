@@ -12,19 +12,21 @@
  * process is sampled meanwhile it is taken out at once (exec_defer__take).
  * EXEC_DEFER_NS after the exec it is handed on if it still lives and has
  * run; one that has hardly run (a `sleep 0.1`, a script waiting on a pipe)
- * is unlikely to be sampled, so it waits again, to the next of
- * exec_defer_ages, and is handed on at the last whatever it did
- * (exec_defer__judge). A 100 ms process that computes is read 20 ms into
+ * is unlikely to be sampled, so it waits again, at the next level, and is
+ * handed on at the last whatever it did (exec_defer__judge). A 100 ms process that computes is read 20 ms into
  * its life (25 ms where its start was costly), with its libraries mapped.
  */
 #define EXEC_DEFER_NS (20 * 1000000LL)
 #define EXEC_DEFER_LEVELS 5
 #define EXEC_DEFER_RECHECK 1	/* the level of a second look after a busy first one */
-#define EXEC_RECHECK_NS (5 * 1000000LL)	/* its delay from the first look */
 #define EXEC_IDLE_SHARE 10	/* on a CPU under 1/EXEC_IDLE_SHARE of the time looked at: idle */
 
-/* how long after its exec a process waiting at each level falls due (the recheck: after a timely look) */
-extern const __s64 exec_defer_ages[EXEC_DEFER_LEVELS];
+/*
+ * How long a process waits at each level from the look that put it there
+ * (from its exec, at the first): 20 ms; the recheck 5 ms; then to 100 ms,
+ * 500 ms and 2.5 s after the exec when the looks come on time.
+ */
+extern const __s64 exec_defer_waits[EXEC_DEFER_LEVELS];
 
 struct exec_defer;
 

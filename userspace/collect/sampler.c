@@ -537,11 +537,6 @@ __s64 sampler__next_event_ns(const struct sampler *s)
 	return due < s->recheck_ns ? due : s->recheck_ns;
 }
 
-__u64 sampler__execs_unsampled(const struct sampler *s)
-{
-	return s->execs_skipped;
-}
-
 int sampler__figures(struct sampler *s, struct sampler_figures *out)
 {
 	*out = (struct sampler_figures){
@@ -550,16 +545,6 @@ int sampler__figures(struct sampler *s, struct sampler_figures *out)
 		.execs_rechecked = s->execs_rechecked,
 	};
 	return sampler__stats(s, out->bpf);
-}
-
-__u64 sampler__execs_idle(const struct sampler *s)
-{
-	return s->execs_idle;
-}
-
-__u64 sampler__execs_rechecked(const struct sampler *s)
-{
-	return s->execs_rechecked;
 }
 
 int sampler__cpus(const struct sampler *s)

@@ -123,15 +123,6 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
  */
 __s64 sampler__next_event_ns(const struct sampler *s);
 
-/* Processes that exited unsampled while their exec waited, and were never read. */
-__u64 sampler__execs_unsampled(const struct sampler *s);
-
-/* Waits begun again because the process had hardly run when the last one ended. */
-__u64 sampler__execs_idle(const struct sampler *s);
-
-/* Second looks taken because the first found a process busy, maybe only starting. */
-__u64 sampler__execs_rechecked(const struct sampler *s);
-
 /*
  * Whether process announcements were lost to a full ring buffer since the
  * last call: only then need callers scan the counts map for processes

@@ -25,6 +25,16 @@ struct stat_desc {
 	double scale;
 };
 
+/*
+ * A declaration a line: a count; one series of a labelled family (HELP
+ * NULL after its first); a level in UNIT; nanoseconds counted, read as
+ * seconds. OFF is the __u64's offsetof in the module's stats struct.
+ */
+#define STAT_COUNT(name, help, off) { name, help, STAT_TYPE_COUNTER, NULL, NULL, off, 0 }
+#define STAT_COUNT_BY(name, help, labels, off) { name, help, STAT_TYPE_COUNTER, NULL, labels, off, 0 }
+#define STAT_LEVEL(name, help, unit, off) { name, help, STAT_TYPE_GAUGE, unit, NULL, off, 0 }
+#define STAT_NS_AS_SECONDS(name, help, type, off) { name, help, type, "seconds", NULL, off, 1e-9 }
+
 /* The value of D in STATS, a module's stats struct. */
 double stat_desc__value(const struct stat_desc *d, const void *stats);
 

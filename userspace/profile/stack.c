@@ -59,13 +59,15 @@ static void push_lost(struct stack *st, bool kernel, bool collision)
 static int push_runtime(struct stack *st, struct runtime_set *rts, __u32 pid, const __u64 *ips,
 			int n)
 {
-	struct sym_frame f = { 0 };
+	struct sym_frame f;	/* not zeroed: most slots are addresses, and this runs for each */
 	__u64 loc;
 	int used = runtime_set__name(rts, pid, ips, n, f.lines, SRC_LINES_MAX, &f.n_lines, &f.name,
 				     &loc);
 
-	if (used && f.name)
+	if (used && f.name) {
+		f.mapping = NULL;
 		push_frame(st, &f, loc);
+	}
 	return used;
 }
 
@@ -76,7 +78,7 @@ static void push_ips(struct stack *st, struct symbolizer *sym, struct runtime_se
 	struct sym_frame f;
 
 	for (int i = 0; i < n; i++) {
-		int used = kernel ? 0 : push_runtime(st, rts, pid, ips + i, n - i);
+		int used = push_runtime(st, rts, pid, ips + i, n - i);
 
 		if (used) {
 			i += used - 1;

@@ -7,6 +7,16 @@
 
 #define MS 1000000LL
 
+/* when a process idle at every look (on time) falls due at level L, from its exec */
+static __s64 idle_age(int l)
+{
+	__s64 age = 0;
+
+	for (int i = 0; i <= l; i++)
+		age += i == EXEC_DEFER_RECHECK ? 0 : exec_defer_waits[i];
+	return age;
+}
+
 static struct deferred_exec exec_of(__u32 pid)
 {
 	return (struct deferred_exec){ .pid = pid, .cgroup_id = pid * 10ull };
@@ -49,16 +59,16 @@ static int test_levels(void)
 
 		if (l == EXEC_DEFER_RECHECK)
 			continue;
-		CHECK(exec_defer__next_due(d) == exec_defer_ages[l]);
-		CHECK(exec_defer__pop_due(d, exec_defer_ages[l], &out));
+		CHECK(exec_defer__next_due(d) == idle_age(l));
+		CHECK(exec_defer__pop_due(d, idle_age(l), &out));
 		CHECK(out.pid == 7 && out.level == l && out.exec_ns == 0);
 		if (l == 2)	/* a younger exec at the first level falls due between */
-			exec_defer__add(d, &y, exec_defer_ages[2], &out);
+			exec_defer__add(d, &y, idle_age(2), &out);
 		/* no CPU used at all */
-		CHECK(exec_defer__judge(d, &out, 0, exec_defer_ages[l]) ==
+		CHECK(exec_defer__judge(d, &out, 0, idle_age(l)) ==
 		      (last ? EXEC_HAND_ON : EXEC_IDLE));
 		if (l == 2) {
-			CHECK(exec_defer__next_due(d) == exec_defer_ages[2] + EXEC_DEFER_NS);
+			CHECK(exec_defer__next_due(d) == idle_age(2) + EXEC_DEFER_NS);
 			CHECK(exec_defer__pop_due(d, INT64_MAX, &out) && out.pid == 8 && out.level == 0);
 		}
 	}
@@ -100,13 +110,13 @@ static int test_judge(void)
 	CHECK(exec_defer__pop_due(d, INT64_MAX, &out));
 	CHECK(exec_defer__judge(d, &out, 13 * MS, EXEC_DEFER_NS) == EXEC_RECHECK);
 	t = exec_defer__next_due(d);
-	CHECK(t == exec_defer_ages[EXEC_DEFER_RECHECK]);
+	CHECK(t == EXEC_DEFER_NS + exec_defer_waits[EXEC_DEFER_RECHECK]);
 	CHECK(exec_defer__pop_due(d, t, &out) && out.level == EXEC_DEFER_RECHECK);
 	CHECK(exec_defer__judge(d, &out, 13 * MS + 100000, t) == EXEC_IDLE);
 
 	/* at the next look it has woken and computes: handed on */
 	CHECK(exec_defer__pop_due(d, INT64_MAX, &out) && out.pid == 2);
-	t = exec_defer_ages[out.level];
+	t = out.look_ns + exec_defer_waits[out.level];
 	CHECK(exec_defer__judge(d, &out, 13 * MS + 100000 + 20 * MS, t) == EXEC_HAND_ON);
 
 	/* costly start, computing on: handed on at the recheck */
@@ -115,7 +125,7 @@ static int test_judge(void)
 	CHECK(exec_defer__pop_due(d, INT64_MAX, &out));
 	CHECK(exec_defer__judge(d, &out, 13 * MS, EXEC_DEFER_NS) == EXEC_RECHECK);
 	CHECK(exec_defer__pop_due(d, INT64_MAX, &out));
-	CHECK(exec_defer__judge(d, &out, 17 * MS, exec_defer_ages[EXEC_DEFER_RECHECK]) ==
+	CHECK(exec_defer__judge(d, &out, 17 * MS, EXEC_DEFER_NS + exec_defer_waits[EXEC_DEFER_RECHECK]) ==
 	      EXEC_HAND_ON);
 	CHECK(exec_defer__next_due(d) == INT64_MAX);
 
@@ -125,7 +135,7 @@ static int test_judge(void)
 	CHECK(exec_defer__pop_due(d, 40 * MS, &out));
 	CHECK(exec_defer__judge(d, &out, 13 * MS, 40 * MS) == EXEC_RECHECK);
 	CHECK(!exec_defer__pop_due(d, 40 * MS, &out));
-	CHECK(exec_defer__next_due(d) == 40 * MS + EXEC_RECHECK_NS);
+	CHECK(exec_defer__next_due(d) == 40 * MS + exec_defer_waits[EXEC_DEFER_RECHECK]);
 	CHECK(exec_defer__pop_due(d, 45 * MS, &out) && out.pid == 4);
 	CHECK(exec_defer__judge(d, &out, 13 * MS, 45 * MS) == EXEC_IDLE);
 	exec_defer__free(d);

@@ -7,7 +7,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <bpf/bpf.h>
 #include "lib/array.h"
 #include "lib/bpf_util.h"
@@ -123,13 +122,16 @@ static int read_code_cache(__u32 pid, const struct jvm_layout *l, struct java_pr
 	__u64 arr, data, heap, buf, major = 0;
 	__s32 len, limit, end, log2;
 
-	if (proc_mem__read(pid, l->heaps, &arr, 8) || proc_mem__read(pid, l->low_bound, &p->code_low, 8) ||
+	if (proc_mem__read(pid, l->heaps, &arr, 8) ||
+	    proc_mem__read(pid, l->low_bound, &p->code_low, 8) ||
 	    proc_mem__read(pid, l->high_bound, &p->code_high, 8) ||
-	    proc_mem__read(pid, l->interp_code, &buf, 8) || proc_mem__read(pid, l->vm_major, &major, 4))
+	    proc_mem__read(pid, l->interp_code, &buf, 8) ||
+	    proc_mem__read(pid, l->vm_major, &major, 4))
 		return -EFAULT;
 	if (!arr || !buf || !p->code_low || p->code_high <= p->code_low)
 		return -EAGAIN;
-	if (proc_mem__read(pid, arr + l->ga_len, &len, 4) || proc_mem__read(pid, arr + l->ga_data, &data, 8))
+	if (proc_mem__read(pid, arr + l->ga_len, &len, 4) ||
+	    proc_mem__read(pid, arr + l->ga_data, &data, 8))
 		return -EFAULT;
 	if (len <= 0 || len > JAVA_MAX_HEAPS)
 		return len ? -EINVAL : -EAGAIN;
@@ -148,7 +150,8 @@ static int read_code_cache(__u32 pid, const struct jvm_layout *l, struct java_pr
 	}
 	p->n_heaps = (__u32)len;
 	if (proc_mem__read(pid, buf + l->sq_buffer, &p->interp_low, 8) ||
-	    proc_mem__read(pid, buf + l->sq_limit, &limit, 4) || proc_mem__read(pid, buf + l->sq_end, &end, 4))
+	    proc_mem__read(pid, buf + l->sq_limit, &limit, 4) ||
+	    proc_mem__read(pid, buf + l->sq_end, &end, 4))
 		return -EFAULT;
 	/*
 	 * The interpreter's queue is made larger than it needs, the code

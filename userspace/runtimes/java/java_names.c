@@ -134,7 +134,8 @@ static void read_method(__u32 pid, const struct jvm_layout *l, __u64 addr, struc
 
 	memset(m, 0, sizeof(*m));
 	m->addr = addr;
-	if (proc_mem__read(pid, addr + l->m_const, &cm, 8) || proc_mem__read(pid, cm + l->cm_constants, &cp, 8) ||
+	if (proc_mem__read(pid, addr + l->m_const, &cm, 8) ||
+	    proc_mem__read(pid, cm + l->cm_constants, &cp, 8) ||
 	    proc_mem__read(pid, cm + l->cm_name_index, &name_i, 2) ||
 	    proc_mem__read(pid, cm + l->cm_code_size, &code_size, 2) ||
 	    proc_mem__read(pid, cm + l->cm_flags, &flags, 2) ||

@@ -219,14 +219,13 @@ static void null_stats_read(const void *rt, void *out)
 #define NS(field) offsetof(struct null_stats, field)
 
 static const struct stat_desc null_stats[] = {
-	{ "processes_total", "Null interpreters whose frames BPF walks", STAT_TYPE_COUNTER, NULL, NULL, NS(procs) },
-	{ "functions_total", "Function names read", STAT_TYPE_COUNTER, NULL, NULL, NS(funcs) },
-	{ "functions_failed_total", "Function names that could not be read", STAT_TYPE_COUNTER, NULL, NULL,
-	  NS(funcs_failed) },
-	{ "frames_named_total", "Null frames named", STAT_TYPE_COUNTER, NULL, NULL, NS(frames_named) },
-	{ "frames_unnamed_total", "Null frames left unnamed", STAT_TYPE_COUNTER, NULL, NULL, NS(frames_unnamed) },
-	{ "frames_lost_total", "Marks of null frames BPF could not read", STAT_TYPE_COUNTER, NULL, NULL,
-	  NS(frames_lost) },
+	STAT_COUNT("processes_total", "Null interpreters whose frames BPF walks", NS(procs)),
+	STAT_COUNT("functions_total", "Function names read", NS(funcs)),
+	STAT_COUNT("functions_failed_total",
+		  "Function names that could not be read", NS(funcs_failed)),
+	STAT_COUNT("frames_named_total", "Null frames named", NS(frames_named)),
+	STAT_COUNT("frames_unnamed_total", "Null frames left unnamed", NS(frames_unnamed)),
+	STAT_COUNT("frames_lost_total", "Marks of null frames BPF could not read", NS(frames_lost)),
 };
 
 const struct runtime_ops null_runtime = {
