@@ -15,16 +15,23 @@ struct {
 } events SEC(".maps");
 
 /*
- * Processes already announced, with the exec they were announced in
- * (task_struct.self_exec_id, which every exec increments). A process not
- * here, or here under an earlier exec, is announced at its next sighting
- * (TASK_EVENT_NEW); so an exec writes nothing here (it was an LRU insert
- * at each exec, most of them never sampled). LRU so it never fills.
+ * Processes already announced, by pid, with the image they were announced
+ * in (struct proc_image's start and exec). A process not here, or here
+ * under another image (an exec since, or another process at a recycled
+ * pid), is announced at its next sighting (TASK_EVENT_NEW); so an exec
+ * writes nothing here (it was an LRU insert at each exec, most of them
+ * never sampled). LRU so it never fills.
  */
+struct seen_image {
+	__u64 start;
+	__u32 exec;
+	__u32 pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct seen_image);
 	__uint(max_entries, 16384);
 } seen SEC(".maps");
 
@@ -69,7 +76,7 @@ static __always_inline __u64 wake_flag(__u32 kind, __u64 now)
 }
 
 /* False when the ring buffer was full and the event is lost (counted). */
-static __always_inline bool announce(__u32 pid, __u32 kind)
+static __always_inline bool announce(const struct proc_image *img, __u32 kind)
 {
 	struct task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	__u32 zero = 0;
@@ -81,8 +88,11 @@ static __always_inline bool announce(__u32 pid, __u32 kind)
 			(*lost)++;	/* per-CPU slot: no atomic needed */
 		return false;
 	}
-	e->pid = pid;
+	e->pid = img->pid;
 	e->kind = kind;
+	e->start = img->start;
+	e->exec = img->exec;
+	e->pad = 0;
 	e->ns = now = bpf_ktime_get_ns();	/* one clock read for the record and the wake */
 	/* the process announced is the current task (an exec, a sample, a walk) */
 	e->cgroup_id = bpf_get_current_cgroup_id();
@@ -90,23 +100,30 @@ static __always_inline bool announce(__u32 pid, __u32 kind)
 	return true;
 }
 
-/* The current task's exec count: which image of its process it runs. */
-static __always_inline __u64 current_exec_id(void)
+/*
+ * The current task's process image: PID as we see it (current_ids), its
+ * start and its exec count. By probe reads, which every kernel allows here;
+ * the sampler's walk reads the same fields through its BTF pointer.
+ */
+static __always_inline void current_image(struct proc_image *img, __u32 pid)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
-	return BPF_CORE_READ(task, self_exec_id);
+	img->pid = pid;
+	img->exec = BPF_CORE_READ(task, self_exec_id);
+	img->start = BPF_CORE_READ(task, group_leader, start_boottime) / PROC_TICK_NS;
 }
 
-/* Announces the current process, pid, the first time it is seen since its exec. */
-static __always_inline void note_sighting(__u32 pid)
+/* Announces the current process image IMG the first time it is seen. */
+static __always_inline void note_sighting(const struct proc_image *img)
 {
-	__u64 exec_id = current_exec_id(), *seen_in = bpf_map_lookup_elem(&seen, &pid);
+	struct seen_image now = { .start = img->start, .exec = img->exec };
+	struct seen_image *seen_in = bpf_map_lookup_elem(&seen, &img->pid);
 
-	if (seen_in && *seen_in == exec_id)
+	if (seen_in && seen_in->exec == now.exec && seen_in->start == now.start)
 		return;
-	bpf_map_update_elem(&seen, &pid, &exec_id, BPF_ANY);
-	announce(pid, TASK_EVENT_NEW);
+	bpf_map_update_elem(&seen, &img->pid, &now, BPF_ANY);
+	announce(img, TASK_EVENT_NEW);
 }
 
 #endif /* EBPFPROF_EVENTS_BPF_H */

@@ -81,7 +81,7 @@ static __always_inline __u64 java_find_blob(const struct java_proc *j, __u64 pc)
 
 /* An interpreted frame: rbp is its frame pointer; the Method* and bcp are in its slots. */
 static __always_inline long java_interp(struct unwind_scratch *sc, const struct java_proc *j,
-					__u32 leaf, __u32 pid)
+					__u32 leaf)
 {
 	__u64 fp = sc->bp, method, bcp, sender, ra, bp;
 
@@ -94,7 +94,7 @@ static __always_inline long java_interp(struct unwind_scratch *sc, const struct 
 	else if (walk_read(&bcp, fp + j->if_bcp))
 		goto lost;
 	walk_push_frame(sc, JAVA_TAG_INTERP, method, bcp);
-	rt_announce(pid, JAVA_EVENT_METHOD, method, 0);
+	rt_announce(sc, JAVA_EVENT_METHOD, method, 0);
 	/* the caller's frame lies above this one, on the same stack */
 	if (fp < sc->sp || sender <= fp || sender - fp > (1 << 20) || !ra || ra >= USER_ADDR_END)
 		goto broken;
@@ -115,8 +115,7 @@ broken:
  * function, verified once on its own rather than at its call site inside
  * the walk: that keeps the load time of the whole program down.
  */
-__noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, __u32 leaf,
-			  __u32 pid)
+__noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, __u32 leaf)
 {
 	__u64 pc, blob, name_p, name = 0, code, cfa, ra, bp;
 	__s32 fs, fco, off, id = 0;
@@ -128,7 +127,7 @@ __noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, 
 	bp = sc->bp;
 	sc->exact_pc = 0;
 	if (pc >= j->interp_low && pc < j->interp_high)
-		return java_interp(sc, j, leaf, pid);
+		return java_interp(sc, j, leaf);
 	blob = java_find_blob(j, pc);
 	if (!blob)
 		return java_stop(sc, JAVA_LOST_NO_BLOB);
@@ -150,7 +149,7 @@ __noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, 
 	walk_push_frame(sc, nm ? JAVA_TAG_COMPILED : JAVA_TAG_STUB, blob,
 			(nm ? (__u64)(__u32)id << 32 : 0) | (__u32)(pc - blob));
 	if (nm)
-		rt_announce(pid, JAVA_EVENT_NMETHOD, blob, (__u32)id);
+		rt_announce(sc, JAVA_EVENT_NMETHOD, blob, (__u32)id);
 	if (leaf && fco > 0 && pc < code + fco) {
 		cfa = sc->sp + 8;	/* the prologue has not built the frame: the return address is on top */
 	} else if (fs > 0 && fs < (1 << 17)) {

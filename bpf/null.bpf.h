@@ -18,7 +18,7 @@ struct {
 struct null_walk {
 	__u64 frame;
 	__u32 started;		/* frame was read from the state */
-	__u32 pid;
+	__u32 pad;
 };
 
 static __always_inline bool null_in_eval(const struct null_proc *p, __u64 pc)
@@ -51,7 +51,7 @@ __noinline int null_frames(struct unwind_scratch *sc, const struct null_proc *p,
 	}
 	func = (__u32)func;
 	walk_push_frame(sc, NULL_TAG_FRAME, func, 0);
-	rt_announce(w->pid, NULL_EVENT_FUNC, func, 0);
+	rt_announce(sc, NULL_EVENT_FUNC, func, 0);
 	return 0;
 }
 

@@ -190,6 +190,8 @@ static __always_inline void make_key(struct offcpu_key *key, const struct offcpu
 	key->user_stack_id = e->user_stack_id;
 	key->stack_epoch = e->stack_epoch;
 	key->user_hash = e->user_hash;
+	key->start = e->start;
+	key->exec = e->exec;
 	__builtin_memcpy(key->comm, e->comm, sizeof(key->comm));
 }
 
@@ -271,14 +273,15 @@ static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u32 stat_collis
  * A blocked thread's stack does not change until it runs again, so the walk
  * at switch-out is the stack the whole block waits in.
  */
-static __always_inline void user_stack(void *ctx, __u32 pid, struct offcpu_start *e)
+static __always_inline void user_stack(void *ctx, const struct proc_image *img,
+				       struct offcpu_start *e)
 {
 	struct unwind_scratch *sc = NULL;
 	int err;
 
 	if (unwind_mode == UNWIND_MODE_CFI) {
-		note_sighting(pid);
-		sc = unwind_user(pid);
+		note_sighting(img);
+		sc = unwind_user(img);
 	}
 	if (!sc) {
 		if (unwind_mode == UNWIND_MODE_CFI)
@@ -330,6 +333,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid, seen_tid;
 	struct offcpu_start e = {};
 	struct task_struct *leader;
+	struct proc_image img;
 	unsigned int state;
 	bool kthread;
 	int err;
@@ -353,7 +357,10 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	e.ts = now;
 	e.claimed = now;
 	e.runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	current_image(&img, pid);
 	e.pid = pid;
+	e.start = img.start;
+	e.exec = img.exec;
 	e.tid = seen_tid;
 	e.state = state_class(preempt, state);
 	e.stack_epoch = stack_epoch;	/* before the captures: see offcpu__clear */
@@ -363,7 +370,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 					    OFFCPU_STAT_KSTACK_COLLISION, OFFCPU_STAT_KSTACK_ERROR);
 	e.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		user_stack(ctx, pid, &e);
+		user_stack(ctx, &img, &e);
 	/* the process's name, not the thread's: labels and folded lines group by process */
 	leader = BPF_CORE_READ(prev, group_leader);
 	bpf_core_read_str(e.comm, sizeof(e.comm), &leader->comm);

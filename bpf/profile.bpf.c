@@ -70,9 +70,10 @@ struct {
 	__uint(max_entries, STAT_MAX);
 } stats SEC(".maps");
 
-/* when a process was last asked to be re-read (TASK_EVENT_REMAP), and in which exec */
+/* when a process was last asked to be re-read (TASK_EVENT_REMAP), and in which image */
 struct remap_ask {
-	__u64 exec_id;		/* task_struct.self_exec_id: an exec since makes the ask stale */
+	__u64 start;		/* struct proc_image's: another image since makes the ask stale */
+	__u64 exec;
 	__u64 ns;
 };
 
@@ -158,15 +159,16 @@ static __always_inline void count_sample(__u32 slot, struct sample_key *key,
 }
 
 /* Asks userspace, at most once a second per process image, to read its maps again. */
-static __always_inline void request_remap(__u32 pid)
+static __always_inline void request_remap(const struct proc_image *img)
 {
-	struct remap_ask ask = { .exec_id = current_exec_id(), .ns = bpf_ktime_get_ns() };
-	struct remap_ask *last = bpf_map_lookup_elem(&remapped, &pid);
+	struct remap_ask ask = { .start = img->start, .exec = img->exec, .ns = bpf_ktime_get_ns() };
+	struct remap_ask *last = bpf_map_lookup_elem(&remapped, &img->pid);
 
-	if (last && last->exec_id == ask.exec_id && ask.ns - last->ns < REMAP_INTERVAL_NS)
+	if (last && last->exec == ask.exec && last->start == ask.start &&
+	    ask.ns - last->ns < REMAP_INTERVAL_NS)
 		return;
-	bpf_map_update_elem(&remapped, &pid, &ask, BPF_ANY);
-	announce(pid, TASK_EVENT_REMAP);
+	bpf_map_update_elem(&remapped, &img->pid, &ask, BPF_ANY);
+	announce(img, TASK_EVENT_REMAP);
 }
 
 /*
@@ -174,13 +176,14 @@ static __always_inline void request_remap(__u32 pid)
  * pointers (counted: the first samples of a process, before userspace read it).
  * Returns the walk, which count_sample stores, or NULL for frame pointers.
  */
-static __always_inline struct unwind_scratch *get_user_stack(void *ctx, __u32 slot, __u32 pid,
+static __always_inline struct unwind_scratch *get_user_stack(void *ctx, __u32 slot,
+							     const struct proc_image *img,
 							     struct sample_key *key, bool walk)
 {
 	struct unwind_scratch *sc = NULL;
 
 	if (walk && unwind_mode == UNWIND_MODE_CFI)
-		sc = unwind_user(pid);
+		sc = unwind_user(img);
 	if (!sc) {
 		if (walk && unwind_mode == UNWIND_MODE_CFI)
 			stat_inc(STAT_UNWIND_FP_FALLBACK);
@@ -192,7 +195,7 @@ static __always_inline struct unwind_scratch *get_user_stack(void *ctx, __u32 sl
 	if (sc->stack.flags & USTACK_TRUNCATED)
 		stat_inc(STAT_UNWIND_TRUNCATED);
 	if (sc->unknown_pc)
-		request_remap(pid);
+		request_remap(img);
 	key->user_stack_id = STACK_ID_UNWOUND;
 	key->user_hash = sc->hash;
 	return sc;
@@ -204,13 +207,15 @@ int on_exec(void *ctx)
 {
 	const struct unwind_pid_bits *has;
 	__u32 pid, tid, zero = 0;
+	struct proc_image img;
 
 	if (!current_ids(&pid, &tid) || !task_wanted(pid))
 		return 0;
+	current_image(&img, pid);
 	/*
 	 * The old image's tables go: its samples until userspace reads the new
 	 * one are walked by frame pointers, and announced (note_sighting, by
-	 * exec count: the seen and remapped maps need no write here). Most
+	 * image: the seen and remapped maps need no write here). Most
 	 * execs are of processes that never had tables (a shell's children):
 	 * their bit spares the hash map's delete.
 	 */
@@ -218,7 +223,7 @@ int on_exec(void *ctx)
 	if (has && unwind_pid_bits__has(has, pid, UNWIND_RT_NATIVE) &&
 	    !bpf_map_delete_elem(&unwind_procs, &pid))
 		stat_inc(STAT_EXEC_TABLES_DROPPED);
-	announce(pid, TASK_EVENT_EXEC);
+	announce(&img, TASK_EVENT_EXEC);
 	return 0;
 }
 
@@ -245,11 +250,12 @@ static __always_inline bool sampled_in_user_mode(struct bpf_perf_event_data *ctx
 
 /*
  * Fills key->comm with the process's name (the group leader's, not the
- * thread's: labels and folded lines group by process); true for a kernel
- * thread. Where the walk is compiled in (5.17+) the task is a BTF pointer,
- * read by plain loads; elsewhere each field is a probe-read helper call.
+ * thread's: labels and folded lines group by process) and *img with its
+ * image (struct proc_image); true for a kernel thread. Where the walk is
+ * compiled in (5.17+) the task is a BTF pointer, read by plain loads;
+ * elsewhere each field is a probe-read helper call.
  */
-static __always_inline bool read_task(struct sample_key *key, bool walk)
+static __always_inline bool read_task(struct sample_key *key, struct proc_image *img, bool walk)
 {
 	struct task_struct *task, *leader;
 
@@ -258,11 +264,15 @@ static __always_inline bool read_task(struct sample_key *key, bool walk)
 		leader = task->group_leader;
 		/* comm is NUL-padded (__set_task_comm): the whole array is the name */
 		__builtin_memcpy(key->comm, leader->comm, sizeof(key->comm));
+		img->exec = task->self_exec_id;
+		img->start = leader->start_boottime / PROC_TICK_NS;
 		return task->flags & PF_KTHREAD;
 	}
 	task = (struct task_struct *)bpf_get_current_task();
 	leader = BPF_CORE_READ(task, group_leader);
 	bpf_core_read_str(key->comm, sizeof(key->comm), &leader->comm);
+	img->exec = BPF_CORE_READ(task, self_exec_id);
+	img->start = BPF_CORE_READ(leader, start_boottime) / PROC_TICK_NS;
 	return BPF_CORE_READ(task, flags) & PF_KTHREAD;
 }
 
@@ -273,6 +283,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 	struct sample_key key = {};
 	struct unwind_scratch *sc = NULL;
 	__u32 slot = active_slot & 1;
+	struct proc_image img;
 	bool kthread;
 
 	/* tid 0 is a CPU's idle task (swapper/N) */
@@ -282,9 +293,11 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 		return 0;
 	stat_inc(STAT_SAMPLES);
 
-	key.pid = pid;
+	key.pid = img.pid = pid;
 	key.tid = per_thread ? tid : 0;
-	kthread = read_task(&key, walk);
+	kthread = read_task(&key, &img, walk);
+	key.start = img.start;
+	key.exec = img.exec;
 
 	key.kern_stack_id = STACK_ID_SKIPPED;
 	if (collect_kernel && sampled_in_user_mode(ctx))
@@ -294,14 +307,14 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 					      STAT_KSTACK_ERROR);
 	key.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		sc = get_user_stack(ctx, slot, pid, &key, walk);
+		sc = get_user_stack(ctx, slot, &img, &key, walk);
 	/*
 	 * A process whose tables came with its announcement was handed on: the
 	 * seen map's lookup (a cold bucket and element, 1-2 us here) is spared.
 	 * The rest are announced as they are sampled.
 	 */
 	if (!sc || !sc->announced)
-		note_sighting(pid);
+		note_sighting(&img);
 	count_sample(slot, &key, sc);
 	return 0;
 }

@@ -26,13 +26,13 @@ struct {
 struct py_walk {
 	__u64 frame;
 	__u32 started;		/* frame was read from the thread state */
-	__u32 pid;
+	__u32 pad;
 };
 
 /* by its tag too: code made at run time is freed and its address reused by the next */
-static __always_inline void py_announce(__u32 pid, __u64 code, __u32 tag)
+static __always_inline void py_announce(const struct unwind_scratch *sc, __u64 code, __u32 tag)
 {
-	rt_announce(pid, PY_EVENT_CODE, code, tag);
+	rt_announce(sc, PY_EVENT_CODE, code, tag);
 }
 
 /*
@@ -168,7 +168,7 @@ __noinline int py_frames(struct unwind_scratch *sc, const struct py_proc *py, st
 		else
 			instr -= code;
 		walk_push_frame(sc, PY_TAG_FRAME, code, (__u64)tag << 32 | (__u32)instr);
-		py_announce(w->pid, code, tag);
+		py_announce(sc, code, tag);
 		f = prev;
 		if (py->kind == PY_FRAMES_OBJECT || (py->kind == PY_FRAMES_ENTRY && entry))
 			break;

@@ -11,8 +11,6 @@
 
 /* Each runtime's table for the process walked (NULL: not running there) and its walk state. */
 struct rt_walk {
-	__u32 pid;
-	__u32 pad;
 	const struct py_proc *py;
 	struct py_walk py_walk;
 	const struct java_proc *java;
@@ -37,8 +35,6 @@ enum rt_step {
 /* Looks up the process's table in each runtime its bits (unwind_pid_bits__of) name. */
 static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 pid)
 {
-	w->pid = pid;
-	w->py_walk.pid = pid;
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PYTHON))
 		w->py = bpf_map_lookup_elem(&py_procs, &pid);
 	if (unwind_pid_bits__in(bits, UNWIND_RT_JAVA))
@@ -48,7 +44,6 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 
 		w->java_high = w->java->code_high;
 	}
 #ifdef EBPFPROF_TEST_RUNTIMES
-	w->null_walk.pid = pid;
 	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL))
 		w->null = bpf_map_lookup_elem(&null_procs, &pid);
 #endif
@@ -65,7 +60,7 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 						   __u32 exact)
 {
 	if (sc->pc >= w->java_low && sc->pc < w->java_high)
-		return java_step(sc, w->java, exact, w->pid) ? RT_STOP : RT_STEPPED;
+		return java_step(sc, w->java, exact) ? RT_STOP : RT_STEPPED;
 	if (w->py && py_in_eval(w->py, sc->pc))
 		py_frames(sc, w->py, &w->py_walk);
 #ifdef EBPFPROF_TEST_RUNTIMES

@@ -362,10 +362,14 @@ truncated:
 
 /*
  * Walks the current task's user stack into the per-CPU scratch. Returns it,
- * or NULL when the process has no tables (yet): then frame pointers it is.
+ * or NULL when the process image IMG has no tables (yet): then frame
+ * pointers it is. Tables of another image under its pid (the last holder of
+ * a recycled pid, or an exec userspace had not heard of when it wrote them)
+ * are not its tables.
  */
-static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
+static __always_inline struct unwind_scratch *unwind_user(const struct proc_image *img)
 {
+	__u32 pid = img->pid;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	const struct unwind_pid_bits *rt;
@@ -381,7 +385,8 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	if (!unwind_pid_bits__in(bits, UNWIND_RT_NATIVE))
 		return NULL;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
-	if (!c.proc)
+	if (!c.proc || c.proc->start != img->start ||
+	    (c.proc->exec != img->exec && c.proc->exec != PROC_EXEC_ANY))
 		return NULL;
 	c.gen = c.proc->gen;
 	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
@@ -400,6 +405,7 @@ static __always_inline struct unwind_scratch *unwind_user(__u32 pid)
 	c.sc->stack.n = 0;
 	c.sc->stack.flags = 0;
 	c.sc->announced = c.proc->announced;
+	c.sc->img = *img;
 	snap_stack(c.sc, c.sc->sp);
 	bpf_loop(UNWIND_MAX_DEPTH + 1, unwind_step, &c, 0);
 	c.sc->hash ^= c.sc->stack.n;

@@ -2,6 +2,7 @@
 #ifndef EBPFPROF_WALK_BPF_H
 #define EBPFPROF_WALK_BPF_H
 
+#include "profile.h"
 #include "unwind.h"
 #include "frametypes.h"
 
@@ -26,6 +27,7 @@ struct unwind_scratch {
 	__u32 exact_pc;		/* pc is where a signal or an injected call struck, not a return address */
 	__u32 announced;	/* struct unwind_proc.announced of the process walked */
 	__u32 pad;
+	struct proc_image img;	/* the process image walked: runtime events name it */
 	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
 	struct user_stack stack;
 	/*
@@ -97,7 +99,8 @@ struct rt_seen_key {
 	 * while it lives) in its turn.
 	 */
 	__u32 gen;
-	__u32 pad;
+	__u32 exec;		/* the image's (struct proc_image): a new one announces anew */
+	__u64 start;
 };
 
 /* what every runtime's frames ran, already announced: each is read once, soon after it first ran */
@@ -114,10 +117,12 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } rt_events SEC(".maps");
 
-/* Asks userspace once per (process, kind, object, generation) to read its names while they live. */
-static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 addr, __u32 gen)
+/* Asks userspace once per (process image, kind, object, generation) to read its names while they live. */
+static __always_inline void rt_announce(const struct unwind_scratch *sc, __u32 kind, __u64 addr,
+					__u32 gen)
 {
-	struct rt_seen_key k = { .pid = pid, .kind = kind, .addr = addr, .gen = gen };
+	struct rt_seen_key k = { .pid = sc->img.pid, .kind = kind, .addr = addr, .gen = gen,
+				 .exec = sc->img.exec, .start = sc->img.start };
 	struct rt_event *e;
 	__u8 one = 1;
 
@@ -131,11 +136,12 @@ static __always_inline void rt_announce(__u32 pid, __u32 kind, __u64 addr, __u32
 		bpf_map_delete_elem(&rt_seen, &k);
 		return;
 	}
-	e->pid = pid;
+	e->pid = sc->img.pid;
 	e->kind = kind;
 	e->addr = addr;
 	e->gen = gen;
-	e->pad = 0;
+	e->exec = sc->img.exec;
+	e->start = sc->img.start;
 	bpf_ringbuf_submit(e, 0);
 }
 

@@ -130,7 +130,8 @@ struct rt_event {
 	__u32 kind;		/* one of RT_EVENTS */
 	__u64 addr;		/* the code object, Method*, nmethod... */
 	__u32 gen;		/* what tells a reused address apart: a code object's tag, a compile id */
-	__u32 pad;
+	__u32 exec;		/* the image it ran in (struct proc_image, profile.h) */
+	__u64 start;
 };
 
 /*

@@ -38,6 +38,9 @@ struct offcpu_start {
 	__u32 tid;		/* the thread's id as ebpfprof sees it (its PID namespace's) */
 	char comm[TASK_COMM_LEN];	/* the process's (group leader's) name */
 	__u64 user_hash;	/* with user_stack_id STACK_ID_UNWOUND: its key in ustacks */
+	__u64 start;		/* struct proc_image's: which process, which image, pid is */
+	__u32 exec;
+	__u32 pad;
 };
 
 /*
@@ -55,6 +58,9 @@ struct offcpu_key {
 	__u32 stack_epoch;
 	char comm[TASK_COMM_LEN];
 	__u64 user_hash;
+	__u64 start;		/* struct proc_image's */
+	__u32 exec;
+	__u32 pad;
 };
 
 struct offcpu_val {

@@ -30,6 +30,27 @@ struct events_ctl {
 	__u64 look_by;
 };
 
+/*
+ * Which process, and which of its programs, a sample or announcement was
+ * taken in. start tells two holders of one pid apart: the process's start,
+ * in clock ticks since boot (the group leader's start_boottime / 10 ms, as
+ * /proc/PID/stat's field 22, so userspace checks it there; a pid comes back
+ * to another process in less than a tick only past pid_max forks in 10 ms).
+ * exec tells its images apart: task_struct.self_exec_id, which every exec
+ * increments (a fork copies it, so two children of one shell share it).
+ */
+struct proc_image {
+	__u32 pid;
+	__u32 exec;
+	__u64 start;
+};
+
+/* proc_image.exec of a process found running, not announced: its exec count is not known */
+#define PROC_EXEC_ANY 0xffffffffu
+
+/* nanoseconds per clock tick (USER_HZ 100 on x86-64 and arm64), the unit of proc_image.start */
+#define PROC_TICK_NS 10000000ULL
+
 /* A stack id the sampler chose not to collect (kernel thread, --no-user, --no-kernel). */
 #define STACK_ID_SKIPPED (-1)
 
@@ -51,6 +72,9 @@ struct sample_key {
 	__s32 user_stack_id;
 	char comm[TASK_COMM_LEN];
 	__u64 user_hash;	/* with STACK_ID_UNWOUND: the key of the walked user stack */
+	__u64 start;		/* struct proc_image's: which process, which image, pid is */
+	__u32 exec;
+	__u32 pad;
 };
 
 /* Indexes of the per-CPU stats map: every sample is counted once in SAMPLES. */
@@ -86,6 +110,9 @@ enum task_event_kind {
 struct task_event {
 	__u32 pid;
 	__u32 kind;
+	__u64 start;	/* struct proc_image's, of the image announced */
+	__u32 exec;
+	__u32 pad;
 	__u64 ns;	/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of the announcement: waits count from it */
 	__u64 cgroup_id;	/* the announcing task's cgroup v2 id (its directory's inode); 0: none */
 };

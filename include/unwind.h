@@ -3,6 +3,7 @@
 #define EBPFPROF_UNWIND_H
 
 #include "frametypes.h"
+#include "profile.h"
 
 /*
  * How to find the canonical frame address (CFA: the caller's rsp) at a PC,
@@ -94,12 +95,15 @@ struct unwind_mapping {
  * of rows found trusts an entry only under the gen it was found with.
  * announced: userspace was told of the process (its symbols, labels), so
  * BPF need not announce its samples; 0 for tables loaded ahead of that.
+ * start and exec: the process image the tables are of (struct proc_image);
+ * BPF walks no other with them (a recycled pid, an exec userspace raced).
  */
 struct unwind_proc {
 	__u32 n;
 	__u32 gen;
 	__u32 announced;
-	__u32 pad;
+	__u32 exec;		/* PROC_EXEC_ANY: read before any announcement, valid until an exec drops them */
+	__u64 start;
 	struct unwind_mapping m[UNWIND_MAX_MAPPINGS];
 };
 

@@ -8,7 +8,7 @@ max=65536	# libFuzzer mutates small inputs best; larger real files are cut or le
 
 rm -rf "$out"
 for t in kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle gopclntab http_request python docker_meta pprof_read java; do
+	perfmap demangle gopclntab http_request python docker_meta pprof_read java proc_stat; do
 	mkdir -p "$out/$t"
 done
 
@@ -25,7 +25,10 @@ done
 for p in $pids; do
 	head -c $max "/proc/$p/maps" >"$out/proc_maps/$p" 2>/dev/null
 	head -c $max "/proc/$p/cgroup" >"$out/cgroup/$p" 2>/dev/null
+	head -c $max "/proc/$p/stat" >"$out/proc_stat/$p" 2>/dev/null
 done
+# a comm may hold spaces and parentheses: the last ")" ends it
+echo '42 (a) b) (c) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0' >"$out/proc_stat/comm"
 
 for f in online possible present; do
 	cp "/sys/devices/system/cpu/$f" "$out/cpus/$f" 2>/dev/null

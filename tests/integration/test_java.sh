@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_java.sh -- HotSpot frames walked in BPF with no JVM flags: CPU split of two methods within 5 points, named and whole stacks, lines, a C2 inline frame, -Xint, wall time in Thread.sleep, a JVM in another mount namespace, the agent
+# test_java.sh -- HotSpot frames walked in BPF with no JVM flags: CPU split of two methods within 5 points, named and whole stacks, lines, a C2 inline frame, -Xint, wall time in Thread.sleep, a JVM in another mount namespace, a JVM a shell execs, the agent
 set -u
 SUITE=java
 . "$(dirname "$0")/lib.sh"
@@ -214,6 +214,28 @@ container_check() {
 }
 
 # the agent's pull endpoint names Java frames; /metrics counts them
+# exec_check JDK: a shell that execs the JVM once the profile runs (a launcher script's way): the
+# same process, a new image: its Java frames named
+exec_check() {
+	local jdk=$1 name a b n c t
+	name="$(tag "$jdk")-exec"
+	selected "$name" || return 0
+	sh -c 'while [ ! -e "$3" ]; do sleep 0.05; done; exec "$0" -cp "$1" Split split "$2" "$3" 0.5' \
+		"$jdk/bin/java" "$(classes "$jdk")" "$SECS" "$tmp/$name.gate" >"$tmp/$name.out" 2>&1 &
+	local pid=$!
+	start_profile "$name" --pid "$pid" -v
+	wait "$pid"
+	stop_profile
+	a=$(cum "$tmp/$name.pb.gz" Split.alpha)
+	b=$(cum "$tmp/$name.pb.gz" Split.beta)
+	read -r n c t < <(thread_shares "$tmp/$name.pb.gz")
+	if [ -n "$a" ] && [ -n "$b" ] && [ "$t" -gt 0 ] && [ $((n * 100)) -ge $((t * 90)) ]; then
+		pass "$name: Split.alpha and Split.beta named; of $t ms of the main thread $n carry a Split frame"
+	else
+		fail "$name" "alpha '$a', beta '$b'; of ${t:-0} ms of the main thread ${n:-0} carry a Split frame (>= 90%) $(grep -m1 '^ebpfprof: java:' "$tmp/$name.err")"
+	fi
+}
+
 agent_check() {
 	local jdk=$1 name port a b named
 	name="$(tag "$jdk")-agent"
@@ -253,4 +275,5 @@ for jdk in "${jdks[@]}" "${old_jdks[@]}"; do
 done
 wall_check "${jdks[0]}"
 container_check "${jdks[0]}"
+exec_check "${jdks[0]}"
 agent_check "${jdks[${#jdks[@]} - 1]}"

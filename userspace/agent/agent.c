@@ -15,6 +15,7 @@
 #include "agent.h"
 #include "agent_int.h"
 #include "lib/log.h"
+#include "lib/proc_image.h"
 #include "collect/collect.h"
 #include "scope.h"
 
@@ -242,26 +243,30 @@ static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
 {
 	struct agent *a = ctx;
 
-	if (key->pid && proc_table__get(a->procs, key->pid, key->comm, a->window_seq, 0))
-		symbolizer__add_pid(a->sym, key->pid);
+	struct proc_image img = proc_image__of(key->pid, key->start, key->exec);
+
+	if (key->pid && proc_table__get(a->procs, &img, key->comm, a->window_seq, 0))
+		symbolizer__add_image(a->sym, &img);
 	return 0;
 }
 
 static int on_task_event(const struct task_event *e, void *ctx)
 {
 	struct agent *a = ctx;
+	struct proc_image img = proc_image__of(e->pid, e->start, e->exec);
 	char comm[TASK_COMM_LEN] = "";
 
-	if (e->kind == TASK_EVENT_EXEC) {	/* a new image: new exe, new maps */
-		proc_table__drop(a->procs, e->pid);
-		symbolizer__forget_pid(a->sym, e->pid);
+	/* a new image: its labels and maps are read when it is handed on; the old one's stay */
+	if (e->kind == TASK_EVENT_EXEC) {
+		symbolizer__image_began(a->sym, &img, (__s64)e->ns);
+		return 0;
 	}
-	if (!proc_table__get(a->procs, e->pid, comm, a->window_seq, e->cgroup_id))
+	if (!proc_table__get(a->procs, &img, comm, a->window_seq, e->cgroup_id))
 		return 0;
 	if (e->kind == TASK_EVENT_REMAP)	/* code outside the maps we read */
-		symbolizer__refresh_pid(a->sym, e->pid);
+		symbolizer__refresh_image(a->sym, &img);
 	else
-		symbolizer__add_pid(a->sym, e->pid);
+		symbolizer__add_image(a->sym, &img);
 	return 0;
 }
 
@@ -269,7 +274,7 @@ static int on_task_event(const struct task_event *e, void *ctx)
 static int add_everywhere(struct agent *a, const struct window_record *rec)
 {
 	static const struct proc_info unknown = { .service = "unknown" };
-	const struct proc_info *pi = proc_table__get(a->procs, rec->pid, rec->comm, a->window_seq, 0);
+	const struct proc_info *pi = proc_table__get(a->procs, &rec->img, rec->comm, a->window_seq, 0);
 	int err = 0;
 
 	if (a->window)
@@ -286,6 +291,7 @@ static int harvest_record(const struct sample_key *key, __u64 count, void *ctx)
 	struct window_record rec = {
 		.pid = key->pid,
 		.tid = key->tid,
+		.img = proc_image__of(key->pid, key->start, key->exec),
 		.comm = key->comm,
 		.state = a->cfg->mode == MODE_WALL ? "running" : NULL,
 		.samples = count,
@@ -306,6 +312,7 @@ static int harvest_offcpu_record(const struct offcpu_key *key, const struct offc
 	struct window_record rec = {
 		.pid = key->pid,
 		.tid = key->tid,
+		.img = proc_image__of(key->pid, key->start, key->exec),
 		.comm = key->comm,
 		.state = offcpu__state_name(key->state),
 		.samples = val->count,

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "lib/array.h"
 #include "lib/hashmap.h"
+#include "lib/proc_image.h"
 #include "cgroup_cache.h"
 #include "docker_meta.h"
 #include "proc_table.h"
@@ -22,7 +23,8 @@ struct proc_table {
 	size_t n, cap;
 	__u32 *free_ids;		/* slots to reuse, so the table does not grow with churn */
 	size_t n_free, cap_free;
-	struct hmap *index;
+	struct hmap *index;		/* by image */
+	struct hmap *latest;		/* by pid: its newest image's entry */
 	/*
 	 * A process's cgroup v2 id stands for its whole cgroup file here: only
 	 * where /proc is ours (the kernel's ids are of the processes we read)
@@ -43,7 +45,10 @@ struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by
 	t->k8s = k8s;
 	snprintf(t->docker_dir, sizeof(t->docker_dir), "%s", docker_dir ? docker_dir : "");
 	t->index = hmap__new();
-	if (!t->index) {
+	t->latest = hmap__new();
+	if (!t->index || !t->latest) {
+		hmap__free(t->index);
+		hmap__free(t->latest);
 		free(t);
 		return NULL;
 	}
@@ -61,8 +66,16 @@ void proc_table__free(struct proc_table *t)
 	free(t->entries);
 	free(t->free_ids);
 	hmap__free(t->index);
+	hmap__free(t->latest);
 	cgroup_cache__free(t->cgroups);
 	free(t);
+}
+
+static int image_eq(__u32 id, const void *key, const void *ctx)
+{
+	const struct proc_table *t = ctx;
+
+	return t->entries[id - 1] && proc_image__eq(&t->entries[id - 1]->img, key);
 }
 
 static int pid_eq(__u32 id, const void *key, const void *ctx)
@@ -85,6 +98,16 @@ static bool alive(const struct proc_table *t, __u32 pid)
 
 	snprintf(path, sizeof(path), "%s/%u", t->proc_root, pid);
 	return access(path, F_OK) == 0;
+}
+
+/* whether /proc/PID is PI's process still (a fake proc tree has no processes to recycle) */
+static bool holds_pid(const struct proc_table *t, const struct proc_info *pi)
+{
+	__u64 start;
+
+	if (strcmp(t->proc_root, "/proc"))
+		return alive(t, pi->pid);
+	return !proc_image__start_of(t->proc_root, pi->pid, &start) && start == pi->img.start;
 }
 
 /*
@@ -130,6 +153,10 @@ static void read_info(const struct proc_table *t, struct proc_info *pi, const ch
 	char path[96];
 	ssize_t n;
 
+	if (pi->superseded) {
+		name_service(t, pi, comm, false);	/* /proc shows a later image: the comm only */
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, pi->pid);
 	n = readlink(path, pi->exe, sizeof(pi->exe) - 1);
 	pi->exe[n > 0 ? n : 0] = '\0';
@@ -141,6 +168,14 @@ static void read_info(const struct proc_table *t, struct proc_info *pi, const ch
 	    docker_meta__name(t->docker_dir, pi->cg.container_id, pi->k8s.container,
 			      sizeof(pi->k8s.container)))
 		pi->k8s.container[0] = '\0';
+	/* read from another process (the pid recycled meanwhile): not its labels */
+	if (!holds_pid(t, pi)) {
+		memset(&pi->cg, 0, sizeof(pi->cg));
+		memset(&pi->k8s, 0, sizeof(pi->k8s));
+		pi->exe[0] = '\0';
+		name_service(t, pi, comm, false);
+		return;
+	}
 	name_service(t, pi, comm, n > 0 || alive(t, pi->pid));
 }
 
@@ -154,11 +189,31 @@ static __u32 take_slot(struct proc_table *t)
 	return t->n;
 }
 
-const struct proc_info *proc_table__get(struct proc_table *t, __u32 pid, const char *comm,
-					__u64 window, __u64 cgroup_id)
+/*
+ * Files entry ID of PI as the newest of its pid, or as an older image met
+ * late (superseded, so not read from /proc); 0 or -ENOMEM.
+ */
+static int index_latest(struct proc_table *t, __u32 id, struct proc_info *pi)
 {
-	__u64 h = hash_u64(pid, 0);
-	__u32 id = hmap__find(t->index, h, pid_eq, &pid, t);
+	__u64 h = hash_u64(pi->pid, 0);
+	__u32 prev = hmap__find(t->latest, h, pid_eq, &pi->pid, t);
+
+	if (prev && !proc_image__after(&t->entries[prev - 1]->img, &pi->img)) {
+		pi->superseded = true;
+		return 0;
+	}
+	if (prev) {
+		t->entries[prev - 1]->superseded = true;
+		hmap__remove(t->latest, h, prev);
+	}
+	return hmap__insert(t->latest, h, id);
+}
+
+const struct proc_info *proc_table__get(struct proc_table *t, const struct proc_image *img,
+					const char *comm, __u64 window, __u64 cgroup_id)
+{
+	__u64 h = proc_image__hash(img);
+	__u32 id = hmap__find(t->index, h, image_eq, img, t);
 	struct proc_info *pi;
 
 	if (id) {
@@ -176,10 +231,18 @@ const struct proc_info *proc_table__get(struct proc_table *t, __u32 pid, const c
 		free(pi);
 		return NULL;
 	}
-	pi->pid = pid;
+	pi->pid = img->pid;
+	pi->img = *img;
 	pi->last_window = window;
-	read_info(t, pi, comm, cgroup_id);
 	t->entries[id - 1] = pi;
+	if (index_latest(t, id, pi)) {
+		hmap__remove(t->index, h, id);
+		t->entries[id - 1] = NULL;
+		t->free_ids[t->n_free++] = id;
+		free(pi);
+		return NULL;
+	}
+	read_info(t, pi, comm, cgroup_id);
 	return pi;
 }
 
@@ -190,33 +253,26 @@ size_t proc_table__evict(struct proc_table *t, __u64 before, void (*forget)(__u3
 
 	for (size_t i = 0; i < t->n; i++) {
 		struct proc_info *pi = t->entries[i];
+		__u64 hp;
 
-		if (!pi || pi->last_window >= before || alive(t, pi->pid))
+		if (!pi || pi->last_window >= before || (!pi->superseded && holds_pid(t, pi)))
 			continue;
 		if (ARRAY_RESERVE(t->free_ids, t->cap_free, t->n_free + 1))
 			break;	/* keep the entry; try again next window */
-		hmap__remove(t->index, hash_u64(pi->pid, 0), i + 1);
-		if (forget)
-			forget(pi->pid, ctx);
+		hmap__remove(t->index, proc_image__hash(&pi->img), i + 1);
+		hp = hash_u64(pi->pid, 0);
+		if (hmap__find(t->latest, hp, pid_eq, &pi->pid, t) == i + 1) {
+			/* the pid's newest image: what else knows the pid may forget it */
+			hmap__remove(t->latest, hp, i + 1);
+			if (forget)
+				forget(pi->pid, ctx);
+		}
 		free(pi);
 		t->entries[i] = NULL;
 		t->free_ids[t->n_free++] = i + 1;
 		evicted++;
 	}
 	return evicted;
-}
-
-void proc_table__drop(struct proc_table *t, __u32 pid)
-{
-	__u64 h = hash_u64(pid, 0);
-	__u32 id = hmap__find(t->index, h, pid_eq, &pid, t);
-
-	if (!id || ARRAY_RESERVE(t->free_ids, t->cap_free, t->n_free + 1))
-		return;
-	hmap__remove(t->index, h, id);
-	free(t->entries[id - 1]);
-	t->entries[id - 1] = NULL;
-	t->free_ids[t->n_free++] = id;
 }
 
 __u64 proc_table__cgroup_hits(const struct proc_table *t)

@@ -8,12 +8,15 @@
 #include "cgroup.h"
 #include "lib/options.h"
 #include "k8s.h"
+#include "profile.h"
 
 struct proc_table;
 
 /* Read once, when a process is first sampled; strings live as long as the entry. */
 struct proc_info {
 	__u32 pid;
+	struct proc_image img;		/* which process and image: an exec or a recycled pid is another */
+	bool superseded;		/* a later image of the pid is known: never read from /proc again */
 	char exe[256];			/* path of the main executable, "" for kernel threads */
 	struct cgroup_info cg;
 	struct k8s_meta k8s;		/* names, when --kubernetes found them */
@@ -31,20 +34,22 @@ struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by
 void proc_table__free(struct proc_table *t);
 
 /*
- * The entry of pid, read from /proc on first sight (comm names kernel threads
- * and processes already gone). CGROUP_ID, the cgroup v2 id BPF saw it in
- * (0: not known), lets a process of a cgroup read before skip its cgroup
- * file. Borrowed: valid until proc_table__evict.
+ * The entry of process image IMG, read from /proc on first sight (comm
+ * names kernel threads and processes already gone, and an image first met
+ * after a later one of its pid: /proc shows the later one). CGROUP_ID, the
+ * cgroup v2 id BPF saw it in (0: not known), lets a process of a cgroup
+ * read before skip its cgroup file. Borrowed: valid until proc_table__evict.
  */
-const struct proc_info *proc_table__get(struct proc_table *t, __u32 pid, const char *comm,
-					__u64 window, __u64 cgroup_id);
+const struct proc_info *proc_table__get(struct proc_table *t, const struct proc_image *img,
+					const char *comm, __u64 window, __u64 cgroup_id);
 
-/* Calls forget(pid) and drops entries not sampled since window `before` whose process is gone. */
+/*
+ * Drops the entries not sampled since window `before` whose image ended
+ * (its process gone, or a later image of its pid known); calls forget(pid)
+ * when a pid's newest image goes.
+ */
 size_t proc_table__evict(struct proc_table *t, __u64 before, void (*forget)(__u32 pid, void *ctx),
 			 void *ctx);
-
-/* Forgets pid now (it exec'd: a new exe); the next get reads it afresh. */
-void proc_table__drop(struct proc_table *t, __u32 pid);
 
 size_t proc_table__count(const struct proc_table *t);
 

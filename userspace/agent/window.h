@@ -24,6 +24,7 @@ struct window_opts {
 struct window_record {
 	__u32 pid;
 	__u32 tid;
+	struct proc_image img;	/* which process and image took it: its labels' */
 	const char *comm;	/* TASK_COMM_LEN bytes, maybe not NUL-terminated */
 	const char *state;	/* "running", "sleeping"...: wall and off-cpu modes; else NULL */
 	__s64 values[3];

@@ -6,7 +6,7 @@
 #include <sys/resource.h>
 #include "lib/clock.h"
 #include "oneshot.h"
-#include "lib/hashmap.h"
+#include "lib/proc_image.h"
 #include "lib/log.h"
 #include "output.h"
 #include "convert.h"
@@ -36,44 +36,36 @@ static void install_signals(void)
 }
 
 struct pid_watch {
-	struct hmap *seen;	/* pids whose maps were read; the id is the pid itself */
 	struct symbolizer *sym;
 };
-
-static int same_pid(__u32 id, const void *key, const void *ctx)
-{
-	return id == *(const __u32 *)key;
-}
 
 static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
 {
 	struct pid_watch *w = ctx;
-	__u64 h = hash_u64(key->pid, 0);
+	struct proc_image img = proc_image__of(key->pid, key->start, key->exec);
 
-	if (!key->pid || hmap__find(w->seen, h, same_pid, &key->pid, NULL))
-		return 0;
 	/* a process that already exited cannot be read; its frames keep their addresses */
-	symbolizer__add_pid(w->sym, key->pid);
-	return hmap__insert(w->seen, h, key->pid);
+	if (key->pid)
+		symbolizer__add_image(w->sym, &img);	/* a no-op for a known image */
+	return 0;
 }
 
 /*
- * A process's first sample or exec: read its (new) maps now, while it lives;
- * code outside them (libraries mapped after the exec): read them again.
+ * A process's first sample: read its maps now, while it lives; code outside
+ * them (libraries mapped after the exec): read them again. An exec: its
+ * new image supersedes the old, whose mappings name its samples still.
  */
 static int on_task_event(const struct task_event *e, void *ctx)
 {
 	struct pid_watch *w = ctx;
-	__u64 h = hash_u64(e->pid, 0);
+	struct proc_image img = proc_image__of(e->pid, e->start, e->exec);
 
 	if (e->kind == TASK_EVENT_EXEC)
-		symbolizer__forget_pid(w->sym, e->pid);	/* the old image is gone */
-	if (e->kind == TASK_EVENT_REMAP)
-		symbolizer__refresh_pid(w->sym, e->pid);
+		symbolizer__image_began(w->sym, &img, (__s64)e->ns);
+	else if (e->kind == TASK_EVENT_REMAP)
+		symbolizer__refresh_image(w->sym, &img);
 	else
-		symbolizer__add_pid(w->sym, e->pid);
-	if (!hmap__find(w->seen, h, same_pid, &e->pid, NULL))
-		return hmap__insert(w->seen, h, e->pid);
+		symbolizer__add_image(w->sym, &img);
 	return 0;
 }
 
@@ -259,9 +251,8 @@ static int setup(struct run *r)
 		return EXIT_USAGE;
 	if (r->cfg->mode != MODE_CPU && load_offcpu(r))
 		return EXIT_USAGE;
-	r->watch.seen = hmap__new();
 	r->watch.sym = symbolizer__new(&syo);
-	if (!r->watch.seen || !r->watch.sym) {
+	if (!r->watch.sym) {
 		p_err("cannot set up symbolization: %s", strerror(errno));
 		return EXIT_RUNTIME;
 	}
@@ -356,6 +347,5 @@ int oneshot__run(const struct config *cfg)
 	offcpu__free(r.offcpu);
 	sampler__free(r.sampler);
 	symbolizer__free(r.watch.sym);
-	hmap__free(r.watch.seen);
 	return ret;
 }

@@ -33,6 +33,8 @@ struct exec_defer;
 /* an exec waiting: the process, the cgroup its announcement came from, when, and how often it waited */
 struct deferred_exec {
 	__u32 pid;
+	__u32 exec;		/* the image exec'd (struct proc_image) */
+	__u64 start;
 	__u64 cgroup_id;
 	__s64 exec_ns;		/* set by exec_defer__add */
 	int level;		/* 0 at the first wait, EXEC_DEFER_LEVELS - 1 at the last */

@@ -13,6 +13,7 @@
 #include "lib/bpf_util.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/proc_image.h"
 #include "sampler.h"
 #include "cpus.h"
 #include "exec_defer.h"
@@ -40,7 +41,7 @@ struct sampler {
 	void *event_ctx;
 	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	struct runtime_set *runtimes;	/* every runtime (runtimes/runtime.h); with the unwinder only */
-	__u32 pending[PENDING_MAX];	/* processes whose tables are to be loaded */
+	struct proc_image pending[PENDING_MAX];	/* process images whose tables are to be loaded */
 	int n_pending;
 	struct exec_defer *execs;	/* execs not yet handed on */
 	__u64 execs_skipped;	/* exited unsampled while waiting: never read */
@@ -175,22 +176,35 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
  * tables once the whole burst of events has been read, so a burst of
  * short-lived processes is named before any table is built.
  */
-static int hand_on(struct sampler *s, __u32 pid, __u32 kind, __u64 cgroup_id)
+static int hand_on(struct sampler *s, const struct task_event *e)
 {
-	struct task_event e = { .pid = pid, .kind = kind, .cgroup_id = cgroup_id };
 	int ret;
 
 	/* the symbolizer now, the unwinder and the runtimes in load_pending: one read of its maps */
-	proc_maps__share(NULL, pid);
-	ret = s->event_fn ? s->event_fn(&e, s->event_ctx) : 0;
-	if (s->unwinder && s->n_pending < PENDING_MAX)
-		s->pending[s->n_pending++] = pid;	/* past that: frame pointers, counted in BPF */
+	proc_maps__share(NULL, e->pid);
+	ret = s->event_fn ? s->event_fn(e, s->event_ctx) : 0;
+	if (s->unwinder && s->n_pending < PENDING_MAX)	/* past that: frame pointers, counted in BPF */
+		s->pending[s->n_pending++] = proc_image__of(e->pid, e->start, e->exec);
 	else
-		proc_maps__unshare(pid);
+		proc_maps__unshare(e->pid);
 	return ret;
 }
 
-/* A new process, an exec or unknown code; execs wait (exec_defer.h). */
+/* An exec that waited (exec_defer.h), handed on as the new image it made. */
+static int hand_on_exec(struct sampler *s, const struct deferred_exec *x)
+{
+	struct task_event e = { .pid = x->pid, .kind = TASK_EVENT_NEW, .start = x->start,
+				.exec = x->exec, .ns = (__u64)x->exec_ns, .cgroup_id = x->cgroup_id };
+
+	return hand_on(s, &e);
+}
+
+/*
+ * A new process, an exec or unknown code. An exec is told at once (nothing
+ * is read for it: what named the old image stays until its samples are
+ * named), and its new image is handed on when it is sampled or has waited
+ * (exec_defer.h).
+ */
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
@@ -203,17 +217,18 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (e->kind == TASK_EVENT_EXEC) {
 		/* the wait counts from the exec, not from when a batched wakeup brought the news */
 		__s64 now = clock_ns(CLOCK_MONOTONIC), at = e->ns && (__s64)e->ns < now ? (__s64)e->ns : now;
-		struct deferred_exec x = { .pid = e->pid, .cgroup_id = e->cgroup_id };
+		struct deferred_exec x = { .pid = e->pid, .exec = e->exec, .start = e->start,
+					   .cgroup_id = e->cgroup_id };
+		int ret = s->event_fn ? s->event_fn(e, s->event_ctx) : 0;
 
 		exec_defer__take(s->execs, e->pid);	/* exec'd again: the newer image counts */
-		if (exec_defer__add(s->execs, &x, at, &oldest))
-			return hand_on(s, oldest.pid, TASK_EVENT_EXEC, oldest.cgroup_id);
-		return 0;
+		if (!ret && exec_defer__add(s->execs, &x, at, &oldest))
+			return hand_on_exec(s, &oldest);
+		return ret;
 	}
 	/* sampled since its exec: the exec's work is due now */
-	if (e->kind == TASK_EVENT_NEW && exec_defer__take(s->execs, e->pid))
-		return hand_on(s, e->pid, TASK_EVENT_EXEC, e->cgroup_id);
-	return hand_on(s, e->pid, e->kind, e->cgroup_id);
+	exec_defer__take(s->execs, e->pid);
+	return hand_on(s, e);
 }
 
 /*
@@ -244,7 +259,7 @@ static int hand_on_due(struct sampler *s)
 			s->execs_rechecked++;
 			break;
 		case EXEC_HAND_ON:
-			ret = hand_on(s, x.pid, TASK_EVENT_EXEC, x.cgroup_id);
+			ret = hand_on_exec(s, &x);
 			break;
 		}
 	}
@@ -259,9 +274,14 @@ static int hand_on_due(struct sampler *s)
 static void load_pending(struct sampler *s)
 {
 	for (int i = 0; i < s->n_pending; i++) {
-		unwinder__add_announced(s->unwinder, s->pending[i]);	/* failure: frame pointers */
-		runtime_set__add_pid(s->runtimes, s->pending[i]);	/* failure: native frames only */
-		proc_maps__unshare(s->pending[i]);
+		/*
+		 * The runtimes first: BPF walks a runtime's frames only in a
+		 * process whose native tables are of its image, so a runtime
+		 * table left from the pid's last holder is never read.
+		 */
+		runtime_set__add_image(s->runtimes, &s->pending[i]);	/* failure: native frames only */
+		unwinder__add_announced(s->unwinder, &s->pending[i]);	/* failure: frame pointers */
+		proc_maps__unshare(s->pending[i].pid);
 		ring_buffer__consume(s->events);		/* may append to pending */
 	}
 	s->n_pending = 0;
@@ -285,8 +305,8 @@ static void preload_running(struct sampler *s)
 		unwinder__stats(s->unwinder, &us);
 		if (us.cache.rows > us.cache.capacity / 2)
 			break;
+		runtime_set__add_pid(s->runtimes, NULL, pids[i]);
 		unwinder__add_pid(s->unwinder, pids[i]);
-		runtime_set__add_pid(s->runtimes, pids[i]);
 	}
 	p_debug("preloaded the tables of %d of %d running processes", i > 0 ? i : 0, n);
 	if (n >= 0)
@@ -326,8 +346,8 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 		return -errno;
 	/* processes named up front get their tables before the first sample */
 	for (int i = 0; i < n_pids; i++) {
+		runtime_set__add_pid(s->runtimes, NULL, pids[i]);
 		unwinder__add_pid(s->unwinder, pids[i]);
-		runtime_set__add_pid(s->runtimes, pids[i]);
 	}
 	if (whole_system)
 		preload_running(s);

@@ -107,11 +107,14 @@ struct sampler_maps {
 void sampler__maps(const struct sampler *s, struct sampler_maps *out);
 
 /*
- * Hands waiting task events (a process's first sample, an exec) to fn,
- * waiting up to timeout_ms for the first (0: don't wait). An exec is handed
- * on EXEC_DEFER_NS after it (later if the process has hardly run), or at the
- * process's first sample if sooner, and not at all if the process exited
- * unsampled meanwhile (collect/exec_defer.h).
+ * Hands waiting task events to fn, waiting up to timeout_ms for the first
+ * (0: don't wait): a process image's first sample (TASK_EVENT_NEW: read it
+ * now), code outside its maps (TASK_EVENT_REMAP) and an exec
+ * (TASK_EVENT_EXEC, at once: a new image supersedes the old, nothing of
+ * it is to be read yet). The exec's image is handed on as TASK_EVENT_NEW
+ * EXEC_DEFER_NS after it (later if the process has hardly run), or at its
+ * first sample if sooner, and not at all if the process exited unsampled
+ * meanwhile (collect/exec_defer.h).
  * Returns how many events were read, or a negative errno.
  */
 int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx);

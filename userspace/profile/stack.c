@@ -5,6 +5,7 @@
 #include <string.h>
 #include "stack.h"
 #include "unwind.h"
+#include "lib/proc_image.h"
 #include "runtimes/runtime.h"
 
 /*
@@ -56,12 +57,12 @@ static void push_lost(struct stack *st, bool kernel, bool collision)
  * A runtime's slots at ips[0] (of n): pushes the frame they name (none for a
  * mark folded away); how many slots they took, 0 for an address.
  */
-static int push_runtime(struct stack *st, struct runtime_set *rts, __u32 pid, const __u64 *ips,
-			int n)
+static int push_runtime(struct stack *st, struct runtime_set *rts, const struct proc_image *img,
+			const __u64 *ips, int n)
 {
 	struct sym_frame f;	/* not zeroed: most slots are addresses, and this runs for each */
 	__u64 loc;
-	int used = runtime_set__name(rts, pid, ips, n, f.lines, SRC_LINES_MAX, &f.n_lines, &f.name,
+	int used = runtime_set__name(rts, img, ips, n, f.lines, SRC_LINES_MAX, &f.n_lines, &f.name,
 				     &loc);
 
 	if (used && f.name) {
@@ -73,12 +74,12 @@ static int push_runtime(struct stack *st, struct runtime_set *rts, __u32 pid, co
 
 /* Names frames ips[0, n) (leaf first) and pushes them; rts: runtime frames among them (NULL: none). */
 static void push_ips(struct stack *st, struct symbolizer *sym, struct runtime_set *rts,
-		     __u32 pid, bool kernel, const __u64 *ips, int n)
+		     const struct proc_image *img, bool kernel, const __u64 *ips, int n)
 {
 	struct sym_frame f;
 
 	for (int i = 0; i < n; i++) {
-		int used = push_runtime(st, rts, pid, ips + i, n - i);
+		int used = push_runtime(st, rts, img, ips + i, n - i);
 
 		if (used) {
 			i += used - 1;
@@ -90,7 +91,7 @@ static void push_ips(struct stack *st, struct symbolizer *sym, struct runtime_se
 		if (kernel)
 			symbolizer__kernel(sym, lookup, &f);
 		else
-			symbolizer__user(sym, pid, lookup, &f);
+			symbolizer__user(sym, img, lookup, &f);
 		push_frame(st, &f, ips[i]);
 	}
 }
@@ -128,7 +129,7 @@ static void mark_truncated(struct stack *st, int first_user)
 }
 
 static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slot,
-			struct symbolizer *sym, __s32 id, __u32 pid, bool kernel)
+			struct symbolizer *sym, __s32 id, const struct proc_image *img, bool kernel)
 {
 	__u64 ips[MAX_STACK_DEPTH];
 	int n, first;
@@ -145,7 +146,7 @@ static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slo
 		return;
 	}
 	first = st->n;
-	push_ips(st, sym, NULL, pid, kernel, ips, n);
+	push_ips(st, sym, NULL, img, kernel, ips, n);
 	if (!kernel)
 		mark_truncated(st, first);
 }
@@ -159,8 +160,8 @@ typedef int (*walked_read_fn)(void *src, int slot, __u64 hash, __u64 *ips, int m
  * pseudo frame saying so, rather than in whatever frame it reached.
  */
 static void resolve_unwound(struct stack *st, walked_read_fn read, void *src, int slot,
-			    struct symbolizer *sym, struct runtime_set *rts, __u32 pid,
-			    __u64 hash)
+			    struct symbolizer *sym, struct runtime_set *rts,
+			    const struct proc_image *img, __u64 hash)
 {
 	__u64 ips[UNWIND_MAX_DEPTH];
 	bool truncated = false;
@@ -171,7 +172,7 @@ static void resolve_unwound(struct stack *st, walked_read_fn read, void *src, in
 		return;
 	}
 	first = st->n;
-	push_ips(st, sym, rts, pid, false, ips, n);
+	push_ips(st, sym, rts, img, false, ips, n);
 	if (truncated)
 		push(st, NULL, "[truncated user stack]", USER_TRUNCATED);
 	else
@@ -179,12 +180,13 @@ static void resolve_unwound(struct stack *st, walked_read_fn read, void *src, in
 }
 
 int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
-		       struct symbolizer *sym, __u32 pid, __s32 kern_id, __s32 user_id)
+		       struct symbolizer *sym, const struct proc_image *img, __s32 kern_id,
+		       __s32 user_id)
 {
 	st->n = 0;
 	st->n_lines = 0;
-	resolve_one(st, read, src, slot, sym, kern_id, pid, true);
-	resolve_one(st, read, src, slot, sym, user_id, pid, false);
+	resolve_one(st, read, src, slot, sym, kern_id, img, true);
+	resolve_one(st, read, src, slot, sym, user_id, img, false);
 	return 0;
 }
 
@@ -213,13 +215,15 @@ static int read_offcpu_walked(void *src, int slot, __u64 hash, __u64 *ips, int m
 int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
 		   const struct sample_key *key)
 {
+	struct proc_image img = proc_image__of(key->pid, key->start, key->exec);
+
 	if (key->user_stack_id != STACK_ID_UNWOUND)
-		return stack__resolve_ids(st, read_sampler, s, slot, sym, key->pid,
+		return stack__resolve_ids(st, read_sampler, s, slot, sym, &img,
 					  key->kern_stack_id, key->user_stack_id);
 	st->n = 0;
 	st->n_lines = 0;
-	resolve_one(st, read_sampler, s, slot, sym, key->kern_stack_id, key->pid, true);
-	resolve_unwound(st, read_sampler_walked, s, slot, sym, sampler__runtimes(s), key->pid,
+	resolve_one(st, read_sampler, s, slot, sym, key->kern_stack_id, &img, true);
+	resolve_unwound(st, read_sampler_walked, s, slot, sym, sampler__runtimes(s), &img,
 			key->user_hash);
 	return 0;
 }
@@ -227,12 +231,14 @@ int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symboli
 int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct runtime_set *rts,
 			  struct symbolizer *sym, const struct offcpu_key *key)
 {
+	struct proc_image img = proc_image__of(key->pid, key->start, key->exec);
+
 	if (key->user_stack_id != STACK_ID_UNWOUND)
-		return stack__resolve_ids(st, read_offcpu, oc, 0, sym, key->pid,
+		return stack__resolve_ids(st, read_offcpu, oc, 0, sym, &img,
 					  key->kern_stack_id, key->user_stack_id);
 	st->n = 0;
 	st->n_lines = 0;
-	resolve_one(st, read_offcpu, oc, 0, sym, key->kern_stack_id, key->pid, true);
-	resolve_unwound(st, read_offcpu_walked, oc, 0, sym, rts, key->pid, key->user_hash);
+	resolve_one(st, read_offcpu, oc, 0, sym, key->kern_stack_id, &img, true);
+	resolve_unwound(st, read_offcpu_walked, oc, 0, sym, rts, &img, key->user_hash);
 	return 0;
 }

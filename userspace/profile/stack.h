@@ -37,12 +37,13 @@ struct stack {
 typedef int (*stack_read_fn)(void *src, int slot, __s32 id, __u64 *ips, int max);
 
 /*
- * Reads the kernel and user stacks kern_id and user_id of process pid through
+ * Reads the kernel and user stacks kern_id and user_id of process image img through
  * read and names every frame. A stack the kernel could not record becomes one
  * pseudo frame naming why, so the sample still counts. Returns 0.
  */
 int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
-		       struct symbolizer *sym, __u32 pid, __s32 kern_id, __s32 user_id);
+		       struct symbolizer *sym, const struct proc_image *img, __s32 kern_id,
+		       __s32 user_id);
 
 /* The same for an off-CPU block's stacks; rts names the runtimes' frames (NULL: none). */
 int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct runtime_set *rts,

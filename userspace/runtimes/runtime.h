@@ -8,6 +8,7 @@
 #include <linux/types.h>
 #include "frametypes.h"
 #include "lib/stats.h"
+#include "lib/proc_image.h"
 #include "symbolize/srcline.h"
 
 /* What every runtime is given when made. */
@@ -32,25 +33,31 @@ struct runtime_ops {
 	void (*free)(void *rt);
 
 	/*
-	 * Looks for the runtime in PID and hands BPF its table; again for a
-	 * known pid (after an exec). 0: BPF walks it; -ENOENT: not there;
+	 * Looks for the runtime in process image IMG and hands BPF its table;
+	 * again for a known image (a re-read). What it held for an earlier
+	 * image of the pid (an exec, a recycled pid) stays, to name that
+	 * image's samples, until the second sweep; its BPF table goes at once,
+	 * replaced or deleted. IMG's exec may be PROC_EXEC_ANY (a process
+	 * found running, not announced yet): its frames name no sample, its
+	 * announcement adds it again. 0: BPF walks it; -ENOENT: not there;
 	 * -ENOTSUP: a version it does not know (counted, never guessed);
 	 * -EAGAIN: too early to tell (looked at again by retry).
 	 */
-	int (*add_pid)(void *rt, __u32 pid);
+	int (*add_image)(void *rt, const struct proc_image *img);
 	void (*retry)(void *rt);	/* NULL: nothing waits */
 	/* BPF saw what E names run for the first time: read it while it lives */
 	void (*event)(void *rt, const struct rt_event *e);
 
 	/*
-	 * Names the frame in slots (a, b) of PID's stack: out[0, n), callee
-	 * first (inlined functions give several), at most MAX; strings owned
-	 * by the runtime until the second sweep after the process exits. *loc
-	 * is unique to the (process, what ran, where in it). Returns n >= 1:
-	 * an unnamed frame is one "[unknown ...]" line, counted.
+	 * Names the frame in slots (a, b) of a stack of image IMG, by what
+	 * was read of that image only (never of a later one at its pid):
+	 * out[0, n), callee first (inlined functions give several), at most
+	 * MAX; strings owned by the runtime until the second sweep after the
+	 * image ends. *loc is unique to the (image, what ran, where in it).
+	 * Returns n >= 1: an unnamed frame is one "[unknown ...]" line, counted.
 	 */
-	int (*frame)(void *rt, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
-		     __u64 *loc);
+	int (*frame)(void *rt, const struct proc_image *img, __u64 a, __u64 b,
+		     struct src_line *out, int max, __u64 *loc);
 	/* A one-slot mark's pseudo frame name, counted; NULL: folded away, no frame */
 	const char *(*mark)(void *rt, __u64 slot);
 	void (*sweep)(void *rt);	/* once a window: what dead processes held goes */
@@ -62,11 +69,36 @@ struct runtime_ops {
 };
 
 /*
- * For a runtime's sweep: whether PID has been gone at two sweeps in a row,
- * so what it held may go (samples of a whole window were named by then).
- * *GONE_BEFORE is the process's mark between sweeps.
+ * For a runtime's sweep: whether image IMG has ended (its process is gone
+ * from PROC_ROOT, or SUPERSEDED: a later image holds its pid) at two
+ * sweeps in a row, so what it held may go (samples of a whole window were
+ * named by then). *GONE_BEFORE is the image's mark between sweeps.
  */
-bool runtime__gone_twice(__u32 pid, bool *gone_before);
+bool runtime__gone_twice(const char *proc_root, const struct proc_image *img, bool superseded,
+			 bool *gone_before);
+
+/*
+ * Whether a runtime's state of image HAVE is WANT's: the same, or a state of
+ * a process found running (exec PROC_EXEC_ANY), which then becomes WANT's.
+ * BPF walks a runtime only under native tables of the image sampled, and an
+ * exec drops those, so a walk with tables of unknown exec was of the image
+ * the state was read from; its first event or frame names that image.
+ */
+static inline bool runtime__is_image(struct proc_image *have, const struct proc_image *want)
+{
+	if (proc_image__eq(have, want))
+		return true;
+	if (have->pid != want->pid || have->start != want->start || have->exec != PROC_EXEC_ANY)
+		return false;
+	have->exec = want->exec;
+	return true;
+}
+
+/* An rt_event's image. */
+static inline struct proc_image rt_event__image(const struct rt_event *e)
+{
+	return proc_image__of(e->pid, e->start, e->exec);
+}
 
 /* Every runtime, by id; NULL where none is built in (the native column, test-only ones). */
 extern const struct runtime_ops *const runtimes[UNWIND_RT_MAX];
@@ -85,8 +117,10 @@ struct runtime_set_opts {
 struct runtime_set *runtime_set__new(const struct runtime_set_opts *o);
 void runtime_set__free(struct runtime_set *s);
 
-/* Each runtime looks for itself in PID (failure: that runtime's frames stay native). */
-void runtime_set__add_pid(struct runtime_set *s, __u32 pid);
+/* Each runtime looks for itself in IMG (failure: that runtime's frames stay native). */
+void runtime_set__add_image(struct runtime_set *s, const struct proc_image *img);
+/* The same for a process found running (its exec count unknown: PROC_EXEC_ANY). */
+void runtime_set__add_pid(struct runtime_set *s, const char *proc_root, __u32 pid);
 /* Runtimes that found something too early look again; cheap when none wait. */
 void runtime_set__retry(struct runtime_set *s);
 /* A ring_buffer callback for rt_events: hands each event to its runtime. */
@@ -99,7 +133,7 @@ void runtime_set__sweep(struct runtime_set *s);
  * frame), out[0, *n_out) its lines (at most max; none for a mark), *loc an
  * address unique to it. 0 for an address, for the native walk to name.
  */
-int runtime_set__name(struct runtime_set *s, __u32 pid, const __u64 *ips, int n,
+int runtime_set__name(struct runtime_set *s, const struct proc_image *img, const __u64 *ips, int n,
 		      struct src_line *out, int max, int *n_out, const char **name, __u64 *loc);
 
 /* Each runtime in turn, for reports: its ops, its stats read into buf (at least stats_size). */

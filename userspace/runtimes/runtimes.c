@@ -1,6 +1,5 @@
 /* runtimes.c -- the table of runtimes, and the set of them one profile runs: each call goes to all, or to a tag's owner */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include "runtime.h"
 
@@ -15,9 +14,10 @@ const struct runtime_ops *const runtimes[UNWIND_RT_MAX] = {
 	RUNTIMES_TEST(RUNTIME_ENTRY)
 };
 
-bool runtime__gone_twice(__u32 pid, bool *gone_before)
+bool runtime__gone_twice(const char *proc_root, const struct proc_image *img, bool superseded,
+			 bool *gone_before)
 {
-	bool gone = kill((pid_t)pid, 0) && errno == ESRCH;
+	bool gone = superseded || !proc_image__lives(proc_root, img);
 
 	if (gone && *gone_before)
 		return true;
@@ -68,11 +68,19 @@ void runtime_set__free(struct runtime_set *s)
 	free(s);
 }
 
-void runtime_set__add_pid(struct runtime_set *s, __u32 pid)
+void runtime_set__add_image(struct runtime_set *s, const struct proc_image *img)
 {
 	for (int i = 0; s && i < UNWIND_RT_MAX; i++)
 		if (s->rt[i])
-			runtimes[i]->add_pid(s->rt[i], pid);	/* failure: native frames only, counted there */
+			runtimes[i]->add_image(s->rt[i], img);	/* failure: native frames only, counted there */
+}
+
+void runtime_set__add_pid(struct runtime_set *s, const char *proc_root, __u32 pid)
+{
+	struct proc_image img = { .pid = pid, .exec = PROC_EXEC_ANY };
+
+	if (s && !proc_image__start_of(proc_root ? proc_root : "/proc", pid, &img.start))
+		runtime_set__add_image(s, &img);
 }
 
 void runtime_set__retry(struct runtime_set *s)
@@ -103,7 +111,7 @@ void runtime_set__sweep(struct runtime_set *s)
 			runtimes[i]->sweep(s->rt[i]);
 }
 
-int runtime_set__name(struct runtime_set *s, __u32 pid, const __u64 *ips, int n,
+int runtime_set__name(struct runtime_set *s, const struct proc_image *img, const __u64 *ips, int n,
 		      struct src_line *out, int max, int *n_out, const char **name, __u64 *loc)
 {
 	int slots, rt;
@@ -120,7 +128,7 @@ int runtime_set__name(struct runtime_set *s, __u32 pid, const __u64 *ips, int n,
 		*name = runtimes[rt]->mark(s->rt[rt], ips[0]);
 		return 1;
 	}
-	*n_out = runtimes[rt]->frame(s->rt[rt], pid, ips[0], ips[1], out, max, loc);
+	*n_out = runtimes[rt]->frame(s->rt[rt], img, ips[0], ips[1], out, max, loc);
 	*name = *n_out > 0 ? out[0].function : NULL;
 	return 2;
 }

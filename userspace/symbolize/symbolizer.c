@@ -11,6 +11,7 @@
 #include "lib/clock.h"
 #include "binary.h"
 #include "lib/log.h"
+#include "lib/proc_image.h"
 #include "lib/proc_mem.h"
 #include "elf_syms.h"
 #include "lib/hashmap.h"
@@ -48,6 +49,13 @@
 #define KERNEL_NOTES_CAP (64 * 1024)
 #define REREAD_INTERVAL_NS 1000000000ULL	/* at most one maps re-read a second per pid */
 #define VDSO_SIZE_MAX (1 << 20)
+/*
+ * An exec's new memory map is in place before its tracepoint, which gives
+ * the exec's time: the loader maps the program and ld.so meanwhile (0.1 to
+ * 1 ms here). Maps read less than this before that time may be the new
+ * image's already.
+ */
+#define EXEC_LOAD_NS 10000000LL
 
 
 /* --- mapping ids: retired when freed, free again after the next trim --- */
@@ -223,10 +231,10 @@ static struct mapping *make_mapping(struct symbolizer *s, struct pid_state *ps,
 	m->dev_major = pm->dev_major;
 	m->dev_minor = pm->dev_minor;
 	if (!strcmp(pm->path, "[vdso]"))
-		m->bin = vdso_syms(s, ps->pid, pm);
+		m->bin = vdso_syms(s, ps->img.pid, pm);
 	else if (pm->path[0] && pm->path[0] != '[')
 		/* [vsyscall], [anon:name], [stack]: no file behind them */
-		sym_attach_file(s, ps->pid, pm, m);
+		sym_attach_file(s, ps->img.pid, pm, m);
 	if (m->bin)
 		sym_set_mapping_flags(m);
 	return m;
@@ -264,19 +272,41 @@ static void undo_snapshot(struct symbolizer *s, struct mapping **maps, size_t k)
 	}
 }
 
+/*
+ * Whether the maps just read were PS's process's: it holds the pid still,
+ * after the read, and held it before (a sample or an announcement showed
+ * it), so through the read. -ESRCH: another process, or none, has it.
+ */
+static int still_holds(const struct symbolizer *s, const struct pid_state *ps)
+{
+	__u64 start;
+	int err;
+
+	if (!s->real_proc)
+		return 0;	/* a fake proc tree has no processes to recycle */
+	err = proc_image__start_of(s->proc_root, ps->img.pid, &start);
+	if (!err && start != ps->img.start)
+		err = -ESRCH;
+	return err;
+}
+
 /* reads PID's maps and replaces its snapshot; the old one stays if this fails */
 static int snapshot(struct symbolizer *s, struct pid_state *ps)
 {
+	__s64 t0 = clock_ns(CLOCK_MONOTONIC);
 	struct mapping **maps = NULL;
 	struct proc_map *pm;
 	size_t n, k = 0;
 	int err;
 
-	err = proc_maps__read(s->proc_root, ps->pid, &pm, &n);
+	err = proc_maps__read(s->proc_root, ps->img.pid, &pm, &n);
 	if (err) {
-		sym_note_denied(s, err, ps->pid, NULL, false);
+		sym_note_denied(s, err, ps->img.pid, NULL, false);
 		return err;
 	}
+	err = still_holds(s, ps);
+	if (err)
+		goto out;
 	for (size_t i = 0; i < n; i++)
 		k += pm[i].perms[2] == 'x';
 	maps = malloc((k ? k : 1) * sizeof(*maps));
@@ -306,6 +336,8 @@ static int snapshot(struct symbolizer *s, struct pid_state *ps)
 	if (!ps->snapshotted)
 		s->stats.pids++;
 	ps->snapshotted = true;
+	ps->read_start_ns = t0;
+	ps->read_ns = clock_ns(CLOCK_MONOTONIC);
 out:
 	free(maps);
 	proc_maps__free(pm);
@@ -320,72 +352,221 @@ static void free_stale(struct symbolizer *s, struct pid_state *ps)
 	ps->n_stale = 0;
 }
 
+/* frees what PS named with; the state stays, knowing nothing */
+static void free_maps(struct symbolizer *s, struct pid_state *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free_mapping(s, ps->maps[i]);
+	free_stale(s, ps);
+	free(ps->maps);
+	ps->maps = NULL;
+	ps->n = 0;
+	perfmap__free(ps->perfmap);
+	ps->perfmap = NULL;
+	ps->snapshotted = false;
+}
+
 static int pid_eq(__u32 id, const void *key, const void *ctx)
 {
 	const struct symbolizer *s = ctx;
 
-	return s->pids[id - 1].pid == *(const __u32 *)key;
+	return s->pids[id - 1].img.pid == *(const __u32 *)key;
 }
 
-static __u32 find_pid_id(const struct symbolizer *s, __u32 pid)
+/* the newest image known of PID: pids index + 1, or 0 */
+static __u32 find_head(const struct symbolizer *s, __u32 pid)
 {
 	return hmap__find(s->pid_index, hash_u64(pid, 0), pid_eq, &pid, s);
 }
 
-static struct pid_state *find_pid(const struct symbolizer *s, __u32 pid)
+/* the state of IMG exactly: pids index + 1, or 0 */
+static __u32 find_image_id(const struct symbolizer *s, const struct proc_image *img)
 {
-	__u32 id = find_pid_id(s, pid);
+	__u32 id = find_head(s, img->pid);
+
+	while (id && !proc_image__eq(&s->pids[id - 1].img, img))
+		id = s->pids[id - 1].older;
+	return id;
+}
+
+static struct pid_state *find_image(const struct symbolizer *s, const struct proc_image *img)
+{
+	__u32 id = find_image_id(s, img);
 
 	return id ? &s->pids[id - 1] : NULL;
 }
 
-int symbolizer__add_pid(struct symbolizer *s, __u32 pid)
+/* a new state for IMG: pids index + 1, or 0 on ENOMEM; may move s->pids */
+static __u32 new_state(struct symbolizer *s, const struct proc_image *img)
 {
-	struct pid_state *ps = find_pid(s, pid);
 	bool reuse = s->free_pids != 0;
 	__u32 id = reuse ? s->free_pids : s->n_pids + 1;
-	int err;
+	struct pid_state *ps;
 
-	if (ps)
-		return ps->snapshotted ? 0 : ps->err;
 	if (!reuse && ARRAY_RESERVE(s->pids, s->cap_pids, s->n_pids + 1))
-		return -ENOMEM;
-	err = hmap__insert(s->pid_index, hash_u64(pid, 0), id);
-	if (err)
-		return err;
+		return 0;
 	ps = &s->pids[id - 1];
 	if (reuse)
 		s->free_pids = ps->next_free;
 	else
 		s->n_pids++;
 	memset(ps, 0, sizeof(*ps));
-	ps->pid = pid;
+	ps->img = *img;
 	s->stats.pids_live++;
-	err = snapshot(s, ps);
+	return id;
+}
+
+/* frees state ID, out of every chain already */
+static void free_state(struct symbolizer *s, __u32 id)
+{
+	struct pid_state *ps = &s->pids[id - 1];
+
+	free_maps(s, ps);
+	free(ps->stale);
+	*ps = (struct pid_state){ .next_free = s->free_pids };
+	s->free_pids = id;
+	s->stats.pids_live--;
+}
+
+static void supersede(struct symbolizer *s, struct pid_state *ps)
+{
+	if (!ps->superseded)
+		s->stats.images_superseded++;
+	ps->superseded = true;
+}
+
+/*
+ * Makes state ID the newest image of its pid: the one before, if any,
+ * is superseded (kept, never read again, until the next trim). 0 or ENOMEM.
+ */
+static int push_head(struct symbolizer *s, __u32 id)
+{
+	__u32 pid = s->pids[id - 1].img.pid, head = find_head(s, pid);
+
+	if (head) {
+		hmap__remove(s->pid_index, hash_u64(pid, 0), head);
+		supersede(s, &s->pids[head - 1]);
+	}
+	s->pids[id - 1].older = head;
+	return hmap__insert(s->pid_index, hash_u64(pid, 0), id);
+}
+
+/*
+ * IMG is older than the newest image known of its pid, and was never read:
+ * too late now (its process exec'd or exited). A state that names nothing
+ * keeps it from being read, and counts it once.
+ */
+static int add_too_late(struct symbolizer *s, const struct proc_image *img, __u32 head)
+{
+	__u32 id = new_state(s, img);
+	struct pid_state *h, *ps;
+
+	if (!id)
+		return -ENOMEM;
+	h = &s->pids[head - 1];
+	ps = &s->pids[id - 1];
+	ps->err = -ESTALE;
+	ps->superseded = true;
+	ps->older = h->older;
+	h->older = id;
+	s->stats.images_unread++;
+	return -ESTALE;
+}
+
+static int read_state(struct symbolizer *s, struct pid_state *ps)
+{
+	int err = snapshot(s, ps);
+
 	ps->err = err;
 	ps->gone = err == -ESRCH;
 	s->stats.pids_gone += ps->gone;
 	return err;
 }
 
+int symbolizer__add_image(struct symbolizer *s, const struct proc_image *img)
+{
+	__u32 head = find_head(s, img->pid), id = find_image_id(s, img);
+	int err;
+
+	if (id)
+		return s->pids[id - 1].snapshotted ? 0 : s->pids[id - 1].err;
+	if (head && !proc_image__after(&s->pids[head - 1].img, img))
+		return add_too_late(s, img, head);
+	id = new_state(s, img);
+	if (!id)
+		return -ENOMEM;
+	err = push_head(s, id);
+	if (err) {
+		free_state(s, id);
+		return err;
+	}
+	return read_state(s, &s->pids[id - 1]);
+}
+
+/*
+ * The maps of H, read after its exec made IMG (its announcement came late):
+ * IMG's, so they move to a new state of IMG. 0 or -ENOMEM.
+ */
+static int hand_maps_on(struct symbolizer *s, __u32 head, const struct proc_image *img)
+{
+	__u32 id = new_state(s, img);
+	struct pid_state *h, *ps;
+
+	if (!id)
+		return -ENOMEM;
+	if (push_head(s, id)) {
+		free_state(s, id);
+		return -ENOMEM;
+	}
+	h = &s->pids[head - 1];
+	ps = &s->pids[id - 1];
+	ps->maps = h->maps;
+	ps->n = h->n;
+	ps->snapshotted = true;
+	ps->read_start_ns = h->read_start_ns;
+	ps->read_ns = h->read_ns;
+	h->maps = NULL;
+	h->n = 0;
+	return 0;
+}
+
+void symbolizer__image_began(struct symbolizer *s, const struct proc_image *img, __s64 ns)
+{
+	__u32 head = find_head(s, img->pid);
+	struct pid_state *h = head ? &s->pids[head - 1] : NULL;
+
+	/* nothing known of the pid, or news older than what is known: nothing to keep apart */
+	if (!h || !proc_image__after(&h->img, img))
+		return;
+	/*
+	 * Maps read since the exec began are not the old image's: read wholly
+	 * after its end they are the new one's; read across it, nobody's.
+	 */
+	if (h->snapshotted && h->img.start == img->start && h->read_ns + EXEC_LOAD_NS >= ns) {
+		if (h->read_start_ns <= ns || hand_maps_on(s, head, img))
+			free_maps(s, &s->pids[head - 1]);
+		h = &s->pids[head - 1];
+		h->snapshotted = false;
+		h->err = -ESTALE;
+		s->stats.images_read_late++;
+	}
+	/* the newest known still, superseded: never read again; IMG is read when added */
+	supersede(s, h);
+}
+
 void symbolizer__forget_pid(struct symbolizer *s, __u32 pid)
 {
-	__u32 id = find_pid_id(s, pid);
-	struct pid_state *ps;
+	__u32 id = find_head(s, pid);
 
 	if (!id)
 		return;
-	ps = &s->pids[id - 1];
-	for (size_t i = 0; i < ps->n; i++)
-		free_mapping(s, ps->maps[i]);
-	free_stale(s, ps);
-	free(ps->maps);
-	free(ps->stale);
-	perfmap__free(ps->perfmap);
 	hmap__remove(s->pid_index, hash_u64(pid, 0), id);
-	*ps = (struct pid_state){ .next_free = s->free_pids };
-	s->free_pids = id;
-	s->stats.pids_live--;
+	while (id) {
+		__u32 older = s->pids[id - 1].older;
+
+		free_state(s, id);
+		id = older;
+	}
 }
 
 /* the mapping of PS holding ADDR, or NULL */
@@ -423,22 +604,28 @@ static int reread(struct symbolizer *s, struct pid_state *ps, __u64 now)
 	return err;
 }
 
+/* whether PS's maps may be read now: its process runs it still, as far as we know */
+static bool readable(const struct pid_state *ps)
+{
+	return !ps->gone && !ps->superseded && ps->err != -ESTALE;
+}
+
 static struct mapping *reread_and_find(struct symbolizer *s, struct pid_state *ps, __u64 addr)
 {
 	__u64 now = clock_ns(CLOCK_MONOTONIC);
 
-	if (ps->gone || (ps->last_reread_ns && now - ps->last_reread_ns < REREAD_INTERVAL_NS))
+	if (!readable(ps) || (ps->last_reread_ns && now - ps->last_reread_ns < REREAD_INTERVAL_NS))
 		return NULL;
 	return reread(s, ps, now) ? NULL : find_mapping(ps, addr);
 }
 
-int symbolizer__refresh_pid(struct symbolizer *s, __u32 pid)
+int symbolizer__refresh_image(struct symbolizer *s, const struct proc_image *img)
 {
-	struct pid_state *ps = find_pid(s, pid);
+	struct pid_state *ps = find_image(s, img);
 
 	if (!ps)
-		return symbolizer__add_pid(s, pid);
-	return ps->gone ? -ESRCH : reread(s, ps, clock_ns(CLOCK_MONOTONIC));
+		return symbolizer__add_image(s, img);
+	return readable(ps) ? reread(s, ps, clock_ns(CLOCK_MONOTONIC)) : -ESRCH;
 }
 
 /*
@@ -451,10 +638,11 @@ static const char *jit_name(struct symbolizer *s, struct pid_state *ps, __u64 ad
 	const char *name = NULL;
 	__u64 now;
 
-	if (ps->no_perfmap || !s->real_proc)
+	/* the map is the pid's: a later image's, once superseded (read from then on, not before) */
+	if (ps->no_perfmap || !s->real_proc || (!ps->perfmap && !readable(ps)))
 		return NULL;
 	if (!ps->perfmap) {
-		ps->perfmap = perfmap__open(s->proc_root, ps->pid);
+		ps->perfmap = perfmap__open(s->proc_root, ps->img.pid);
 		if (!ps->perfmap) {
 			ps->no_perfmap = errno != ENOMEM;
 			return NULL;
@@ -463,7 +651,7 @@ static const char *jit_name(struct symbolizer *s, struct pid_state *ps, __u64 ad
 		name = perfmap__lookup(ps->perfmap, addr, offset);
 	}
 	now = clock_ns(CLOCK_MONOTONIC);
-	if (!name && now - ps->perfmap_read_ns >= REREAD_INTERVAL_NS) {
+	if (!name && readable(ps) && now - ps->perfmap_read_ns >= REREAD_INTERVAL_NS) {
 		ps->perfmap_read_ns = now;
 		if (!perfmap__refresh(ps->perfmap))
 			name = perfmap__lookup(ps->perfmap, addr, offset);
@@ -471,7 +659,8 @@ static const char *jit_name(struct symbolizer *s, struct pid_state *ps, __u64 ad
 	return name;
 }
 
-int symbolizer__user(struct symbolizer *s, __u32 pid, __u64 addr, struct sym_frame *out)
+int symbolizer__user(struct symbolizer *s, const struct proc_image *img, __u64 addr,
+		     struct sym_frame *out)
 {
 	struct pid_state *ps;
 	struct mapping *m;
@@ -480,10 +669,10 @@ int symbolizer__user(struct symbolizer *s, __u32 pid, __u64 addr, struct sym_fra
 	out->name = out->module = NULL;
 	out->offset = 0;
 	out->n_lines = 0;
-	ps = find_pid(s, pid);
+	ps = find_image(s, img);
 	if (!ps) {
-		symbolizer__add_pid(s, pid);
-		ps = find_pid(s, pid);
+		symbolizer__add_image(s, img);
+		ps = find_image(s, img);
 		if (!ps)
 			return -ENOENT;
 	}
@@ -630,8 +819,32 @@ out_free:
 	return NULL;
 }
 
+/*
+ * Frees the older images of every pid: superseded before this trim, so
+ * their samples (all taken before the news of what superseded them) were
+ * named by the harvest that came before it.
+ */
+static void free_superseded(struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->n_pids; i++) {
+		struct pid_state *ps = &s->pids[i];
+		__u32 id = ps->older;
+
+		if (!ps->older || find_head(s, ps->img.pid) != i + 1)
+			continue;	/* not a newest image: freed with its chain */
+		ps->older = 0;
+		while (id) {
+			__u32 older = s->pids[id - 1].older;
+
+			free_state(s, id);
+			id = older;
+		}
+	}
+}
+
 void symbolizer__trim(struct symbolizer *s, size_t max_bytes)
 {
+	free_superseded(s);
 	for (size_t i = 0; i < s->n_pids; i++)
 		free_stale(s, &s->pids[i]);
 	recycle_ids(s);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "lib/stats.h"
+#include "profile.h"
 #include "srcline.h"
 
 struct symbolizer;
@@ -64,30 +65,49 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);
 
 /*
- * Snapshots PID's executable mappings and opens their files now, while the
+ * Processes are known by image (struct proc_image: pid, start, exec count):
+ * each image's samples are named by its own mappings, never by those of a
+ * later image at its pid (an exec, a recycled pid). A pid's images are kept
+ * from the newest back; an older one is superseded, never read again, and
+ * names its samples until the next symbolizer__trim().
+ */
+
+/*
+ * Snapshots IMG's executable mappings and opens their files now, while the
  * process lives, and reads their symbol tables now or, with lazy_files, at
  * their first lookup (so a burst of new processes is captured quickly, and a
  * file no sample hits is never read); files are cached by identity (device,
  * inode, build ID) so a library mapped by many processes is read once. A
- * no-op for a known PID.
- * Returns 0 or a negative errno (-ESRCH: the process is gone).
+ * no-op for a known image. The maps read count as IMG's only if its process
+ * (its start) holds the pid after the read.
+ * Returns 0 or a negative errno (-ESRCH: the process is gone; -ESTALE: a
+ * later image of the pid is known, IMG can no longer be read: counted).
  */
-int symbolizer__add_pid(struct symbolizer *s, __u32 pid);
+int symbolizer__add_image(struct symbolizer *s, const struct proc_image *img);
 
 /*
- * Reads PID's maps again now (the unwinder met code outside them: libraries
+ * An exec made IMG at NS (CLOCK_MONOTONIC): the pid's earlier image is
+ * superseded (never read again), and if its maps were read at or after NS
+ * (they may be IMG's) they are dropped and counted. IMG itself is read by
+ * add_image.
+ */
+void symbolizer__image_began(struct symbolizer *s, const struct proc_image *img, __s64 ns);
+
+/*
+ * Reads IMG's maps again now (the unwinder met code outside them: libraries
  * mapped after the exec, dlopen), or adds it. 0 or a negative errno.
  */
-int symbolizer__refresh_pid(struct symbolizer *s, __u32 pid);
+int symbolizer__refresh_image(struct symbolizer *s, const struct proc_image *img);
 
 /*
- * Resolves a user address of PID (call symbolizer__add_pid first; an unknown
- * PID is added on demand). The caller passes addr - 1 for return addresses.
- * An address outside every known mapping triggers one re-read of the maps
- * when the process still lives. Always fills *out; returns 0, or -ENOENT when
- * nothing at all is known of the address.
+ * Resolves a user address of IMG (call symbolizer__add_image first; an
+ * unknown image is added on demand). The caller passes addr - 1 for return
+ * addresses. An address outside every known mapping triggers one re-read of
+ * the maps when the image still runs. Always fills *out; returns 0, or
+ * -ENOENT when nothing at all is known of the address.
  */
-int symbolizer__user(struct symbolizer *s, __u32 pid, __u64 addr, struct sym_frame *out);
+int symbolizer__user(struct symbolizer *s, const struct proc_image *img, __u64 addr,
+		     struct sym_frame *out);
 
 /* Resolves a kernel address through kallsyms (modules included). */
 int symbolizer__kernel(struct symbolizer *s, __u64 addr, struct sym_frame *out);
@@ -106,7 +126,8 @@ int symbolizer__kernel_status(const struct symbolizer *s);
  * lifetimes stated above:
  *
  * - A mapping is valid until symbolizer__forget_pid() of its pid, or, once a
- *   re-read of the maps replaced it, until the next symbolizer__trim().
+ *   re-read of the maps replaced it or a later image superseded its image,
+ *   until the next symbolizer__trim().
  * - An id is not given to another mapping before the next symbolizer__trim()
  *   after its mapping was freed; so an array indexed by mapping id (one per
  *   window) is good from one trim to the next, and ids stay below the most
@@ -115,8 +136,8 @@ int symbolizer__kernel_status(const struct symbolizer *s);
  */
 
 /*
- * Forgets PID (it exited, or is no longer of interest): frees its maps
- * snapshot and its mappings, and drops their references on cached files,
+ * Forgets PID (it exited, or is no longer of interest): frees the maps
+ * snapshots and mappings of its every image, and drops their references on cached files,
  * which stay cached, evictable, until symbolizer__trim(). The caller holds no
  * sym_frame or sym_mapping of PID across this call. A later lookup of PID
  * adds it again as an unknown pid would be. A no-op for an unknown PID.
@@ -125,8 +146,8 @@ void symbolizer__forget_pid(struct symbolizer *s, __u32 pid);
 
 /*
  * Ends a harvest; the caller holds no sym_frame or sym_mapping, and no array
- * indexed by mapping id, across this call. Frees the mappings re-reads of
- * live pids replaced, lets ids freed since the last trim be reused, then
+ * indexed by mapping id, across this call. Frees the images superseded and
+ * the mappings re-reads of live pids replaced, lets ids freed since the last trim be reused, then
  * evicts the symbol tables no mapping uses, least recently used first, until
  * stats.bytes <= MAX_BYTES or none is left to evict (tables in use, kallsyms
  * and vDSO images stay). 0 evicts every unused table.
@@ -150,6 +171,9 @@ struct symbolizer_stats {
 	__u64 pids_gone;	/* processes first looked up after they exited: their frames stay unnamed */
 	__u64 files_denied;	/* mapped files we could not open (no CAP_DAC_READ_SEARCH...) */
 	__u64 files_pending;	/* lazy_files: held open, not read yet */
+	__u64 images_superseded; /* images a later one replaced at their pid (an exec, a recycled pid) */
+	__u64 images_unread;	/* images first met after a later one was known: their frames unnamed */
+	__u64 images_read_late;	/* maps read as the image exec'd: dropped, its frames unnamed */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

@@ -26,11 +26,22 @@ struct mapping {
 	bool carried;				/* snapshot(): taken over from the last one */
 };
 
+/*
+ * One process image (struct proc_image). A pid's images chain from the
+ * newest (pid_index's) through older: each older one is superseded (an
+ * exec, a recycled pid), never read again, and kept to name its samples
+ * until the next trim. The newest is superseded too when an exec made a
+ * later image not added yet.
+ */
 struct pid_state {
-	__u32 pid;
+	struct proc_image img;
+	__u32 older;				/* the pid's previous image: pids index + 1, 0: none */
 	int err;				/* result of the first snapshot */
-	bool gone;				/* /proc/PID is gone: never read again */
+	bool gone;				/* its process no longer holds the pid: never read again */
 	bool snapshotted;			/* one snapshot at least succeeded */
+	bool superseded;			/* a later image holds the pid */
+	__s64 read_start_ns;			/* when the last snapshot's read began (CLOCK_MONOTONIC) */
+	__s64 read_ns;				/* and when it ended */
 	__u64 last_reread_ns;			/* 0: never re-read since add_pid */
 	struct mapping **maps;			/* current snapshot, sorted by start */
 	size_t n;

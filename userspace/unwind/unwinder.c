@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "lib/clock.h"
 #include "lib/array.h"
 #include "lib/bpf_util.h"
+#include "lib/hashmap.h"
+#include "lib/proc_image.h"
 #include "symbolize/symbolize.h"
 #include "unwind.h"
 #include "unwinder.h"
@@ -20,6 +21,12 @@
  * again. In between, what does not fit unwinds with frame pointers.
  */
 #define RESET_INTERVAL_NS (60 * 1000000000ULL)
+
+/* an entry of the BPF map of processes, as reset and sweep list them */
+struct known_proc {
+	struct proc_image img;
+	bool announced;
+};
 
 struct unwinder {
 	struct unwinder_opts o;
@@ -60,12 +67,38 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
+/* what tells one executable mapping from another across two reads of the maps */
+static __u64 mapping_hash(__u64 h, const struct proc_map *m)
+{
+	h = hash_u64(m->start ^ h, m->end);
+	h = hash_u64(m->pgoff ^ h, m->inode);
+	return hash_u64(h, (__u64)m->dev_major << 32 | m->dev_minor);
+}
+
+/* PID's executable mappings, hashed: 0 or a negative errno */
+static int maps_hash(const struct unwinder *u, __u32 pid, __u64 *h)
+{
+	struct proc_map *maps;
+	size_t n;
+	int err = proc_maps__read(u->o.proc_root, pid, &maps, &n);
+
+	if (err)
+		return err;
+	*h = 0;
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].perms[2] == 'x' && maps[i].start < USER_ADDR_END)
+			*h = mapping_hash(*h, &maps[i]);
+	proc_maps__free(maps);
+	return 0;
+}
+
 /*
  * One entry per executable mapping, sorted by address as /proc lists them.
  * Mappings without a table stay in, so BPF knows their code is code (and
  * unwinds it with frame pointers); an address in none of them is news.
+ * *H: the mappings read, hashed (maps_hash).
  */
-static int fill(struct unwinder *u, __u32 pid)
+static int fill(struct unwinder *u, __u32 pid, __u64 *h)
 {
 	struct unwind_proc *p = u->proc;
 	struct proc_map *maps;
@@ -75,12 +108,14 @@ static int fill(struct unwinder *u, __u32 pid)
 	if (err)
 		return err;
 	p->n = 0;
+	*h = 0;
 	for (size_t i = 0; i < n && !err; i++) {
 		struct unwind_mapping *e = &p->m[p->n];
 		struct unwind_slice slice;
 
 		if (maps[i].perms[2] != 'x' || maps[i].start >= USER_ADDR_END)
 			continue;	/* not code, or [vsyscall] */
+		*h = mapping_hash(*h, &maps[i]);
 		if (p->n == UNWIND_MAX_MAPPINGS) {
 			u->stats.mappings_dropped++;
 			continue;
@@ -101,60 +136,84 @@ static int fill(struct unwinder *u, __u32 pid)
 	return err;
 }
 
-static int put(struct unwinder *u, __u32 pid, bool announced)
+/*
+ * Tables for an image whose exec count is not known (PROC_EXEC_ANY) hold
+ * until the next exec drops them; one that came between our read of the
+ * maps and the write would keep the old image's. Read again: the same
+ * executable mappings are the same tables, whatever ran the exec.
+ */
+static int check_unchanged(struct unwinder *u, const struct proc_image *img, __u64 h)
 {
-	int err = fill(u, pid);
+	__u64 now;
+	int err = maps_hash(u, img->pid, &now);
 
+	if (!err && now == h)
+		return 0;
+	bpf_map_delete_elem(u->o.procs_fd, &img->pid);
+	u->stats.procs_changed++;
+	return err ? err : -ESTALE;
+}
+
+static int put(struct unwinder *u, const struct proc_image *img, bool announced)
+{
+	__u64 start, h = 0;
+	int err = fill(u, img->pid, &h);
+
+	/* the maps read were IMG's process's only if it holds the pid still, after the read */
+	if (!err)
+		err = proc_image__start_of(u->o.proc_root, img->pid, &start);
+	if (!err && start != img->start)
+		err = -ESRCH;
 	u->proc->announced = announced;
+	u->proc->start = img->start;
+	u->proc->exec = img->exec;
 	u->proc->gen = ++u->gen ? u->gen : ++u->gen;
 	/* the bit first: an exec drops the tables only of the pids it has */
 	if (!err)
-		err = bpf_util__set_bit(u->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_NATIVE));
-	if (!err && bpf_map_update_elem(u->o.procs_fd, &pid, u->proc, BPF_ANY))
+		err = bpf_util__set_bit(u->o.pids_fd, unwind_pid_bits__bit(img->pid, UNWIND_RT_NATIVE));
+	if (!err && bpf_map_update_elem(u->o.procs_fd, &img->pid, u->proc, BPF_ANY))
 		err = -errno;
+	if (!err && img->exec == PROC_EXEC_ANY)
+		err = check_unchanged(u, img, h);
 	return err;
 }
 
-/* The pids BPF holds tables for; *pids is malloc'ed. */
-static int known_pids(const struct unwinder *u, __u32 **pids, size_t *n)
+/* The images BPF holds tables for, and whether each was announced; *out is malloc'ed. */
+static int known_procs(const struct unwinder *u, struct known_proc **out, size_t *n)
 {
 	__u32 key, next;
 	size_t cap = 0;
 
-	*pids = NULL;
+	*out = NULL;
 	*n = 0;
 	while (!bpf_map_get_next_key(u->o.procs_fd, *n ? &key : NULL, &next)) {
-		if (ARRAY_RESERVE(*pids, cap, *n + 1)) {
-			free(*pids);
-			*pids = NULL;
+		key = next;
+		if (bpf_map_lookup_elem(u->o.procs_fd, &key, u->proc))
+			continue;	/* gone meanwhile */
+		if (ARRAY_RESERVE(*out, cap, *n + 1)) {
+			free(*out);
+			*out = NULL;
 			return -ENOMEM;
 		}
-		(*pids)[(*n)++] = key = next;
+		(*out)[(*n)++] = (struct known_proc){
+			.img = proc_image__of(key, u->proc->start, u->proc->exec),
+			.announced = u->proc->announced,
+		};
 	}
 	return 0;
-}
-
-/* PID's entry says userspace was told of it (it stays so across a reset) */
-static bool was_announced(const struct unwinder *u, __u32 pid)
-{
-	return !bpf_map_lookup_elem(u->o.procs_fd, &pid, u->proc) && u->proc->announced;
 }
 
 /* Empties the BPF side, waits for running walks to end, then reloads the processes known. */
 static int reset(struct unwinder *u)
 {
-	__u32 *pids;
+	struct known_proc *procs;
 	size_t n;
-	int err = known_pids(u, &pids, &n);
+	int err = known_procs(u, &procs, &n);
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < n; i++) {
-		/* the top bit, free in a pid (at most 2^22), keeps its announced flag */
-		if (was_announced(u, pids[i]))
-			pids[i] |= 1u << 31;
-		bpf_map_delete_elem(u->o.procs_fd, &(__u32){ pids[i] & ~(1u << 31) });
-	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(u->o.procs_fd, &procs[i].img.pid);
 	err = bpf_util__grace_period(u->o.sync_outer_fd, u->o.sync_inner_fd);
 	if (!err)
 		err = unwind_cache__reset(u->cache);
@@ -162,26 +221,26 @@ static int reset(struct unwinder *u)
 	u->last_reset_ns = clock_ns(CLOCK_MONOTONIC);
 	u->resetting = true;
 	for (size_t i = 0; i < n && !err; i++)	/* a process gone since is simply not reloaded */
-		put(u, pids[i] & ~(1u << 31), pids[i] >> 31);
+		put(u, &procs[i].img, procs[i].announced);
 	u->resetting = false;
-	free(pids);
+	free(procs);
 	return err;
 }
 
-static int add(struct unwinder *u, __u32 pid, bool announced)
+static int add(struct unwinder *u, const struct proc_image *img, bool announced)
 {
 	__u64 since_reset = clock_ns(CLOCK_MONOTONIC) - u->last_reset_ns;
 	int err;
 
 	u->resetting = u->last_reset_ns && since_reset < RESET_INTERVAL_NS;
-	err = put(u, pid, announced);
+	err = put(u, img, announced);
 	if (err == -E2BIG && unwinder__sweep(u) > 0)
-		err = put(u, pid, announced);	/* the map of processes was full of dead ones */
+		err = put(u, img, announced);	/* the map of processes was full of dead ones */
 	if (err == -ENOSPC) {
 		err = reset(u);
 		if (!err) {
 			u->resetting = true;
-			err = put(u, pid, announced);
+			err = put(u, img, announced);
 		}
 	}
 	u->resetting = false;
@@ -194,35 +253,31 @@ static int add(struct unwinder *u, __u32 pid, bool announced)
 
 int unwinder__add_pid(struct unwinder *u, __u32 pid)
 {
-	return add(u, pid, false);
+	struct proc_image img = { .pid = pid, .exec = PROC_EXEC_ANY };
+	int err = proc_image__start_of(u->o.proc_root, pid, &img.start);
+
+	return err ? err : add(u, &img, false);
 }
 
-int unwinder__add_announced(struct unwinder *u, __u32 pid)
+int unwinder__add_announced(struct unwinder *u, const struct proc_image *img)
 {
-	return add(u, pid, true);
-}
-
-static bool process_gone(const struct unwinder *u, __u32 pid)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%u", u->o.proc_root, pid);
-	return stat(path, &st) && errno == ENOENT;
+	return add(u, img, true);
 }
 
 int unwinder__sweep(struct unwinder *u)
 {
-	__u32 *pids;
+	struct known_proc *procs;
 	size_t n;
-	int gone = 0, err = known_pids(u, &pids, &n);
+	int gone = 0, err = known_procs(u, &procs, &n);
 
 	if (err)
 		return err;
+	/* the tables of a process gone, or of the last holder of a recycled pid */
 	for (size_t i = 0; i < n; i++)
-		if (process_gone(u, pids[i]) && !bpf_map_delete_elem(u->o.procs_fd, &pids[i]))
+		if (!proc_image__lives(u->o.proc_root, &procs[i].img) &&
+		    !bpf_map_delete_elem(u->o.procs_fd, &procs[i].img.pid))
 			gone++;
-	free(pids);
+	free(procs);
 	return gone;
 }
 

@@ -4,6 +4,7 @@
 
 #include <linux/types.h>
 #include "unwind_cache.h"
+#include "profile.h"
 
 struct unwinder;
 
@@ -25,6 +26,7 @@ struct unwinder_stats {
 	__u64 procs_failed;	/* processes whose maps could not be read */
 	__u64 mappings_dropped;	/* executable mappings past UNWIND_MAX_MAPPINGS */
 	__u64 resets;		/* times the row array filled and was rebuilt */
+	__u64 procs_changed;	/* tables dropped: the process exec'd while they were read */
 };
 
 /* NULL with errno set. */
@@ -41,8 +43,12 @@ void unwinder__free(struct unwinder *u);
  */
 int unwinder__add_pid(struct unwinder *u, __u32 pid);
 
-/* The same for a process userspace was told of (an announcement handed on): BPF stops announcing it. */
-int unwinder__add_announced(struct unwinder *u, __u32 pid);
+/*
+ * The same for a process image userspace was told of (an announcement
+ * handed on): BPF stops announcing it, and walks no other image with its
+ * tables. -ESRCH: another process holds the pid now.
+ */
+int unwinder__add_announced(struct unwinder *u, const struct proc_image *img);
 
 /* Forgets the processes that exited; returns how many. */
 int unwinder__sweep(struct unwinder *u);

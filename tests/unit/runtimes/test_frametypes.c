@@ -65,7 +65,7 @@ static int test_table(void)
 			continue;
 		built++;
 		CHECK((int)o->id == i && o->name && o->procs_map);
-		CHECK(o->new && o->free && o->add_pid && o->event && o->frame && o->mark && o->sweep);
+		CHECK(o->new && o->free && o->add_image && o->event && o->frame && o->mark && o->sweep);
 		CHECK(o->stats && o->n_stats > 0 && o->stats_size && o->stats_read);
 		for (int k = 0; k < o->n_stats; k++)
 			CHECK(o->stats[k].offset + sizeof(__u64) <= o->stats_size &&

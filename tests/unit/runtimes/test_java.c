@@ -137,6 +137,7 @@ static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 	__u32 zero = 0;
 	struct java_proc p, p2;
 	struct java_stats st;
+	struct proc_image img = {};
 	pid_t pid;
 	int err = -ENOENT, err2 = -ENOENT, zombie, status, looks = 0;
 	bool kept;
@@ -152,26 +153,28 @@ static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 		kill(pid, SIGSTOP);
 		if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status))
 			break;
-		err = java__add_pid(j, (__u32)pid);
+		img = (struct proc_image){ .pid = (__u32)pid };
+		proc_image__start_of("/proc", img.pid, &img.start);
+		err = java__add_image(j, &img);
 	}
 	kill(pid, SIGCONT);
 	if (!err)
 		err = bpf_map_lookup_elem(map_fd, &pid, &p) ? -errno : 0;
 	usleep(1500000);
-	err2 = java__add_pid(later, (__u32)pid);
+	err2 = java__add_image(later, &img);
 	if (!err2)
 		err2 = bpf_map_lookup_elem(map_fd, &pid, &p2) ? -errno : 0;
 	/* exited, not yet reaped: no mappings left, and its names must stay */
 	kill(pid, SIGKILL);
 	waitid(P_PID, (id_t)pid, NULL, WEXITED | WNOWAIT);
-	zombie = java__add_pid(later, (__u32)pid);
-	kept = jvm__find_pid(later, (__u32)pid) != NULL;
+	zombie = java__add_image(later, &img);
+	kept = jvm__find_image(later, &img) != NULL;
 	waitpid(pid, &status, 0);
 	java__stats(j, &st);
 	java__free(j);
 	java__free(later);
 	if (err || err2 || zombie != -ESRCH || !kept) {
-		fprintf(stderr, "  %s: java__add_pid %d, later %d, exited %d (%s)\n", home, err, err2,
+		fprintf(stderr, "  %s: java__add_image %d, later %d, exited %d (%s)\n", home, err, err2,
 			zombie, kept ? "kept" : "dropped");
 		return TEST_FAIL;
 	}

@@ -290,6 +290,7 @@ static int test_code_cache_full(void)
 	struct src_line line;
 	FILE *from = NULL;
 	char want[32];
+	struct proc_image img = {};
 	pid_t pid;
 
 	if (access(python, X_OK))
@@ -307,8 +308,10 @@ static int test_code_cache_full(void)
 	       fscanf(from, "%llu %u", (unsigned long long *)&addr[n], &tag[n]) == 2)
 		n++;
 	py = python__new(&o);
-	if (n != CACHE_CODES || !py || python__add_pid(py, (__u32)pid)) {
-		fprintf(stderr, "  %d of %d code objects printed, python__add_pid failed\n", n,
+	img.pid = (__u32)pid;
+	proc_image__start_of("/proc", img.pid, &img.start);
+	if (n != CACHE_CODES || !py || python__add_image(py, &img)) {
+		fprintf(stderr, "  %d of %d code objects printed, python__add_image failed\n", n,
 			CACHE_CODES);
 		goto out;
 	}
@@ -325,9 +328,9 @@ static int test_code_cache_full(void)
 		}
 	}
 	for (int i = 0; i < n; i++)
-		python__code_seen(py, (__u32)pid, addr[i], tag[i]);
+		python__code_seen(py, &img, addr[i], tag[i]);
 	for (int i = 0; i < n; i++) {
-		int err = python__frame(py, (__u32)pid, PY_TAG_FRAME << FRAME_TAG_SHIFT | addr[i],
+		int err = python__frame(py, &img, PY_TAG_FRAME << FRAME_TAG_SHIFT | addr[i],
 					(__u64)tag[i] << 32, &line, &loc);
 
 		snprintf(want, sizeof(want), "cachefull.cf%d", i);

@@ -17,6 +17,42 @@
 #include <sys/wait.h>
 #include "symbolize/symbolizer.h"
 #include "test.h"
+#include "lib/clock.h"
+#include "lib/proc_image.h"
+
+/*
+ * PID's image as BPF names it: its start from /proc for a process of this
+ * test (itself, its children), remembered from the first look so it names
+ * the process after it exits too; 0 for the pids of fake proc trees.
+ */
+static struct proc_image image_of(__u32 pid)
+{
+	static struct proc_image known[64];
+	static unsigned n_known;
+	struct proc_image img = { .pid = pid };
+	char path[64], buf[1024];
+	unsigned ppid = 0;
+	FILE *f;
+	size_t n;
+
+	for (unsigned i = 0; i < n_known && i < 64; i++)
+		if (known[i].pid == pid)
+			return known[i];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return img;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (strrchr(buf, ')') && sscanf(strrchr(buf, ')') + 1, " %*c %u", &ppid) == 1 &&
+	    (pid == (__u32)getpid() || ppid == (unsigned)getpid()) &&
+	    !proc_image__parse_stat(buf, n, &img.start))
+		known[n_known++ % 64] = img;
+	return img;
+}
+
+#define IMG(pid) ((struct proc_image[]){ image_of(pid) })
 
 #define FIX FIXTURES_DIR
 #define MAX_FNS 16
@@ -107,7 +143,7 @@ static int check_user(struct symbolizer *s, __u32 pid, __u64 addr, const char *n
 	struct sym_frame f;
 
 	CHECK(addr);
-	CHECK(symbolizer__user(s, pid, addr, &f) == 0);
+	CHECK(symbolizer__user(s, IMG(pid), addr, &f) == 0);
 	CHECK(f.mapping);
 	if (!f.name || strcmp(f.name, name))
 		fprintf(stderr, "  %s at %#llx resolved to %s in %s\n", name,
@@ -118,7 +154,7 @@ static int check_user(struct symbolizer *s, __u32 pid, __u64 addr, const char *n
 	CHECK(addr >= f.mapping->start && addr < f.mapping->limit);
 	if (file)
 		CHECK(ends_with(f.mapping->path, file));
-	CHECK(symbolizer__user(s, pid, addr + 2, &f) == 0);
+	CHECK(symbolizer__user(s, IMG(pid), addr + 2, &f) == 0);
 	CHECK(f.name && !strcmp(f.name, name) && f.offset == 2);
 	return TEST_OK;
 }
@@ -141,7 +177,7 @@ static int test_pie(void)
 		SKIP("run make fixtures");
 	CHECK(spawn(FIX "fixture_pie", &p) == 0);
 	s = user_only();
-	if (!s || symbolizer__add_pid(s, p.pid))
+	if (!s || symbolizer__add_image(s, IMG(p.pid)))
 		goto out;
 	if (check_user(s, p.pid, addr_of(&p, "fixture_main_leaf"), "fixture_main_leaf",
 		       "/fixture_pie") ||
@@ -150,8 +186,8 @@ static int test_pie(void)
 	    check_user(s, p.pid, addr_of(&p, "getpid"), "getpid", NULL))
 		goto out;
 	/* both functions: the same mapping object, with the file's build ID */
-	symbolizer__user(s, p.pid, addr_of(&p, "fixture_main_leaf"), &a);
-	symbolizer__user(s, p.pid, addr_of(&p, "fixture_main_caller"), &b);
+	symbolizer__user(s, IMG(p.pid), addr_of(&p, "fixture_main_leaf"), &a);
+	symbolizer__user(s, IMG(p.pid), addr_of(&p, "fixture_main_caller"), &b);
 	if (a.mapping != b.mapping || strlen(a.mapping->build_id) != 40)
 		goto out;
 	ret = TEST_OK;
@@ -172,7 +208,7 @@ static int test_shared_and_static(void)
 		SKIP("run make fixtures");
 	CHECK(s);
 	CHECK(spawn(FIX "fixture_uselib", &p) == 0);
-	if (symbolizer__add_pid(s, p.pid) ||
+	if (symbolizer__add_image(s, IMG(p.pid)) ||
 	    check_user(s, p.pid, addr_of(&p, "fixture_lib_alpha"), "fixture_lib_alpha",
 		       "/libfixture.so") ||
 	    check_user(s, p.pid, addr_of(&p, "fixture_lib_beta"), "fixture_lib_beta",
@@ -183,7 +219,7 @@ static int test_shared_and_static(void)
 		       "/fixture_uselib"))
 		goto out;
 	if (have(FIX "fixture_static")) {
-		if (spawn(FIX "fixture_static", &q) || symbolizer__add_pid(s, q.pid) ||
+		if (spawn(FIX "fixture_static", &q) || symbolizer__add_image(s, IMG(q.pid)) ||
 		    check_user(s, q.pid, addr_of(&q, "fixture_main_leaf"), "fixture_main_leaf",
 			       "/fixture_static") ||
 		    check_user(s, q.pid, addr_of(&q, "getpid"), "getpid", "/fixture_static"))
@@ -211,10 +247,10 @@ static int test_cache(void)
 	CHECK(s);
 	CHECK(spawn(FIX "fixture_uselib", &p) == 0);
 	CHECK(spawn(FIX "fixture_uselib", &q) == 0);
-	if (symbolizer__add_pid(s, p.pid))
+	if (symbolizer__add_image(s, IMG(p.pid)))
 		goto out;
 	symbolizer__stats(s, &a);
-	if (symbolizer__add_pid(s, q.pid))
+	if (symbolizer__add_image(s, IMG(q.pid)))
 		goto out;
 	symbolizer__stats(s, &b);
 	fprintf(stderr, "  files loaded %llu -> %llu, cache hits %llu -> %llu\n",
@@ -226,8 +262,8 @@ static int test_cache(void)
 	    b.symbols != a.symbols)
 		goto out;
 	/* libc in both: different mappings (ids), the same build ID string */
-	if (symbolizer__user(s, p.pid, addr_of(&p, "getpid"), &f1) ||
-	    symbolizer__user(s, q.pid, addr_of(&q, "getpid"), &f2) || !f1.name || !f2.name ||
+	if (symbolizer__user(s, IMG(p.pid), addr_of(&p, "getpid"), &f1) ||
+	    symbolizer__user(s, IMG(q.pid), addr_of(&q, "getpid"), &f2) || !f1.name || !f2.name ||
 	    strcmp(f1.name, "getpid") || strcmp(f2.name, "getpid") ||
 	    f1.mapping->id == f2.mapping->id || f1.mapping->build_id != f2.mapping->build_id)
 		goto out;
@@ -239,7 +275,7 @@ out:
 	return ret;
 }
 
-/* a process that exited after add_pid still symbolizes; an unknown dead one is -ESRCH */
+/* a process that exited after add_image still symbolizes; an unknown dead one is -ESRCH */
 static int test_exited(void)
 {
 	struct symbolizer *s = user_only();
@@ -253,17 +289,85 @@ static int test_exited(void)
 	CHECK(spawn(FIX "fixture_pie", &p) == 0);
 	pid = p.pid;
 	leaf = addr_of(&p, "fixture_main_leaf");
-	CHECK(symbolizer__add_pid(s, pid) == 0);
+	CHECK(symbolizer__add_image(s, IMG(pid)) == 0);
 	stop(&p);
 	CHECK(kill(pid, 0) == -1 && errno == ESRCH);
 	CHECK(check_user(s, pid, leaf, "fixture_main_leaf", "/fixture_pie") == TEST_OK);
-	CHECK(symbolizer__add_pid(s, pid) == 0);	/* known: a no-op */
+	CHECK(symbolizer__add_image(s, IMG(pid)) == 0);	/* known: a no-op */
 	symbolizer__free(s);
 
 	s = user_only();
 	CHECK(s);
-	CHECK(symbolizer__add_pid(s, pid) == -ESRCH);
-	CHECK(symbolizer__add_pid(s, pid) == -ESRCH);
+	CHECK(symbolizer__add_image(s, IMG(pid)) == -ESRCH);
+	CHECK(symbolizer__add_image(s, IMG(pid)) == -ESRCH);
+	symbolizer__free(s);
+	return TEST_OK;
+}
+
+/* an image's name for ADDR, or NULL */
+static const char *name_in(struct symbolizer *s, const struct proc_image *img, __u64 addr)
+{
+	struct sym_frame f;
+
+	return symbolizer__user(s, img, addr, &f) ? NULL : f.name;
+}
+
+/*
+ * Images of one pid: an exec after a read keeps the old image's names; maps
+ * read after an exec are the new image's, across it nobody's; an image met
+ * after a later one is not read; a trim frees the superseded.
+ */
+static int test_images(void)
+{
+	struct symbolizer *s = user_only();
+	struct symbolizer_stats st;
+	struct proc_image img, next, late, img2;
+	__u64 leaf, live;
+	struct proc p;
+
+	if (!have(FIX "fixture_pie"))
+		SKIP("run make fixtures");
+	CHECK(s);
+	CHECK(spawn(FIX "fixture_pie", &p) == 0);
+	leaf = addr_of(&p, "fixture_main_leaf");
+	img = *IMG(p.pid);
+	img.exec = 5;	/* /proc does not show it: any count, so long as later ones are larger */
+	CHECK(symbolizer__add_image(s, &img) == 0);
+	symbolizer__stats(s, &st);
+	live = st.pids_live;
+	/* an exec after the read: the old image names its samples still, the new is read when added */
+	next = img;
+	next.exec++;
+	symbolizer__image_began(s, &next, clock_ns(CLOCK_MONOTONIC) + 1000000000LL);
+	CHECK(name_in(s, &img, leaf) && !strcmp(name_in(s, &img, leaf), "fixture_main_leaf"));
+	CHECK(symbolizer__add_image(s, &next) == 0);	/* the same process: its maps, read now */
+	/* an earlier exec count, met only now: too late to read */
+	late = img;
+	late.exec--;
+	CHECK(symbolizer__add_image(s, &late) == -ESTALE);
+	CHECK(!name_in(s, &late, leaf));
+	/* an exec that ended before the last read began: what was read is the new image's */
+	late = next;
+	late.exec++;
+	symbolizer__image_began(s, &late, 1);
+	CHECK(!name_in(s, &next, leaf));
+	CHECK(name_in(s, &late, leaf) && !strcmp(name_in(s, &late, leaf), "fixture_main_leaf"));
+	/* one that ended as it was read (or just after): those maps are nobody's for sure */
+	img2 = late;
+	img2.exec++;
+	symbolizer__image_began(s, &img2, clock_ns(CLOCK_MONOTONIC));
+	CHECK(!name_in(s, &late, leaf));
+	symbolizer__stats(s, &st);
+	CHECK(st.images_superseded == 3 && st.images_unread == 1 && st.images_read_late == 2);
+	CHECK(st.pids_live == live + 3);	/* read, read, too late, handed on; an exec adds none */
+	/* a trim frees the superseded, their samples named; never read again after it */
+	symbolizer__trim(s, 0);
+	symbolizer__stats(s, &st);
+	CHECK(st.pids_live == live);	/* the newest only */
+	CHECK(!name_in(s, &img, leaf));
+	symbolizer__stats(s, &st);
+	CHECK(st.images_unread == 2);
+	stop(&p);
 	symbolizer__free(s);
 	return TEST_OK;
 }
@@ -282,7 +386,7 @@ static int count_fds(void)
 	return n;
 }
 
-/* lazy_files: add_pid only opens the files; one read after the process is gone still names it */
+/* lazy_files: add_image only opens the files; one read after the process is gone still names it */
 static int test_lazy(void)
 {
 	struct symbolizer_opts opts = { .no_kernel = true, .lazy_files = true };
@@ -300,7 +404,7 @@ static int test_lazy(void)
 	CHECK(spawn(FIX "fixture_pie", &p) == 0);
 	pid = p.pid;
 	leaf = addr_of(&p, "fixture_main_leaf");
-	CHECK(symbolizer__add_pid(s, pid) == 0);
+	CHECK(symbolizer__add_image(s, IMG(pid)) == 0);
 	symbolizer__stats(s, &a);
 	stop(&p);
 	CHECK(kill(pid, 0) == -1 && errno == ESRCH);
@@ -364,9 +468,9 @@ static int test_deleted(void)
 		goto out;
 	unlink(path);
 	s = user_only();
-	if (!s || symbolizer__add_pid(s, p.pid) ||
+	if (!s || symbolizer__add_image(s, IMG(p.pid)) ||
 	    check_user(s, p.pid, addr_of(&p, "fixture_main_leaf"), "fixture_main_leaf", path) ||
-	    symbolizer__user(s, p.pid, addr_of(&p, "fixture_main_leaf"), &f) ||
+	    symbolizer__user(s, IMG(p.pid), addr_of(&p, "fixture_main_leaf"), &f) ||
 	    strcmp(f.mapping->path, path))
 		goto out;
 	ret = TEST_OK;
@@ -377,7 +481,7 @@ out:
 	return ret;
 }
 
-/* a library loaded after add_pid is found by one re-read; handed-out mappings stay valid */
+/* a library loaded after add_image is found by one re-read; handed-out mappings stay valid */
 static int test_reread(void)
 {
 	char cwd[PATH_MAX], line[256];
@@ -391,22 +495,22 @@ static int test_reread(void)
 		SKIP("run make fixtures");
 	CHECK(s && getcwd(cwd, sizeof(cwd)));
 	CHECK(spawn(FIX "fixture_pie", &p) == 0);
-	if (symbolizer__add_pid(s, p.pid) ||
-	    symbolizer__user(s, p.pid, addr_of(&p, "fixture_main_leaf"), &before))
+	if (symbolizer__add_image(s, IMG(p.pid)) ||
+	    symbolizer__user(s, IMG(p.pid), addr_of(&p, "fixture_main_leaf"), &before))
 		goto out;
 	dprintf(p.in, "dlopen %s/" FIX "libfixture-stripped.so\n", cwd);
 	if (!fgets(line, sizeof(line), p.out) || sscanf(line, "dlopen %llx", &addr) != 1 || !addr)
 		goto out;
-	if (symbolizer__user(s, p.pid, addr, &lib) || !lib.name ||
+	if (symbolizer__user(s, IMG(p.pid), addr, &lib) || !lib.name ||
 	    strcmp(lib.name, "fixture_lib_alpha") ||
 	    !ends_with(lib.mapping->path, "/libfixture-stripped.so"))
 		goto out;
 	/* the unchanged executable mapping kept its object and id through the re-read */
-	if (symbolizer__user(s, p.pid, addr_of(&p, "fixture_main_leaf"), &after) ||
+	if (symbolizer__user(s, IMG(p.pid), addr_of(&p, "fixture_main_leaf"), &after) ||
 	    after.mapping != before.mapping || strcmp(before.mapping->path, after.mapping->path))
 		goto out;
 	/* a miss right after a re-read is not re-read again, and reports nothing */
-	if (symbolizer__user(s, p.pid, 0x1000, &miss) != -ENOENT || miss.mapping || miss.name)
+	if (symbolizer__user(s, IMG(p.pid), 0x1000, &miss) != -ENOENT || miss.mapping || miss.name)
 		goto out;
 	ret = TEST_OK;
 out:
@@ -415,7 +519,7 @@ out:
 	return ret;
 }
 
-/* a library mapped after add_pid is captured by a refresh, and named after the process exits */
+/* a library mapped after add_image is captured by a refresh, and named after the process exits */
 static int test_refresh(void)
 {
 	struct symbolizer_opts opts = { .no_kernel = true, .lazy_files = true };
@@ -432,19 +536,19 @@ static int test_refresh(void)
 	CHECK(s && getcwd(cwd, sizeof(cwd)));
 	CHECK(spawn(FIX "fixture_pie", &p) == 0);
 	pid = p.pid;
-	if (symbolizer__add_pid(s, pid))
+	if (symbolizer__add_image(s, IMG(pid)))
 		goto out;
 	dprintf(p.in, "dlopen %s/" FIX "libfixture-stripped.so\n", cwd);
 	if (!fgets(line, sizeof(line), p.out) || sscanf(line, "dlopen %llx", &addr) != 1 || !addr)
 		goto out;
-	if (symbolizer__refresh_pid(s, pid))
+	if (symbolizer__refresh_image(s, IMG(pid)))
 		goto out;
 	stop(&p);
-	if (symbolizer__user(s, pid, addr, &lib) || !lib.name ||
+	if (symbolizer__user(s, IMG(pid), addr, &lib) || !lib.name ||
 	    strcmp(lib.name, "fixture_lib_alpha") ||
 	    !ends_with(lib.mapping->path, "/libfixture-stripped.so"))
 		goto out;
-	if (symbolizer__refresh_pid(s, pid) != -ESRCH)
+	if (symbolizer__refresh_image(s, IMG(pid)) != -ESRCH)
 		goto out;
 	ret = TEST_OK;
 out:
@@ -466,19 +570,19 @@ static int test_self(void)
 	      TEST_OK);
 	CHECK(check_user(s, getpid(), (__u64)(unsigned long)getpid, "getpid", NULL) == TEST_OK);
 	if (vdso) {
-		CHECK(symbolizer__user(s, getpid(), vdso + 0x800, &f) == 0);
+		CHECK(symbolizer__user(s, IMG(getpid()), vdso + 0x800, &f) == 0);
 		CHECK(f.mapping && !strcmp(f.mapping->path, "[vdso]"));
 		CHECK(f.mapping->has_symbols);
 		for (__u64 a = vdso; a < f.mapping->limit && !named; a += 4) {
 			struct sym_frame g;
 
-			if (!symbolizer__user(s, getpid(), a, &g) && g.name)
+			if (!symbolizer__user(s, IMG(getpid()), a, &g) && g.name)
 				named = strstr(g.name, "gettimeofday") || strstr(g.name, "clock_get");
 		}
 		CHECK(named);
 	}
-	CHECK(symbolizer__user(s, 99999999, 0x400000, &f) == -ENOENT && !f.mapping);
-	CHECK(symbolizer__add_pid(s, 99999999) == -ESRCH);
+	CHECK(symbolizer__user(s, IMG(99999999), 0x400000, &f) == -ENOENT && !f.mapping);
+	CHECK(symbolizer__add_image(s, IMG(99999999)) == -ESRCH);
 	symbolizer__free(s);
 	symbolizer__free(NULL);
 	return TEST_OK;
@@ -611,22 +715,22 @@ static int test_fake_root(void)
 	if (put_maps(maps))
 		goto out;
 	s = symbolizer__new(&opts);
-	if (!s || symbolizer__add_pid(s, 4242))
+	if (!s || symbolizer__add_image(s, IMG(4242)))
 		goto out;
 	/* the real file inside the root, through openat2 (there is no map_files here) */
-	if (symbolizer__user(s, 4242, 0x10000000 + alpha - 0x1000, &f) || !f.name ||
+	if (symbolizer__user(s, IMG(4242), 0x10000000 + alpha - 0x1000, &f) || !f.name ||
 	    strcmp(f.name, "fixture_lib_alpha") || !f.mapping->has_symbols)
 		goto out;
 	/* escapes resolve inside the root and find nothing; the FIFO does not block */
 	for (__u64 base = 0x20000000; base <= 0x40000000; base += 0x10000000)
-		if (symbolizer__user(s, 4242, base + alpha - 0x1000, &f) || f.name ||
+		if (symbolizer__user(s, IMG(4242), base + alpha - 0x1000, &f) || f.name ||
 		    !f.mapping || f.mapping->has_symbols)
 			goto out;
 	/* the inode does not match the maps line: refused */
-	if (symbolizer__user(s, 4242, 0x50000000 + alpha - 0x1000, &f) || f.name ||
+	if (symbolizer__user(s, IMG(4242), 0x50000000 + alpha - 0x1000, &f) || f.name ||
 	    f.mapping->has_symbols)
 		goto out;
-	if (symbolizer__user(s, 4242, 0x60000010, &f) || strcmp(f.mapping->path, "[anon]") ||
+	if (symbolizer__user(s, IMG(4242), 0x60000010, &f) || strcmp(f.mapping->path, "[anon]") ||
 	    f.mapping->has_symbols)
 		goto out;
 	ret = TEST_OK;
@@ -655,9 +759,9 @@ static int forget_steps(struct symbolizer *s, struct proc *p)
 	__u32 pid = p->pid, old_id;
 	struct sym_frame f;
 
-	CHECK(symbolizer__add_pid(s, pid) == 0);
+	CHECK(symbolizer__add_image(s, IMG(pid)) == 0);
 	CHECK(check_user(s, pid, leaf, "fixture_main_leaf", "/fixture_uselib") == TEST_OK);
-	CHECK(symbolizer__user(s, pid, leaf, &f) == 0);
+	CHECK(symbolizer__user(s, IMG(pid), leaf, &f) == 0);
 	old_id = f.mapping->id;
 	symbolizer__stats(s, &a);
 	print_stats("added", &a);
@@ -674,7 +778,7 @@ static int forget_steps(struct symbolizer *s, struct proc *p)
 	/* still alive: added again on demand, from the cache, under ids not reused */
 	CHECK(check_user(s, pid, leaf, "fixture_main_leaf", "/fixture_uselib") == TEST_OK);
 	CHECK(check_user(s, pid, alpha, "fixture_lib_alpha", "/libfixture.so") == TEST_OK);
-	CHECK(symbolizer__user(s, pid, leaf, &f) == 0);
+	CHECK(symbolizer__user(s, IMG(pid), leaf, &f) == 0);
 	CHECK(f.mapping->id != old_id && f.mapping->id > a.mapping_ids);
 	symbolizer__stats(s, &c);
 	CHECK(c.pids_live == 1 && c.mappings_live == a.mappings_live);
@@ -683,8 +787,8 @@ static int forget_steps(struct symbolizer *s, struct proc *p)
 	/* exited and forgotten: an unknown dead pid */
 	stop(p);
 	symbolizer__forget_pid(s, pid);
-	CHECK(symbolizer__user(s, pid, leaf, &f) == -ENOENT && !f.mapping && !f.name);
-	CHECK(symbolizer__add_pid(s, pid) == -ESRCH);
+	CHECK(symbolizer__user(s, IMG(pid), leaf, &f) == -ENOENT && !f.mapping && !f.name);
+	CHECK(symbolizer__add_image(s, IMG(pid)) == -ESRCH);
 	symbolizer__forget_pid(s, pid);
 	symbolizer__stats(s, &c);
 	CHECK(c.pids_live == 0 && c.mappings_live == 1);
@@ -720,7 +824,7 @@ static int trim_steps(struct symbolizer *s, struct proc *p, struct proc *q)
 	symbolizer__stats(s, &base);
 	print_stats("new", &base);
 	CHECK(spawn(FIX "fixture_pie", q) == 0);
-	CHECK(symbolizer__add_pid(s, p->pid) == 0 && symbolizer__add_pid(s, q->pid) == 0);
+	CHECK(symbolizer__add_image(s, IMG(p->pid)) == 0 && symbolizer__add_image(s, IMG(q->pid)) == 0);
 	CHECK(check_user(s, q->pid, addr_of(q, "fixture_main_leaf"), "fixture_main_leaf",
 			 "/fixture_pie") == TEST_OK);
 	symbolizer__stats(s, &a);
@@ -741,7 +845,7 @@ static int trim_steps(struct symbolizer *s, struct proc *p, struct proc *q)
 
 	/* least recently used first: fixture_pie goes unused before P's files */
 	CHECK(spawn(FIX "fixture_pie", q) == 0);
-	CHECK(symbolizer__add_pid(s, q->pid) == 0);
+	CHECK(symbolizer__add_image(s, IMG(q->pid)) == 0);
 	symbolizer__forget_pid(s, q->pid);
 	stop(q);
 	symbolizer__forget_pid(s, p->pid);
@@ -750,11 +854,11 @@ static int trim_steps(struct symbolizer *s, struct proc *p, struct proc *q)
 	symbolizer__trim(s, b.bytes - 1);
 	symbolizer__stats(s, &c);
 	CHECK(c.files_cached == b.files_cached - 1);
-	CHECK(symbolizer__add_pid(s, p->pid) == 0);	/* P's files: all still cached */
+	CHECK(symbolizer__add_image(s, IMG(p->pid)) == 0);	/* P's files: all still cached */
 	symbolizer__stats(s, &c);
 	CHECK(c.files_loaded == b.files_loaded);
 	CHECK(spawn(FIX "fixture_pie", q) == 0);
-	CHECK(symbolizer__add_pid(s, q->pid) == 0);	/* fixture_pie: read again */
+	CHECK(symbolizer__add_image(s, IMG(q->pid)) == 0);	/* fixture_pie: read again */
 	symbolizer__stats(s, &c);
 	CHECK(c.files_loaded == b.files_loaded + 1);
 
@@ -810,13 +914,13 @@ static int stale_steps(struct symbolizer *s)
 
 	CHECK(!put_stale_maps("10000000-10001000 r-xp 00000000 00:00 0 \n"
 			      "20000000-20001000 r-xp 00000000 00:00 0 \n"));
-	CHECK(symbolizer__add_pid(s, 4242) == 0);
-	CHECK(symbolizer__user(s, 4242, 0x10000010, &a) == 0 && !strcmp(a.mapping->path, "[anon]"));
+	CHECK(symbolizer__add_image(s, IMG(4242)) == 0);
+	CHECK(symbolizer__user(s, IMG(4242), 0x10000010, &a) == 0 && !strcmp(a.mapping->path, "[anon]"));
 	/* the first mapping went, the second stays (listed twice), a third came */
 	CHECK(!put_stale_maps("20000000-20001000 r-xp 00000000 00:00 0 \n"
 			      "20000000-20001000 r-xp 00000000 00:00 0 \n"
 			      "30000000-30001000 r-xp 00000000 00:00 0 \n"));
-	CHECK(symbolizer__user(s, 4242, 0x30000010, &b) == 0 && b.mapping->start == 0x30000000);
+	CHECK(symbolizer__user(s, IMG(4242), 0x30000010, &b) == 0 && b.mapping->start == 0x30000000);
 	/* replaced by the re-read, but valid until a trim */
 	CHECK(a.mapping->start == 0x10000000 && !strcmp(a.mapping->path, "[anon]"));
 	symbolizer__stats(s, &st);
@@ -827,13 +931,13 @@ static int stale_steps(struct symbolizer *s)
 	CHECK(st.mappings_live == 4);
 	/* forgotten ids wait for the next trim; the trimmed one is given out again */
 	symbolizer__forget_pid(s, 4242);
-	CHECK(symbolizer__add_pid(s, 4242) == 0);
+	CHECK(symbolizer__add_image(s, IMG(4242)) == 0);
 	symbolizer__stats(s, &st);
 	CHECK(st.mappings_live == 4 && st.mapping_ids == ids + 2);
 	symbolizer__trim(s, 0);
 	symbolizer__forget_pid(s, 4242);
 	symbolizer__trim(s, 0);
-	CHECK(symbolizer__add_pid(s, 4242) == 0);
+	CHECK(symbolizer__add_image(s, IMG(4242)) == 0);
 	symbolizer__stats(s, &st);
 	CHECK(st.mappings_live == 4 && st.mapping_ids == ids + 2);
 	return TEST_OK;
@@ -894,7 +998,7 @@ static int churn_steps(struct symbolizer *s, struct proc *p)
 
 	for (int i = 0; i < CHURN_PROCS; i++) {
 		CHECK(churn_spawn(i, p) == 0);
-		CHECK(symbolizer__add_pid(s, p->pid) == 0);
+		CHECK(symbolizer__add_image(s, IMG(p->pid)) == 0);
 		CHECK(check_user(s, p->pid, addr_of(p, "fixture_main_leaf"), "fixture_main_leaf",
 				 NULL) == TEST_OK);
 		symbolizer__forget_pid(s, p->pid);
@@ -936,6 +1040,7 @@ static int test_churn(void)
 }
 
 TEST_MAIN("symbolizer", TEST(test_pie), TEST(test_shared_and_static), TEST(test_cache),
-	  TEST(test_exited), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_refresh), TEST(test_self),
+	  TEST(test_exited),
+	  TEST(test_images), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_refresh), TEST(test_self),
 	  TEST(test_kernel), TEST(test_fake_root), TEST(test_forget), TEST(test_trim),
 	  TEST(test_stale), TEST(test_churn))

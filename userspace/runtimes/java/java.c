@@ -55,10 +55,22 @@ void java__free(struct java *j)
 	free(j);
 }
 
-struct jvm_pid *jvm__find_pid(const struct java *j, __u32 pid)
+struct jvm_pid *jvm__find_image(const struct java *j, const struct proc_image *img)
 {
 	for (size_t i = 0; i < j->n_pids; i++)
-		if (j->pids[i]->pid == pid)
+		if (proc_image__eq(&j->pids[i]->img, img))
+			return j->pids[i];
+	for (size_t i = 0; i < j->n_pids; i++)
+		if (!j->pids[i]->superseded && runtime__is_image(&j->pids[i]->img, img))
+			return j->pids[i];
+	return NULL;
+}
+
+/* The state of the image BPF's table of PID is of, if any */
+static struct jvm_pid *find_current(const struct java *j, __u32 pid)
+{
+	for (size_t i = 0; i < j->n_pids; i++)
+		if (j->pids[i]->img.pid == pid && !j->pids[i]->superseded)
 			return j->pids[i];
 	return NULL;
 }
@@ -202,13 +214,13 @@ static int probe(struct java *j, __u32 pid, const struct proc_map *m, struct jvm
 	return read_code_cache(pid, l, proc);
 }
 
-static struct jvm_pid *new_pid(struct java *j, __u32 pid)
+static struct jvm_pid *new_pid(struct java *j, const struct proc_image *img)
 {
 	struct jvm_pid *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->pid = pid;
+	p->img = *img;
 	p->m_index = hmap__new();
 	p->nm_index = hmap__new();
 	if (!p->m_index || !p->nm_index || ARRAY_RESERVE(j->pids, j->cap_pids, j->n_pids + 1)) {
@@ -229,18 +241,19 @@ static void drop_pid(struct java *j, struct jvm_pid *p)
 	free_pid(j, p);
 }
 
-static void wait_for(struct java *j, __u32 pid)
+static void wait_for(struct java *j, const struct proc_image *img)
 {
 	for (size_t i = 0; i < j->n_waiting; i++)
-		if (j->waiting[i] == pid)
+		if (proc_image__eq(&j->waiting[i], img))
 			return;
 	if (j->n_waiting < WAITING_MAX &&
 	    !ARRAY_RESERVE(j->waiting, j->cap_waiting, j->n_waiting + 1))
-		j->waiting[j->n_waiting++] = pid;
+		j->waiting[j->n_waiting++] = *img;
 }
 
-int java__add_pid(struct java *j, __u32 pid)
+int java__add_image(struct java *j, const struct proc_image *img)
 {
+	__u32 pid = img->pid;
 	struct proc_map *maps = NULL;
 	struct jvm_layout layout;
 	struct java_proc proc = {};
@@ -267,30 +280,30 @@ int java__add_pid(struct java *j, __u32 pid)
 		}
 	proc_maps__free(maps);
 	p_debug("pid %u: java probe %d", pid, found);
-	p = jvm__find_pid(j, pid);
-	if (found == -ENOENT && p && !p->dead) {
-		/* an exec into something else: its old code cache means nothing now */
+	p = find_current(j, pid);
+	if (p && !proc_image__eq(&p->img, img)) {
+		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */
+		p->superseded = true;
 		bpf_map_delete_elem(j->opts.procs_fd, &pid);
-		drop_pid(j, p);
+		p = NULL;
 	}
 	if (found == -ENOENT)
 		return -ENOENT;
 	if (found == -EAGAIN) {
 		j->stats.not_ready++;
-		wait_for(j, pid);
+		wait_for(j, img);
 		return found;
 	}
 	if (found && found != -ENOTSUP)
 		return found;
 	layout.bpf = proc;
-	p = jvm__find_pid(j, pid);
 	if (p && !p->dead && ((found && p->unknown && !p->unsure) ||
 			      (!found && !p->unknown && !memcmp(&p->layout, &layout, sizeof(layout)))))
 		return found;	/* known already */
 	if (found && p && !p->dead && p->unsure) {
 		if ((__u64)clock_ns(CLOCK_MONOTONIC) - p->unsure_since_ns < UNSURE_NS) {
 			j->stats.not_ready++;
-			wait_for(j, pid);
+			wait_for(j, img);
 			return -EAGAIN;
 		}
 		/* still so a second later: this build lacks it */
@@ -303,8 +316,8 @@ int java__add_pid(struct java *j, __u32 pid)
 		return found;
 	}
 	if (p)
-		drop_pid(j, p);	/* an exec: another JVM now */
-	p = new_pid(j, pid);
+		drop_pid(j, p);	/* the same image, another JVM layout */
+	p = new_pid(j, img);
 	if (!p)
 		return -ENOMEM;
 	if (found) {
@@ -318,7 +331,7 @@ int java__add_pid(struct java *j, __u32 pid)
 		p->unsure = true;
 		p->unsure_since_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
 		j->stats.not_ready++;
-		wait_for(j, pid);
+		wait_for(j, img);
 		return -EAGAIN;
 	}
 	p->layout = layout;
@@ -348,16 +361,16 @@ void java__retry(struct java *j)
 	j->next_retry_ns = now + RETRY_NS;
 	n = j->n_waiting;
 	j->n_waiting = 0;
-	/* a pid still starting puts itself back */
-	__u32 *pids = malloc(n * sizeof(*pids));
+	/* an image still starting puts itself back */
+	struct proc_image *imgs = malloc(n * sizeof(*imgs));
 
-	if (!pids)
+	if (!imgs)
 		return;
-	memcpy(pids, j->waiting, n * sizeof(*pids));
+	memcpy(imgs, j->waiting, n * sizeof(*imgs));
 	for (size_t i = 0; i < n; i++)
-		if (!kill((pid_t)pids[i], 0) || errno != ESRCH)
-			java__add_pid(j, pids[i]);
-	free(pids);
+		if (proc_image__lives(j->opts.proc_root, &imgs[i]))
+			java__add_image(j, &imgs[i]);
+	free(imgs);
 }
 
 void java__sweep(struct java *j)
@@ -367,11 +380,12 @@ void java__sweep(struct java *j)
 	for (size_t i = 0; i < j->n_pids;) {
 		struct jvm_pid *p = j->pids[i];
 
-		if (!runtime__gone_twice(p->pid, &p->dead)) {
+		if (!runtime__gone_twice(j->opts.proc_root, &p->img, p->superseded, &p->dead)) {
 			i++;
 			continue;
 		}
-		bpf_map_delete_elem(j->opts.procs_fd, &p->pid);
+		if (!p->superseded)	/* else the table is a later image's, or gone */
+			bpf_map_delete_elem(j->opts.procs_fd, &p->img.pid);
 		drop_pid(j, p);
 	}
 }

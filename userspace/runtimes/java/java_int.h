@@ -87,7 +87,8 @@ struct jvm_nmethod {
 };
 
 struct jvm_pid {
-	__u32 pid;
+	struct proc_image img;	/* PROC_EXEC_ANY: found running, names no sample */
+	bool superseded;	/* a later image holds the pid: only what was read names its frames */
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool unknown;		/* tables we cannot use: counted, not walked */
 	bool unsure;		/* unknown, but maybe still loading: looked at again before it counts */
@@ -106,7 +107,7 @@ struct java {
 	struct java_opts opts;
 	struct jvm_pid **pids;
 	size_t n_pids, cap_pids;
-	__u32 *waiting;		/* JVMs still starting */
+	struct proc_image *waiting;	/* JVMs still starting */
 	size_t n_waiting, cap_waiting;
 	__u64 next_retry_ns;
 	struct java_stats stats;
@@ -114,7 +115,8 @@ struct java {
 };
 
 struct java_stats;
-struct jvm_pid *jvm__find_pid(const struct java *j, __u32 pid);
+/* The state of image IMG (runtime__is_image) */
+struct jvm_pid *jvm__find_image(const struct java *j, const struct proc_image *img);
 void jvm__free_names(struct java *j, struct jvm_pid *p);
 
 #endif /* EBPFPROF_JAVA_INT_H */

@@ -175,13 +175,15 @@ static struct jvm_method *get_method(struct java *j, struct jvm_pid *p, __u64 ad
 
 	if (id)
 		return &p->methods[id - 1];
+	if (p->superseded)
+		return NULL;	/* its memory is a later image's now: unnamed, counted */
 	if (p->n_methods >= METHODS_PER_PID_MAX ||
 	    ARRAY_RESERVE(p->methods, p->cap_methods, p->n_methods + 1) ||
 	    hmap__insert(p->m_index, h, (__u32)p->n_methods + 1))
 		return NULL;
 	m = &p->methods[p->n_methods++];
 	t0 = (__u64)clock_ns(CLOCK_MONOTONIC);
-	read_method(p->pid, &p->layout, addr, m);
+	read_method(p->img.pid, &p->layout, addr, m);
 	j->stats.read_ns += (__u64)clock_ns(CLOCK_MONOTONIC) - t0;
 	if (m->ok) {
 		j->stats.methods++;
@@ -283,6 +285,8 @@ static struct jvm_nmethod *get_nmethod(struct java *j, struct jvm_pid *p, __u64 
 		n = &p->nmethods[id - 1];
 		if (n->compile_id == cid)
 			return n;
+		if (p->superseded)
+			return NULL;	/* its memory is a later image's now: unnamed, counted */
 		/* the address holds another compilation now: read it again in place */
 		j->stats.nmethods_replaced++;
 		j->stats.cache_bytes -= nmethod_size(n);
@@ -290,6 +294,8 @@ static struct jvm_nmethod *get_nmethod(struct java *j, struct jvm_pid *p, __u64 
 		free(n->scopes);
 		free(n->metadata);
 	} else {
+		if (p->superseded)
+			return NULL;
 		if (p->n_nmethods >= METHODS_PER_PID_MAX ||
 		    ARRAY_RESERVE(p->nmethods, p->cap_nmethods, p->n_nmethods + 1) ||
 		    hmap__insert(p->nm_index, h, (__u32)p->n_nmethods + 1))
@@ -297,7 +303,7 @@ static struct jvm_nmethod *get_nmethod(struct java *j, struct jvm_pid *p, __u64 
 		n = &p->nmethods[p->n_nmethods++];
 	}
 	t0 = (__u64)clock_ns(CLOCK_MONOTONIC);
-	read_nmethod(p->pid, &p->layout, addr, cid, n);
+	read_nmethod(p->img.pid, &p->layout, addr, cid, n);
 	j->stats.read_ns += (__u64)clock_ns(CLOCK_MONOTONIC) - t0;
 	if (n->ok) {
 		j->stats.nmethods++;
@@ -358,14 +364,14 @@ static const char *blob_kind_name(__u64 tag)
 	return tag == JAVA_TAG_STUB ? "[java stub]" : "[unknown java frame]";
 }
 
-int java__frame(struct java *j, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
-		__u64 *loc)
+int java__frame(struct java *j, const struct proc_image *img, __u64 a, __u64 b,
+		struct src_line *out, int max, __u64 *loc)
 {
-	struct jvm_pid *p = jvm__find_pid(j, pid);
+	struct jvm_pid *p = jvm__find_image(j, img);
 	__u64 tag = a >> FRAME_TAG_SHIFT, addr = a & FRAME_ADDR_MASK;
 	int n = 0;
 
-	*loc = hash_u64(b, hash_u64(a, pid)) | 1ull << 63;
+	*loc = hash_u64(b, hash_u64(a, proc_image__hash(img))) | 1ull << 63;
 	if (p && !p->unknown && max > 0) {
 		if (tag == JAVA_TAG_INTERP) {
 			struct jvm_method *m = get_method(j, p, addr);
@@ -410,13 +416,13 @@ static void read_scope_methods(struct java *j, struct jvm_pid *p, const struct j
 	}
 }
 
-void java__seen(struct java *j, __u32 pid, __u32 kind, __u64 addr)
+void java__seen(struct java *j, const struct proc_image *img, __u32 kind, __u64 addr)
 {
-	struct jvm_pid *p = j ? jvm__find_pid(j, pid) : NULL;
+	struct jvm_pid *p = j ? jvm__find_image(j, img) : NULL;
 	struct jvm_nmethod *n;
 	__s32 cid;
 
-	if (!p || p->unknown)
+	if (!p || p->unknown || p->superseded)
 		return;
 	if (!p->named_one) {
 		p->named_one = true;
@@ -426,7 +432,7 @@ void java__seen(struct java *j, __u32 pid, __u32 kind, __u64 addr)
 		get_method(j, p, addr);
 		return;
 	}
-	if (kind != JAVA_EVENT_NMETHOD || proc_mem__read(pid, addr + p->layout.bpf.nm_compile_id, &cid, 4))
+	if (kind != JAVA_EVENT_NMETHOD || proc_mem__read(img->pid, addr + p->layout.bpf.nm_compile_id, &cid, 4))
 		return;
 	n = get_nmethod(j, p, addr, (__u32)cid);
 	if (!n || !n->ok)

@@ -16,9 +16,9 @@ static void jv_free(void *rt)
 	java__free(rt);
 }
 
-static int jv_add_pid(void *rt, __u32 pid)
+static int jv_add_image(void *rt, const struct proc_image *img)
 {
-	return java__add_pid(rt, pid);
+	return java__add_image(rt, img);
 }
 
 /* JVMs found before their code cache was made */
@@ -29,13 +29,15 @@ static void jv_retry(void *rt)
 
 static void jv_event(void *rt, const struct rt_event *e)
 {
-	java__seen(rt, e->pid, e->kind, e->addr);
+	struct proc_image img = rt_event__image(e);
+
+	java__seen(rt, &img, e->kind, e->addr);
 }
 
-static int jv_frame(void *rt, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
-		    __u64 *loc)
+static int jv_frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
+		    struct src_line *out, int max, __u64 *loc)
 {
-	return java__frame(rt, pid, a, b, out, max, loc);
+	return java__frame(rt, img, a, b, out, max, loc);
 }
 
 static const char *jv_mark(void *rt, __u64 slot)
@@ -98,7 +100,7 @@ const struct runtime_ops java_runtime = {
 	.procs_map = "java_procs",
 	.new = jv_new,
 	.free = jv_free,
-	.add_pid = jv_add_pid,
+	.add_image = jv_add_image,
 	.retry = jv_retry,
 	.event = jv_event,
 	.frame = jv_frame,

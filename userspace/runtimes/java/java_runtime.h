@@ -42,28 +42,28 @@ void java__free(struct java *j);
  * (counted); -EAGAIN: a JVM still starting (its interpreter not yet made, or
  * its tables short until then), looked at again by java__retry.
  */
-int java__add_pid(struct java *j, __u32 pid);
+int java__add_image(struct java *j, const struct proc_image *img);
 
 /* Looks again at JVMs that were starting; cheap when there are none. */
 void java__retry(struct java *j);
 
-/* BPF saw method or nmethod ADDR (JAVA_EVENT_METHOD, _NMETHOD) run in PID first: read it while it lives. */
-void java__seen(struct java *j, __u32 pid, __u32 kind, __u64 addr);
+/* BPF saw method or nmethod ADDR (JAVA_EVENT_METHOD, _NMETHOD) run in IMG first: read it while it lives. */
+void java__seen(struct java *j, const struct proc_image *img, __u32 kind, __u64 addr);
 
 /* Whether a slot of a walked stack starts a Java frame (two slots) or is a lost-frames mark (one). */
 bool java__is_frame(__u64 slot);
 bool java__is_lost(__u64 slot);
 
 /*
- * Names the Java frame in slots (a, b) of PID's stack: out[0, n) get the
+ * Names the Java frame in slots (a, b) of a stack of image IMG: out[0, n) get the
  * frames, callee first (a compiled frame with inlined methods gives several),
  * at most max. Strings are owned by the cache (valid until the second
  * java__sweep after the process exits). *loc is unique to the (process,
  * method or nmethod, position). Returns n >= 1 (an unnamed frame is one
  * "[unknown java frame]").
  */
-int java__frame(struct java *j, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
-		__u64 *loc);
+int java__frame(struct java *j, const struct proc_image *img, __u64 a, __u64 b,
+		struct src_line *out, int max, __u64 *loc);
 
 /* The pseudo frame name of a lost-frames slot; counted. */
 const char *java__lost_name(struct java *j, __u64 slot);

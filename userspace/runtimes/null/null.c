@@ -28,7 +28,8 @@ enum { SYM_STATE, SYM_EVAL, SYM_COUNT };
 static const char *const wanted[SYM_COUNT] = { "null_runtime_state", "null_eval" };
 
 struct null_pid {
-	__u32 pid;
+	struct proc_image img;
+	bool superseded;	/* a later image holds the pid: only names read name its frames */
 	bool dead;		/* gone at the last sweep: freed at the next */
 	__u64 state;
 	char names[NULL_FUNCS_MAX][NULL_NAME_MAX + 6];	/* "null:" + name; "" not read */
@@ -41,10 +42,23 @@ struct null_rt {
 	struct null_stats stats;
 };
 
-static struct null_pid *find_pid(struct null_rt *r, __u32 pid)
+/* The state of image IMG (runtime__is_image): never another image's at its pid */
+static struct null_pid *find_image(struct null_rt *r, const struct proc_image *img)
 {
 	for (int i = 0; i < r->n_pids; i++)
-		if (r->pids[i]->pid == pid)
+		if (proc_image__eq(&r->pids[i]->img, img))
+			return r->pids[i];
+	for (int i = 0; i < r->n_pids; i++)
+		if (!r->pids[i]->superseded && runtime__is_image(&r->pids[i]->img, img))
+			return r->pids[i];
+	return NULL;
+}
+
+/* The state of the image BPF's table of PID is of, if any */
+static struct null_pid *find_current(struct null_rt *r, __u32 pid)
+{
+	for (int i = 0; i < r->n_pids; i++)
+		if (r->pids[i]->img.pid == pid && !r->pids[i]->superseded)
 			return r->pids[i];
 	return NULL;
 }
@@ -95,8 +109,9 @@ static int probe_file(struct null_rt *r, __u32 pid, const struct proc_map *m, st
 }
 
 /* Its first file mapping (the executable) only: a null interpreter is a program, not a library. */
-static int null_add_pid(void *rt, __u32 pid)
+static int null_add_image(void *rt, const struct proc_image *img)
 {
+	__u32 pid = img->pid;
 	struct null_rt *r = rt;
 	struct proc_map *maps = NULL;
 	struct null_proc np;
@@ -110,9 +125,16 @@ static int null_add_pid(void *rt, __u32 pid)
 		;
 	err = i < n ? probe_file(r, pid, &maps[i], &np) : -ENOENT;
 	proc_maps__free(maps);
+	p = find_current(r, pid);
+	if (p && !proc_image__eq(&p->img, img)) {
+		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */
+		p->superseded = true;
+		if (err)
+			bpf_map_delete_elem(r->o.procs_fd, &pid);
+		p = NULL;
+	}
 	if (err)
 		return err;
-	p = find_pid(r, pid);
 	if (p && !p->dead && p->state == np.state)
 		return 0;	/* known already: a re-read of the maps found the same */
 	if (!p) {
@@ -123,8 +145,8 @@ static int null_add_pid(void *rt, __u32 pid)
 			return -ENOMEM;
 		r->pids[r->n_pids++] = p;
 	}
-	memset(p, 0, sizeof(*p));	/* an exec: the old image's names mean nothing now */
-	p->pid = pid;
+	memset(p, 0, sizeof(*p));
+	p->img = *img;
 	p->state = np.state;
 	/* the bit first: BPF looks up only the pids it has */
 	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_NULL));
@@ -139,12 +161,14 @@ static int null_add_pid(void *rt, __u32 pid)
 static void null_event(void *rt, const struct rt_event *e)
 {
 	struct null_rt *r = rt;
-	struct null_pid *p = find_pid(r, e->pid);
+	struct proc_image img = rt_event__image(e);
+	struct null_pid *p = find_image(r, &img);
 	char name[NULL_NAME_MAX];
 	__u64 ptr;
 	size_t len;
 
-	if (!p || e->addr >= NULL_FUNCS_MAX || p->names[e->addr][0])
+	/* a superseded image's memory is another's now: not read */
+	if (!p || p->superseded || e->addr >= NULL_FUNCS_MAX || p->names[e->addr][0])
 		return;
 	if (proc_mem__read(e->pid, p->state + ST_NAMES + 8 * e->addr, &ptr, sizeof(ptr)) ||
 	    proc_mem__read_some(e->pid, ptr, name, sizeof(name)) <= 0) {
@@ -163,16 +187,16 @@ static void null_event(void *rt, const struct rt_event *e)
 	r->stats.funcs++;
 }
 
-static int null_frame(void *rt, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
-		      __u64 *loc)
+static int null_frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
+		      struct src_line *out, int max, __u64 *loc)
 {
 	struct null_rt *r = rt;
-	struct null_pid *p = find_pid(r, pid);
+	struct null_pid *p = find_image(r, img);
 	__u64 func = a & FRAME_ADDR_MASK;
 
 	if (max < 1)
 		return 0;
-	*loc = hash_u64(func, pid) | 1ull << 63;
+	*loc = hash_u64(func, proc_image__hash(img)) | 1ull << 63;
 	if (!p || func >= NULL_FUNCS_MAX || !p->names[func][0]) {
 		r->stats.frames_unnamed++;
 		out[0] = (struct src_line){ .function = "[unknown null function]" };
@@ -191,7 +215,7 @@ static const char *null_mark(void *rt, __u64 slot)
 	return "[null frames lost: unreadable frame]";
 }
 
-/* A process gone at two sweeps in a row: its names go, with its BPF table. */
+/* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
 static void null_sweep(void *rt)
 {
 	struct null_rt *r = rt;
@@ -199,11 +223,12 @@ static void null_sweep(void *rt)
 	for (int i = 0; i < r->n_pids;) {
 		struct null_pid *p = r->pids[i];
 
-		if (!runtime__gone_twice(p->pid, &p->dead)) {
+		if (!runtime__gone_twice(r->o.proc_root, &p->img, p->superseded, &p->dead)) {
 			i++;
 			continue;
 		}
-		bpf_map_delete_elem(r->o.procs_fd, &p->pid);
+		if (!p->superseded)
+			bpf_map_delete_elem(r->o.procs_fd, &p->img.pid);
 		r->pids[i] = r->pids[--r->n_pids];
 		free(p);
 	}
@@ -234,7 +259,7 @@ const struct runtime_ops null_runtime = {
 	.procs_map = "null_procs",
 	.new = null_new,
 	.free = null_free,
-	.add_pid = null_add_pid,
+	.add_image = null_add_image,
 	.event = null_event,
 	.frame = null_frame,
 	.mark = null_mark,

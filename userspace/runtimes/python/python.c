@@ -42,7 +42,8 @@ struct py_code {
 };
 
 struct py_pid {
-	__u32 pid;
+	struct proc_image img;	/* PROC_EXEC_ANY: found running, names no sample */
+	bool superseded;	/* a later image holds the pid: only what was read names its frames */
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool unknown;		/* a CPython we do not know: counted, not walked */
 	struct py_layout layout;
@@ -124,12 +125,38 @@ void python__free(struct python *py)
 	free(py);
 }
 
-static struct py_pid *find_pid(const struct python *py, __u32 pid)
+/* The state of image IMG (runtime__is_image) */
+static struct py_pid *find_image(const struct python *py, const struct proc_image *img)
 {
 	for (size_t i = 0; i < py->n_pids; i++)
-		if (py->pids[i]->pid == pid)
+		if (proc_image__eq(&py->pids[i]->img, img))
+			return py->pids[i];
+	for (size_t i = 0; i < py->n_pids; i++)
+		if (!py->pids[i]->superseded && runtime__is_image(&py->pids[i]->img, img))
 			return py->pids[i];
 	return NULL;
+}
+
+/* The state of the image BPF's table of PID is of, if any */
+static struct py_pid *find_current(const struct python *py, __u32 pid)
+{
+	for (size_t i = 0; i < py->n_pids; i++)
+		if (py->pids[i]->img.pid == pid && !py->pids[i]->superseded)
+			return py->pids[i];
+	return NULL;
+}
+
+static __u64 code_size(const struct py_code *c);
+
+/* Frees P, the state of an image whose samples were all named, and unlinks it */
+static void drop_pid(struct python *py, struct py_pid *p)
+{
+	for (size_t i = 0; i < py->n_pids; i++)
+		if (py->pids[i] == p)
+			py->pids[i] = py->pids[--py->n_pids];
+	for (size_t k = 0; k < p->n_codes; k++)
+		py->stats.code_bytes -= code_size(&p->codes[k]);
+	free_pid(py, p);
 }
 
 /* "libpython3.11.so.1.0" or "python3.9": the minor version its name says, else -1 */
@@ -268,13 +295,13 @@ static int probe_file(struct python *py, __u32 pid, const struct proc_map *m,
 	return 0;
 }
 
-static struct py_pid *new_pid(struct python *py, __u32 pid)
+static struct py_pid *new_pid(struct python *py, const struct proc_image *img)
 {
 	struct py_pid *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->pid = pid;
+	p->img = *img;
 	p->index = hmap__new();
 	if (!p->index || ARRAY_RESERVE(py->pids, py->cap_pids, py->n_pids + 1)) {
 		hmap__free(p->index);
@@ -285,8 +312,9 @@ static struct py_pid *new_pid(struct python *py, __u32 pid)
 	return p;
 }
 
-int python__add_pid(struct python *py, __u32 pid)
+int python__add_image(struct python *py, const struct proc_image *img)
 {
+	__u32 pid = img->pid;
 	struct proc_map *maps = NULL;
 	struct py_layout layout;
 	struct py_proc proc = {};
@@ -316,21 +344,22 @@ int python__add_pid(struct python *py, __u32 pid)
 	}
 	proc_maps__free(maps);
 	p_debug("pid %u: python probe %d", pid, found);
+	p = find_current(py, pid);
+	if (p && proc_image__eq(&p->img, img)) {
+		/* known already: a re-read of the maps found the same, or nothing new */
+		if (found == -ENOENT || (!p->dead && ((found == -ENOTSUP && p->unknown) ||
+		    (!found && !p->unknown && p->layout.version == layout.version))))
+			return found;
+		drop_pid(py, p);	/* the same image, another layout: what it read is replaced */
+	} else if (p) {
+		/* another image: its code objects name its own samples until the second sweep */
+		p->superseded = true;
+		if (found == -ENOENT)
+			bpf_map_delete_elem(py->opts.procs_fd, &pid);
+	}
 	if (found == -ENOENT)
 		return found;
-	p = find_pid(py, pid);
-	if (p && !p->dead &&
-	    ((found == -ENOTSUP && p->unknown) ||
-	     (!found && !p->unknown && p->layout.version == layout.version)))
-		return found;	/* known already: a re-read of the maps found the same */
-	if (p) {
-		/* an exec: the old image's code objects mean nothing now */
-		for (size_t i = 0; i < py->n_pids; i++)
-			if (py->pids[i] == p)
-				py->pids[i] = py->pids[--py->n_pids];
-		free_pid(py, p);
-	}
-	p = new_pid(py, pid);
+	p = new_pid(py, img);
 	if (!p)
 		return -ENOMEM;
 	if (found == -ENOTSUP) {
@@ -492,6 +521,8 @@ static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr,
 
 	if (id)
 		return &p->codes[id - 1];
+	if (p->superseded)
+		return NULL;	/* its memory is a later image's now: unnamed, counted */
 	/*
 	 * Full: not emptied, since the names handed out stay valid until the
 	 * process's cache goes (python_runtime.h); the frame is unnamed, counted.
@@ -505,7 +536,7 @@ static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr,
 		return NULL;
 	c = &p->codes[p->n_codes++];
 	t0 = (__u64)clock_ns(CLOCK_MONOTONIC);
-	read_code(p->pid, &p->layout, addr, c);
+	read_code(p->img.pid, &p->layout, addr, c);
 	py->stats.read_ns += (__u64)clock_ns(CLOCK_MONOTONIC) - t0;
 	c->asked = tag;
 	if (c->ok && c->tag != tag) {
@@ -521,11 +552,12 @@ static struct py_code *get_code(struct python *py, struct py_pid *p, __u64 addr,
 	return c;
 }
 
-void python__code_seen(struct python *py, __u32 pid, __u64 code, __u32 tag)
+void python__code_seen(struct python *py, const struct proc_image *img, __u64 code, __u32 tag)
 {
-	struct py_pid *p = py ? find_pid(py, pid) : NULL;
+	struct py_pid *p = py ? find_image(py, img) : NULL;
 
-	if (p && !p->unknown)
+	/* a superseded image's memory is another's now: not read */
+	if (p && !p->unknown && !p->superseded)
 		get_code(py, p, code, tag);
 }
 
@@ -570,14 +602,15 @@ static __u32 byte_offset(const struct py_layout *l, __u32 raw)
 	return raw - l->co_code_adaptive;	/* instruction pointer - code object */
 }
 
-int python__frame(struct python *py, __u32 pid, __u64 a, __u64 b, struct src_line *out, __u64 *loc)
+int python__frame(struct python *py, const struct proc_image *img, __u64 a, __u64 b,
+		  struct src_line *out, __u64 *loc)
 {
-	struct py_pid *p = find_pid(py, pid);
+	struct py_pid *p = find_image(py, img);
 	__u64 code = a & FRAME_ADDR_MASK;
 	__u32 tag = (__u32)(b >> 32), raw = (__u32)b;
 	struct py_code *c = p && !p->unknown ? get_code(py, p, code, tag) : NULL;
 
-	*loc = hash_u64(b, hash_u64(code, pid)) | 1ull << 63;
+	*loc = hash_u64(b, hash_u64(code, proc_image__hash(img))) | 1ull << 63;
 	if (!c || !c->ok) {
 		py->stats.frames_unnamed++;
 		*out = (struct src_line){ .function = "[unknown python function]" };
@@ -599,15 +632,13 @@ void python__sweep(struct python *py)
 	for (size_t i = 0; i < py->n_pids;) {
 		struct py_pid *p = py->pids[i];
 
-		if (!runtime__gone_twice(p->pid, &p->dead)) {
+		if (!runtime__gone_twice(py->opts.proc_root, &p->img, p->superseded, &p->dead)) {
 			i++;
 			continue;
 		}
-		bpf_map_delete_elem(py->opts.procs_fd, &p->pid);
-		for (size_t k = 0; k < p->n_codes; k++)
-			py->stats.code_bytes -= code_size(&p->codes[k]);
-		py->pids[i] = py->pids[--py->n_pids];
-		free_pid(py, p);
+		if (!p->superseded)	/* else the table is a later image's, or gone */
+			bpf_map_delete_elem(py->opts.procs_fd, &p->img.pid);
+		drop_pid(py, p);	/* moves the last state to i: looked at next */
 	}
 }
 

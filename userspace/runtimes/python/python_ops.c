@@ -16,22 +16,24 @@ static void py_free(void *rt)
 	python__free(rt);
 }
 
-static int py_add_pid(void *rt, __u32 pid)
+static int py_add_image(void *rt, const struct proc_image *img)
 {
-	return python__add_pid(rt, pid);
+	return python__add_image(rt, img);
 }
 
 static void py_event(void *rt, const struct rt_event *e)
 {
-	python__code_seen(rt, e->pid, e->addr, e->gen);
+	struct proc_image img = rt_event__image(e);
+
+	python__code_seen(rt, &img, e->addr, e->gen);
 }
 
-static int py_frame(void *rt, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
-		    __u64 *loc)
+static int py_frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
+		    struct src_line *out, int max, __u64 *loc)
 {
 	if (max < 1)
 		return 0;
-	python__frame(rt, pid, a, b, &out[0], loc);	/* -ENOENT: out names it unknown */
+	python__frame(rt, img, a, b, &out[0], loc);	/* -ENOENT: out names it unknown */
 	return 1;
 }
 
@@ -100,7 +102,7 @@ const struct runtime_ops python_runtime = {
 	.maps = py_maps,
 	.new = py_new,
 	.free = py_free,
-	.add_pid = py_add_pid,
+	.add_image = py_add_image,
 	.event = py_event,
 	.frame = py_frame,
 	.mark = py_mark,

@@ -37,18 +37,19 @@ struct python *python__new(const struct python_opts *opts);
 void python__free(struct python *py);
 
 /*
- * Looks for CPython in PID (a mapped libpython3.X.so, or an executable with
- * the interpreter linked in) and hands BPF its table. Again for a known pid:
- * checks again (after an exec). 0: a Python BPF now walks; -ENOENT: no
- * Python; -ENOTSUP: a version we do not know (counted once, never guessed).
+ * Looks for CPython in process image IMG (a mapped libpython3.X.so, or an
+ * executable with the interpreter linked in) and hands BPF its table. What
+ * an earlier image of the pid read stays to name its samples (runtime.h's
+ * add_image). 0: a Python BPF now walks; -ENOENT: no Python; -ENOTSUP: a
+ * version we do not know (counted once, never guessed).
  */
-int python__add_pid(struct python *py, __u32 pid);
+int python__add_image(struct python *py, const struct proc_image *img);
 
 /*
- * BPF saw code object CODE, of tag TAG (py_code_tag), run in PID for the
+ * BPF saw code object CODE, of tag TAG (py_code_tag), run in IMG for the
  * first time: read it while it lives.
  */
-void python__code_seen(struct python *py, __u32 pid, __u64 code, __u32 tag);
+void python__code_seen(struct python *py, const struct proc_image *img, __u64 code, __u32 tag);
 
 /* Whether a user stack slot is a Python frame (two slots) or a lost-frames mark (one). */
 bool python__is_frame(__u64 slot);
@@ -58,13 +59,14 @@ bool python__is_lost(__u64 slot);
 bool python__fold_trampoline(struct python *py, __u64 slot);
 
 /*
- * Names the Python frame in slots (a, b) of PID's stack: out gets
+ * Names the Python frame in slots (a, b) of a stack of image IMG: out gets
  * module.qualname, file and line (strings owned by the cache, valid until the
- * second python__sweep after the process exits); *loc gets an address unique
- * to the (process, code object, instruction) for a pprof Location. 0, or
+ * second python__sweep after the image ends); *loc gets an address unique
+ * to the (image, code object, instruction) for a pprof Location. 0, or
  * -ENOENT when the code object could not be read (out names it unknown).
  */
-int python__frame(struct python *py, __u32 pid, __u64 a, __u64 b, struct src_line *out, __u64 *loc);
+int python__frame(struct python *py, const struct proc_image *img, __u64 a, __u64 b,
+		  struct src_line *out, __u64 *loc);
 
 /* The pseudo frame name of a lost-frames slot; counted. */
 const char *python__lost_name(struct python *py, __u64 slot);
