@@ -1,0 +1,881 @@
+/* v8.c -- V8 processes (Node.js): detection by v8dbg_* symbols, the BPF table, and naming functions read from their memory */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include "lib/array.h"
+#include "lib/bpf_util.h"
+#include "lib/clock.h"
+#include "lib/hashmap.h"
+#include "lib/log.h"
+#include "lib/proc_mem.h"
+#include "symbolize/elf_find.h"
+#include "symbolize/proc_maps.h"
+#include "symbolize/procfs.h"
+#include "v8_int.h"
+#include "v8_runtime.h"
+
+#define FUNCS_PER_PID_MAX 65536		/* functions cached per process */
+#define NAME_MAX_BYTES 512		/* a function or script name, UTF-8: longer ones are cut */
+#define LINE_ENDS_MAX (1u << 20)	/* lines of a script we keep the ends of */
+#define POSITIONS_MAX (1u << 20)	/* a source position table larger than this is refused */
+#define SCOPE_WORDS 24			/* words of a ScopeInfo read for the function's name */
+#define RETRY_NS 1000000000ULL		/* a process without JIT code yet is looked at again each second */
+#define RETRY_FOR_NS (60 * RETRY_NS)	/* ... for a minute */
+
+/* One script (a file) of a process: its name and where its lines end. */
+struct v8_script {
+	__u64 addr;
+	char *name;
+	__u32 *ends;
+	__u32 n_ends;
+	bool lines_ok;
+};
+
+/* One function (a SharedFunctionInfo) as read from the process. */
+struct v8_func {
+	__u64 addr;		/* tagged */
+	__u16 gen;		/* with addr, the key: see include/v8.h */
+	bool ok;
+	char *name;		/* "name" or "(anonymous)" */
+	struct v8_script *script;	/* borrowed from the process's scripts; NULL if none */
+	__u8 *positions;	/* the bytecode's source position table */
+	__u32 n_positions;
+	__u32 bytecode_len;
+	__s64 first_pos;	/* the position of its first statement, for frames without an offset */
+};
+
+struct v8_pid {
+	__u32 pid;
+	bool dead;		/* gone at the last sweep: freed at the next */
+	bool waiting;		/* its JIT code range not found yet: looked at again */
+	__u64 found_ns;
+	struct v8_layout layout;
+	struct v8_proc proc;	/* as BPF has it */
+	struct hmap *index;	/* (addr, gen) -> funcs[] id + 1 */
+	struct v8_func *funcs;
+	size_t n_funcs, cap_funcs;
+	struct v8_script **scripts;
+	size_t n_scripts, cap_scripts;
+};
+
+struct v8_rt {
+	struct runtime_opts o;
+	struct v8_pid **pids;
+	size_t n_pids, cap_pids;
+	__u64 next_retry_ns;
+	struct v8_stats stats;
+};
+
+/* The one place a process's cache is found: keyed by pid today. */
+static struct v8_pid *find_pid(const struct v8_rt *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->n_pids; i++)
+		if (r->pids[i]->pid == pid)
+			return r->pids[i];
+	return NULL;
+}
+
+static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
+{
+	return proc_mem__read((__u32)(unsigned long)ctx, addr, buf, len);
+}
+
+static void free_func(struct v8_func *f)
+{
+	free(f->name);
+	free(f->positions);
+	f->name = NULL;
+	f->positions = NULL;
+}
+
+static void free_pid(struct v8_pid *p)
+{
+	for (size_t i = 0; i < p->n_funcs; i++)
+		free_func(&p->funcs[i]);
+	for (size_t i = 0; i < p->n_scripts; i++) {
+		free(p->scripts[i]->name);
+		free(p->scripts[i]->ends);
+		free(p->scripts[i]);
+	}
+	free(p->scripts);
+	free(p->funcs);
+	hmap__free(p->index);
+	free(p);
+}
+
+/* ---- detection ---- */
+
+/*
+ * The v8dbg_* symbols we read, each an int the binary defines (some names
+ * changed between versions: the first found counts). Values are read from
+ * the process, after its static initializers ran.
+ */
+enum v8_sym {
+	S_FP_FUNCTION, S_FP_CONTEXT, S_FP_CONTEXT_OLD, S_FP_BC_ARRAY, S_FP_BC_OFFSET,
+	S_JSF_SHARED, S_JSF_SHARED_T,
+	S_SFI_NAME, S_SFI_NAME_T, S_SFI_NAME_T2,
+	S_SFI_SCRIPT, S_SFI_SCRIPT_T, S_SFI_SCRIPT_T2, S_SFI_SCRIPT_T3,
+	S_SFI_DATA, S_SFI_DATA_T,
+	S_MAP_TYPE,
+	S_TYPE_SFI, S_TYPE_BC, S_TYPE_SCRIPT, S_TYPE_SCOPE, S_TYPE_FIXED, S_TYPE_BYTE, S_TYPE_CODE,
+	S_TYPE_INTERP_DATA,
+	S_FIRST_NONSTRING, S_REPR_MASK, S_ENC_MASK, S_SEQ_TAG, S_CONS_TAG, S_SLICED_TAG, S_THIN_TAG,
+	S_EXT_TAG, S_ONE_BYTE_TAG,
+	S_STR_LEN, S_SEQ1, S_SEQ2, S_CONS1, S_CONS1_T, S_CONS2, S_CONS2_T, S_SLICED_PARENT,
+	S_SLICED_PARENT_T, S_SLICED_OFF, S_THIN, S_THIN_T,
+	S_SCRIPT_NAME, S_SCRIPT_NAME_T, S_SCRIPT_SOURCE, S_SCRIPT_SOURCE_T, S_SCRIPT_ENDS,
+	S_SCRIPT_ENDS_T,
+	S_FIXED_LEN, S_FIXED_DATA, S_BC_DATA, S_CODE_BC, S_CODE_BC_T,
+	S_SI_FIRST_VARS, S_SI_NCTX,
+	S_BLOB, S_BLOB_SIZE, S_BLOB_CUR, S_BLOB_CUR_SIZE,
+	S_COUNT
+};
+
+static const char *const sym_names[S_COUNT] = {
+	[S_FP_FUNCTION] = "v8dbg_off_fp_function",
+	[S_FP_CONTEXT] = "v8dbg_off_fp_context_or_frame_type",
+	[S_FP_CONTEXT_OLD] = "v8dbg_off_fp_context",
+	[S_FP_BC_ARRAY] = "v8dbg_off_fp_bytecode_array",
+	[S_FP_BC_OFFSET] = "v8dbg_off_fp_bytecode_offset",
+	[S_JSF_SHARED] = "v8dbg_class_JSFunction__shared__SharedFunctionInfo",
+	[S_JSF_SHARED_T] = "v8dbg_class_JSFunction__shared__Tagged_SharedFunctionInfo_",
+	[S_SFI_NAME] = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object",
+	[S_SFI_NAME_T] = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_",
+	[S_SFI_NAME_T2] = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_",
+	[S_SFI_SCRIPT] = "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject",
+	[S_SFI_SCRIPT_T] = "v8dbg_class_SharedFunctionInfo__script_or_debug_info__Tagged_HeapObject_",
+	[S_SFI_SCRIPT_T2] = "v8dbg_class_SharedFunctionInfo__script__Tagged_HeapObject_",
+	[S_SFI_SCRIPT_T3] = "v8dbg_class_SharedFunctionInfo__script__Tagged_UnionOf_Script_Undefined__",
+	[S_SFI_DATA] = "v8dbg_class_SharedFunctionInfo__function_data__Object",
+	[S_SFI_DATA_T] = "v8dbg_class_SharedFunctionInfo__function_data__Tagged_Object_",
+	[S_MAP_TYPE] = "v8dbg_class_Map__instance_type__uint16_t",
+	[S_TYPE_SFI] = "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE",
+	[S_TYPE_BC] = "v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE",
+	[S_TYPE_SCRIPT] = "v8dbg_type_Script__SCRIPT_TYPE",
+	[S_TYPE_SCOPE] = "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE",
+	[S_TYPE_FIXED] = "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE",
+	[S_TYPE_BYTE] = "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE",
+	[S_TYPE_CODE] = "v8dbg_type_Code__CODE_TYPE",
+	[S_TYPE_INTERP_DATA] = "v8dbg_type_InterpreterData__INTERPRETER_DATA_TYPE",
+	[S_FIRST_NONSTRING] = "v8dbg_FirstNonstringType",
+	[S_REPR_MASK] = "v8dbg_StringRepresentationMask",
+	[S_ENC_MASK] = "v8dbg_StringEncodingMask",
+	[S_SEQ_TAG] = "v8dbg_SeqStringTag",
+	[S_CONS_TAG] = "v8dbg_ConsStringTag",
+	[S_SLICED_TAG] = "v8dbg_SlicedStringTag",
+	[S_THIN_TAG] = "v8dbg_ThinStringTag",
+	[S_EXT_TAG] = "v8dbg_ExternalStringTag",
+	[S_ONE_BYTE_TAG] = "v8dbg_OneByteStringTag",
+	[S_STR_LEN] = "v8dbg_class_String__length__int32_t",
+	[S_SEQ1] = "v8dbg_class_SeqOneByteString__chars__char",
+	[S_SEQ2] = "v8dbg_class_SeqTwoByteString__chars__char",
+	[S_CONS1] = "v8dbg_class_ConsString__first__String",
+	[S_CONS1_T] = "v8dbg_class_ConsString__first__Tagged_String_",
+	[S_CONS2] = "v8dbg_class_ConsString__second__String",
+	[S_CONS2_T] = "v8dbg_class_ConsString__second__Tagged_String_",
+	[S_SLICED_PARENT] = "v8dbg_class_SlicedString__parent__String",
+	[S_SLICED_PARENT_T] = "v8dbg_class_SlicedString__parent__Tagged_String_",
+	[S_SLICED_OFF] = "v8dbg_class_SlicedString__offset__SMI",
+	[S_THIN] = "v8dbg_class_ThinString__actual__String",
+	[S_THIN_T] = "v8dbg_class_ThinString__actual__Tagged_String_",
+	[S_SCRIPT_NAME] = "v8dbg_class_Script__name__Object",
+	[S_SCRIPT_NAME_T] = "v8dbg_class_Script__name__Tagged_Object_",
+	[S_SCRIPT_SOURCE] = "v8dbg_class_Script__source__Object",
+	[S_SCRIPT_SOURCE_T] = "v8dbg_class_Script__source__Tagged_Object_",
+	[S_SCRIPT_ENDS] = "v8dbg_class_Script__line_ends__Object",
+	[S_SCRIPT_ENDS_T] = "v8dbg_class_Script__line_ends__Tagged_Object_",
+	[S_FIXED_LEN] = "v8dbg_class_FixedArrayBase__length__SMI",
+	[S_FIXED_DATA] = "v8dbg_class_FixedArray__data__uintptr_t",
+	[S_BC_DATA] = "v8dbg_class_BytecodeArray__data__uintptr_t",
+	[S_CODE_BC] = "v8dbg_class_Code__bytecode_or_interpreter_data__HeapObject",
+	[S_CODE_BC_T] = "v8dbg_class_Code__bytecode_or_interpreter_data__Tagged_HeapObject_",
+	[S_SI_FIRST_VARS] = "v8dbg_scopeinfo_idx_first_vars",
+	[S_SI_NCTX] = "v8dbg_scopeinfo_idx_ncontextlocals",
+	[S_BLOB] = "v8_Default_embedded_blob_code_",
+	[S_BLOB_SIZE] = "v8_Default_embedded_blob_code_size_",
+	[S_BLOB_CUR] = "_ZN2v88internal12_GLOBAL__N_127current_embedded_blob_code_E",
+	[S_BLOB_CUR_SIZE] = "_ZN2v88internal12_GLOBAL__N_132current_embedded_blob_code_size_E",
+};
+
+struct sym_vals {
+	struct elf_found f[S_COUNT];
+	__s32 v[S_COUNT];
+	bool has[S_COUNT];
+};
+
+/* the first of A, B, C (enum v8_sym; -1: none) the binary has, into *out; false if none */
+static bool pick(const struct sym_vals *s, int a, int b, int c, int d, __s32 *out)
+{
+	int k[4] = { a, b, c, d };
+
+	for (int i = 0; i < 4; i++)
+		if (k[i] >= 0 && s->has[k[i]]) {
+			*out = s->v[k[i]];
+			return true;
+		}
+	return false;
+}
+
+/* offsets and types fit their fields: a value out of range is a symbol we misread, not a layout */
+static bool fits16(__s32 v)
+{
+	return v >= 0 && v < 0x8000;
+}
+
+/*
+ * The layout from the symbols' values. Constants V8 does not export come
+ * from a checked table: BytecodeArray's source position table sits after
+ * its constant pool and handler table in the builds whose bytecodes start
+ * at 54 (V8 10.x-11.x: Node 18, 20); InterpreterData's bytecode array is
+ * its first field. Each is checked against an object's type before use.
+ */
+static int make_layout(const struct sym_vals *s, struct v8_layout *l)
+{
+	__s32 fpf, fpc, fpa, fpo, v[40];
+	int n = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (!pick(s, S_FP_FUNCTION, -1, -1, -1, &fpf) ||
+	    !pick(s, S_FP_CONTEXT, S_FP_CONTEXT_OLD, -1, -1, &fpc) ||
+	    !pick(s, S_FP_BC_ARRAY, -1, -1, -1, &fpa) || !pick(s, S_FP_BC_OFFSET, -1, -1, -1, &fpo))
+		return -ENOTSUP;
+	/* the frame window BPF reads: rbp - 8 * V8_FP_BELOW up to rbp */
+	if (fpf % 8 || fpc % 8 || fpa % 8 || fpo % 8)
+		return -ENOTSUP;
+	for (int i = 0; i < 4; i++) {
+		__s32 o = i == 0 ? fpf : i == 1 ? fpc : i == 2 ? fpa : fpo;
+
+		if (o >= 0 || o < -8 * V8_FP_BELOW)
+			return -ENOTSUP;
+	}
+	l->bpf.fp_function = (__s16)fpf;
+	l->bpf.fp_context = (__s16)fpc;
+	l->bpf.fp_bytecode_array = (__s16)fpa;
+	l->bpf.fp_bytecode_offset = (__s16)fpo;
+#define NEED(a, b, c, d) (pick(s, a, b, c, d, &v[n]) && fits16(v[n]) ? (__u16)v[n++] : (n = -1000, 0))
+	l->bpf.jsfunction_shared = NEED(S_JSF_SHARED, S_JSF_SHARED_T, -1, -1);
+	l->bpf.sfi_name_or_scope_info = NEED(S_SFI_NAME, S_SFI_NAME_T, S_SFI_NAME_T2, -1);
+	l->bpf.map_instance_type = NEED(S_MAP_TYPE, -1, -1, -1);
+	l->bpf.type_sfi = NEED(S_TYPE_SFI, -1, -1, -1);
+	l->bpf.type_bytecode_array = NEED(S_TYPE_BC, -1, -1, -1);
+	l->sfi_script = NEED(S_SFI_SCRIPT, S_SFI_SCRIPT_T, S_SFI_SCRIPT_T2, S_SFI_SCRIPT_T3);
+	l->sfi_function_data = NEED(S_SFI_DATA, S_SFI_DATA_T, -1, -1);
+	l->script_name = NEED(S_SCRIPT_NAME, S_SCRIPT_NAME_T, -1, -1);
+	l->script_source = NEED(S_SCRIPT_SOURCE, S_SCRIPT_SOURCE_T, -1, -1);
+	l->script_line_ends = NEED(S_SCRIPT_ENDS, S_SCRIPT_ENDS_T, -1, -1);
+	l->fixed_length = NEED(S_FIXED_LEN, -1, -1, -1);
+	l->fixed_data = NEED(S_FIXED_DATA, -1, -1, -1);
+	l->bytecode_data = NEED(S_BC_DATA, -1, -1, -1);
+	l->string_length = NEED(S_STR_LEN, -1, -1, -1);
+	l->seq_one_chars = NEED(S_SEQ1, -1, -1, -1);
+	l->seq_two_chars = NEED(S_SEQ2, -1, -1, -1);
+	l->cons_first = NEED(S_CONS1, S_CONS1_T, -1, -1);
+	l->cons_second = NEED(S_CONS2, S_CONS2_T, -1, -1);
+	l->sliced_parent = NEED(S_SLICED_PARENT, S_SLICED_PARENT_T, -1, -1);
+	l->sliced_offset = NEED(S_SLICED_OFF, -1, -1, -1);
+	l->thin_actual = NEED(S_THIN, S_THIN_T, -1, -1);
+	l->scopeinfo_first_vars = NEED(S_SI_FIRST_VARS, -1, -1, -1);
+	l->scopeinfo_ncontextlocals = NEED(S_SI_NCTX, -1, -1, -1);
+	l->type_script = NEED(S_TYPE_SCRIPT, -1, -1, -1);
+	l->type_scope_info = NEED(S_TYPE_SCOPE, -1, -1, -1);
+	l->type_fixed_array = NEED(S_TYPE_FIXED, -1, -1, -1);
+	l->type_byte_array = NEED(S_TYPE_BYTE, -1, -1, -1);
+	l->first_nonstring_type = NEED(S_FIRST_NONSTRING, -1, -1, -1);
+	l->str_repr_mask = NEED(S_REPR_MASK, -1, -1, -1);
+	l->str_encoding_mask = NEED(S_ENC_MASK, -1, -1, -1);
+	l->seq_tag = NEED(S_SEQ_TAG, -1, -1, -1);
+	l->cons_tag = NEED(S_CONS_TAG, -1, -1, -1);
+	l->sliced_tag = NEED(S_SLICED_TAG, -1, -1, -1);
+	l->thin_tag = NEED(S_THIN_TAG, -1, -1, -1);
+	l->one_byte_tag = NEED(S_ONE_BYTE_TAG, -1, -1, -1);
+#undef NEED
+	if (n < 0)
+		return -ENOTSUP;
+	/* optional: baseline code's bytecode; without it such functions name without lines */
+	if (pick(s, S_TYPE_CODE, -1, -1, -1, &v[0]) && fits16(v[0]) &&
+	    pick(s, S_CODE_BC, S_CODE_BC_T, -1, -1, &v[1]) && fits16(v[1])) {
+		l->type_code = (__u16)v[0];
+		l->code_bytecode = (__u16)v[1];
+	}
+	if (pick(s, S_TYPE_INTERP_DATA, -1, -1, -1, &v[0]) && fits16(v[0])) {
+		l->type_interp_data = (__u16)v[0];
+		l->interp_data_bytecode = 8;
+	}
+	if (l->bytecode_data == 54)
+		l->bytecode_positions = 32;
+	return 0;
+}
+
+/* the executable or library V8 is in: the node executable, or libnode.so */
+static bool candidate(const struct proc_map *m)
+{
+	const char *base = strrchr(m->path, '/');
+
+	if (!m->inode || !base)
+		return false;
+	base++;
+	return !strcmp(base, "node") || !strncmp(base, "nodejs", 6) || !strncmp(base, "libnode.so", 10);
+}
+
+/* Reads the symbols' values from the process (ints, after its static initializers ran). */
+static int read_syms(struct v8_rt *r, __u32 pid, const struct proc_map *m, struct sym_vals *s,
+		     __u64 *bias)
+{
+	struct stat st;
+	__u64 vaddr;
+	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
+
+	if (err)
+		return err;
+	err = elf_find__symbols(fd, m->pgoff, sym_names, S_COUNT, s->f, &vaddr);
+	close(fd);
+	if (err)
+		return err;
+	if (!s->f[S_FP_FUNCTION].value)
+		return -ENOENT;	/* no post-mortem metadata: not a V8 we can read */
+	*bias = m->start - vaddr;
+	for (int i = 0; i < S_COUNT; i++) {
+		if (!s->f[i].value || i == S_BLOB || i == S_BLOB_CUR)
+			continue;
+		s->has[i] = !proc_mem__read(pid, s->f[i].value + *bias, &s->v[i], sizeof(s->v[i]));
+	}
+	return 0;
+}
+
+static void add_range(struct v8_proc *p, __u64 lo, __u64 hi)
+{
+	for (__u32 i = 0; i < p->n_ranges; i++)
+		if (lo >= p->range[i].low && hi <= p->range[i].high)
+			return;	/* inside one we have */
+	if (lo < hi && p->n_ranges < V8_MAX_RANGES)
+		p->range[p->n_ranges++] = (struct v8_range){ lo, hi };
+}
+
+/*
+ * The code range: V8 reserves it at start and commits JIT code inside as
+ * anonymous executable pages, with the builtins' copy mapped in. The run
+ * of back-to-back anonymous or V8-file mappings around an anonymous
+ * executable one holds it; nothing runs code there but V8. False: none yet.
+ */
+static bool code_ranges(const struct proc_map *maps, size_t n, const char *file, struct v8_proc *p)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t a = i, b = i;
+
+		if (maps[i].perms[2] != 'x' || maps[i].inode || maps[i].path[0])
+			continue;
+		while (a > 0 && maps[a - 1].end == maps[a].start &&
+		       ((!maps[a - 1].inode && !maps[a - 1].path[0]) || !strcmp(maps[a - 1].path, file)))
+			a--;
+		while (b + 1 < n && maps[b + 1].start == maps[b].end &&
+		       ((!maps[b + 1].inode && !maps[b + 1].path[0]) || !strcmp(maps[b + 1].path, file)))
+			b++;
+		add_range(p, maps[a].start, maps[b].end);
+		found = true;
+		i = b;
+	}
+	return found;
+}
+
+static int probe(struct v8_rt *r, __u32 pid, struct v8_layout *l, struct v8_proc *proc)
+{
+	struct proc_map *maps = NULL;
+	struct sym_vals *s = calloc(1, sizeof(*s));
+	__u64 bias = 0, cur = 0;
+	size_t n = 0, i;
+	int err = s ? proc_maps__read(r->o.proc_root, pid, &maps, &n) : -ENOMEM;
+
+	if (err)
+		goto out;
+	for (i = 0; i < n && !candidate(&maps[i]); i++)
+		;
+	if (i == n) {
+		err = -ENOENT;
+		goto out;
+	}
+	/* the file's first mapping: elf_find__symbols maps its offset to a vaddr */
+	while (i > 0 && !strcmp(maps[i - 1].path, maps[i].path))
+		i--;
+	err = read_syms(r, pid, &maps[i], s, &bias);
+	if (err)
+		goto out;
+	err = make_layout(s, l);
+	if (err)
+		goto out;
+	*proc = l->bpf;
+	proc->n_ranges = 0;
+	if (s->f[S_BLOB].value && s->has[S_BLOB_SIZE] && s->v[S_BLOB_SIZE] > 0) {
+		proc->builtins[0].low = s->f[S_BLOB].value + bias;
+		proc->builtins[0].high = proc->builtins[0].low + (__u32)s->v[S_BLOB_SIZE];
+		add_range(proc, proc->builtins[0].low, proc->builtins[0].high);
+	}
+	/* the builtins' copy in the code range, where they run when V8 made one */
+	if (s->f[S_BLOB_CUR].value && s->has[S_BLOB_CUR_SIZE] && s->v[S_BLOB_CUR_SIZE] > 0 &&
+	    !proc_mem__read(pid, s->f[S_BLOB_CUR].value + bias, &cur, sizeof(cur)) && cur) {
+		proc->builtins[1].low = cur;
+		proc->builtins[1].high = cur + (__u32)s->v[S_BLOB_CUR_SIZE];
+		add_range(proc, proc->builtins[1].low, proc->builtins[1].high);
+	}
+	if (!proc->builtins[0].low) {
+		err = -ENOTSUP;	/* no builtins' range: the interpreter's frames could not be told */
+		goto out;
+	}
+	err = code_ranges(maps, n, maps[i].path, proc) ? 0 : -EAGAIN;
+out:
+	proc_maps__free(maps);
+	free(s);
+	return err;
+}
+
+static struct v8_pid *new_pid(struct v8_rt *r, __u32 pid)
+{
+	struct v8_pid *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->index = hmap__new();
+	if (!p->index || ARRAY_RESERVE(r->pids, r->cap_pids, r->n_pids + 1)) {
+		hmap__free(p->index);
+		free(p);
+		return NULL;
+	}
+	r->pids[r->n_pids++] = p;
+	return p;
+}
+
+static void drop_pid(struct v8_rt *r, struct v8_pid *p)
+{
+	for (size_t i = 0; i < r->n_pids; i++)
+		if (r->pids[i] == p) {
+			r->pids[i] = r->pids[--r->n_pids];
+			break;
+		}
+	free_pid(p);
+}
+
+static int v8_add_pid(void *rt, __u32 pid)
+{
+	struct v8_rt *r = rt;
+	struct v8_pid *p = find_pid(r, pid);
+	struct v8_layout l;
+	struct v8_proc proc;
+	int err = probe(r, pid, &l, &proc);
+
+	if (err && err != -EAGAIN) {
+		if (err == -ENOTSUP && !p) {
+			r->stats.unknown_versions++;
+			p_info("pid %u: a V8 whose v8dbg_* symbols we cannot use: native frames only", pid);
+		}
+		if (p && err == -ENOENT)
+			drop_pid(r, p);	/* an exec of something else */
+		return err;
+	}
+	if (p && !p->dead && !memcmp(&p->proc, &proc, sizeof(proc)) && !p->waiting)
+		return 0;	/* known already: a re-read found the same */
+	if (p && memcmp(&p->layout, &l, sizeof(l))) {
+		drop_pid(r, p);	/* an exec: the old image's names mean nothing now */
+		p = NULL;
+	}
+	if (!p) {
+		p = new_pid(r, pid);
+		if (!p)
+			return -ENOMEM;
+		p->found_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
+		r->stats.procs++;
+	}
+	p->dead = false;
+	p->layout = l;
+	p->proc = proc;
+	/* no JIT code yet (a process just started): its builtins now, the code range later */
+	p->waiting = err == -EAGAIN &&
+		     (__u64)clock_ns(CLOCK_MONOTONIC) - p->found_ns < RETRY_FOR_NS;
+	/* the bit first: BPF looks up only the pids it has */
+	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_V8));
+	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
+		err = -errno;
+	if (!err)
+		p_debug("pid %u: V8, %u code ranges, its JavaScript frames walked in BPF", pid,
+			proc.n_ranges);
+	return err;
+}
+
+static void v8_retry(void *rt)
+{
+	struct v8_rt *r = rt;
+	__u64 now = (__u64)clock_ns(CLOCK_MONOTONIC);
+
+	if (now < r->next_retry_ns)
+		return;
+	r->next_retry_ns = now + RETRY_NS;
+	for (size_t i = 0; i < r->n_pids; i++) {
+		struct v8_pid *p = r->pids[i];
+
+		if (!p->waiting || p->dead)
+			continue;
+		r->stats.code_range_waits++;
+		v8_add_pid(r, p->pid);
+	}
+}
+
+/* ---- names ---- */
+
+struct func_key {
+	__u64 addr;
+	__u16 gen;
+};
+
+static int func_eq(__u32 id, const void *key, const void *ctx)
+{
+	const struct v8_pid *p = ctx;
+	const struct func_key *k = key;
+
+	return p->funcs[id - 1].addr == k->addr && p->funcs[id - 1].gen == k->gen;
+}
+
+static size_t func_bytes(const struct v8_func *f)
+{
+	return sizeof(*f) + (f->name ? strlen(f->name) + 1 : 0) + f->n_positions;
+}
+
+/* The script at SCRIPT (tagged), read once per process. */
+static struct v8_script *get_script(struct v8_rt *r, struct v8_pid *p, const struct v8_mem *m,
+				    __u64 script)
+{
+	struct v8_script *s;
+	char name[NAME_MAX_BYTES];
+	__u64 nm;
+
+	for (size_t i = 0; i < p->n_scripts; i++)
+		if (p->scripts[i]->addr == script)
+			return p->scripts[i];
+	if (ARRAY_RESERVE(p->scripts, p->cap_scripts, p->n_scripts + 1))
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->addr = script;
+	if (m->read(m->ctx, script - 1 + p->layout.script_name, &nm, sizeof(nm)) ||
+	    v8_mem__string(m, nm, name, sizeof(name)) <= 0)
+		snprintf(name, sizeof(name), "[unknown script]");
+	s->name = strdup(name);
+	s->lines_ok = !v8_mem__line_ends(m, script, &s->ends, &s->n_ends, LINE_ENDS_MAX);
+	r->stats.func_bytes += sizeof(*s) + strlen(name) + 1 + (size_t)s->n_ends * 4;
+	p->scripts[p->n_scripts++] = s;
+	return s;
+}
+
+/* the function's name: its shared name, or the one its ScopeInfo holds; "" if none */
+static void read_name(const struct v8_mem *m, __u64 nos, char *out, size_t size)
+{
+	const struct v8_layout *l = m->l;
+	__u64 w[SCOPE_WORDS], name;
+	int type = v8_mem__type(m, nos);
+
+	out[0] = 0;
+	if (type >= 0 && type < l->first_nonstring_type) {
+		v8_mem__string(m, nos, out, size);
+		return;
+	}
+	if (type != l->type_scope_info || m->read(m->ctx, nos - 1 + 8, w, sizeof(w)))
+		return;
+	if (!v8_scope_info__name(l, w, SCOPE_WORDS, &name))
+		v8_mem__string(m, name, out, size);
+}
+
+/* the BytecodeArray the function runs (tagged), through baseline code or interpreter data; 0 if none */
+static __u64 bytecode_of(const struct v8_mem *m, __u64 data)
+{
+	const struct v8_layout *l = m->l;
+
+	for (int i = 0; i < 3 && data; i++) {
+		int type = v8_mem__type(m, data);
+		__u64 next = 0;
+
+		if (type == l->bpf.type_bytecode_array)
+			return data;
+		if (l->type_code && type == l->type_code)
+			m->read(m->ctx, data - 1 + l->code_bytecode, &next, sizeof(next));
+		else if (l->type_interp_data && type == l->type_interp_data)
+			m->read(m->ctx, data - 1 + l->interp_data_bytecode, &next, sizeof(next));
+		data = next;
+	}
+	return 0;
+}
+
+static void read_positions(const struct v8_mem *m, __u64 bc, struct v8_func *f)
+{
+	const struct v8_layout *l = m->l;
+	__u64 len, tab, tlen;
+
+	if (!bc || m->read(m->ctx, bc - 1 + l->fixed_length, &len, sizeof(len)) || !v8_is_smi(len) ||
+	    v8_smi(len) <= 0 || v8_smi(len) > (1 << 24))
+		return;
+	f->bytecode_len = (__u32)v8_smi(len);
+	if (!l->bytecode_positions ||
+	    m->read(m->ctx, bc - 1 + l->bytecode_positions, &tab, sizeof(tab)) ||
+	    v8_mem__type(m, tab) != l->type_byte_array ||
+	    m->read(m->ctx, tab - 1 + l->fixed_length, &tlen, sizeof(tlen)) || !v8_is_smi(tlen) ||
+	    v8_smi(tlen) <= 0 || v8_smi(tlen) > POSITIONS_MAX)
+		return;
+	f->positions = malloc((size_t)v8_smi(tlen));
+	if (f->positions && !m->read(m->ctx, tab - 1 + l->fixed_data, f->positions, (size_t)v8_smi(tlen)))
+		f->n_positions = (__u32)v8_smi(tlen);
+	else {
+		free(f->positions);
+		f->positions = NULL;
+	}
+	/* the first statement's position: the line of a frame that has no offset */
+	f->first_pos = f->n_positions ? v8_positions__find(f->positions, f->n_positions, 0) : -1;
+}
+
+static void read_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, struct v8_func *f)
+{
+	struct v8_mem m = { mem_read, (void *)(unsigned long)p->pid, &p->layout };
+	const struct v8_layout *l = &p->layout;
+	char name[NAME_MAX_BYTES];
+	__u64 nos, script, data;
+
+	f->first_pos = -1;
+	if (v8_mem__type(&m, sfi) != l->bpf.type_sfi ||
+	    m.read(m.ctx, sfi - 1 + l->bpf.sfi_name_or_scope_info, &nos, sizeof(nos)))
+		return;
+	if ((__u16)(nos >> 3) != f->gen)
+		return;	/* another function is there now: never named as it */
+	read_name(&m, nos, name, sizeof(name));
+	f->name = strdup(name[0] ? name : "(anonymous)");
+	if (!m.read(m.ctx, sfi - 1 + l->sfi_script, &script, sizeof(script)) &&
+	    v8_mem__type(&m, script) == l->type_script)
+		f->script = get_script(r, p, &m, script);
+	if (!m.read(m.ctx, sfi - 1 + l->sfi_function_data, &data, sizeof(data)))
+		read_positions(&m, bytecode_of(&m, data), f);
+	f->ok = f->name != NULL;
+}
+
+/*
+ * The function at sfi whose gen is gen, read now if not yet. Each (address,
+ * gen) is its own entry: the GC moves functions, and one moved onto a freed
+ * one's address has another name word, so another gen.
+ */
+static struct v8_func *get_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, __u16 gen)
+{
+	struct func_key k = { sfi, gen };
+	__u64 h = hash_u64(sfi, gen), t0;
+	__u32 id = hmap__find(p->index, h, func_eq, &k, p);
+	struct v8_func *f;
+
+	if (id)
+		return &p->funcs[id - 1];
+	if (p->n_funcs >= FUNCS_PER_PID_MAX) {
+		r->stats.func_cache_full++;
+		return NULL;
+	}
+	if (ARRAY_RESERVE(p->funcs, p->cap_funcs, p->n_funcs + 1) ||
+	    hmap__insert(p->index, h, (__u32)p->n_funcs + 1))
+		return NULL;
+	f = &p->funcs[p->n_funcs++];
+	memset(f, 0, sizeof(*f));
+	f->addr = sfi;
+	f->gen = gen;
+	t0 = (__u64)clock_ns(CLOCK_MONOTONIC);
+	read_func(r, p, sfi, f);
+	r->stats.read_ns += (__u64)clock_ns(CLOCK_MONOTONIC) - t0;
+	if (f->ok) {
+		r->stats.funcs++;
+		r->stats.func_bytes += func_bytes(f);
+	} else {
+		free_func(f);
+		r->stats.funcs_failed++;
+	}
+	return f;
+}
+
+static void v8_event(void *rt, const struct rt_event *e)
+{
+	struct v8_rt *r = rt;
+	struct v8_pid *p = find_pid(r, e->pid);
+
+	if (p)
+		get_func(r, p, e->addr, (__u16)e->gen);
+}
+
+/* the bytecode offset of an interpreted frame: the leaf's register if it is one, else the frame's slot; -1 */
+static __s64 frame_offset(const struct v8_pid *p, const struct v8_func *f, __u64 b)
+{
+	__s64 hdr = (__s64)p->layout.bytecode_data - 1;
+	__s64 slot = (__s64)(b & V8_OFFSET_MASK) - hdr;
+	__s64 reg = (__s64)((b >> V8_LEAF_SHIFT) & V8_OFFSET_MASK) - hdr;
+
+	if (reg >= 0 && reg < f->bytecode_len)
+		return reg;
+	if (slot >= 0 && slot < f->bytecode_len)
+		return slot;
+	return -1;
+}
+
+static const char *stub_name(__u64 type)
+{
+	/* the frame types of the v8dbg_frametype_* symbols of Node 18-26 */
+	switch (type) {
+	case 1:
+		return "[v8 entry frame]";
+	case 2:
+		return "[v8 construct entry frame]";
+	case 3:
+		return "[v8 exit frame]";
+	default:
+		return "[v8 stub frame]";
+	}
+}
+
+static int v8_frame(void *rt, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
+		    __u64 *loc)
+{
+	struct v8_rt *r = rt;
+	struct v8_pid *p = find_pid(r, pid);
+	__u64 tag = FRAME_TAG(a), sfi = a & FRAME_ADDR_MASK;
+	__u16 gen = (__u16)(b >> V8_GEN_SHIFT);
+	struct v8_func *f;
+	__s64 pos = -1, off;
+
+	if (max < 1)
+		return 0;
+	*loc = hash_u64(b, hash_u64(a, pid)) | 1ull << 63;
+	if (tag == V8_TAG_STUB) {
+		r->stats.stub_frames++;
+		out[0] = (struct src_line){ .function = stub_name(sfi) };
+		return 1;
+	}
+	f = p ? get_func(r, p, sfi, gen) : NULL;
+	if (!f || !f->ok) {
+		r->stats.frames_unnamed++;
+		out[0] = (struct src_line){ .function = "[unknown javascript function]" };
+		return 1;
+	}
+	r->stats.frames_named++;
+	out[0] = (struct src_line){ .function = f->name,
+				    .file = f->script ? f->script->name : NULL };
+	if (tag == V8_TAG_INTERP && (off = frame_offset(p, f, b)) >= 0)
+		pos = v8_positions__find(f->positions, f->n_positions, (__u32)off);
+	if (pos < 0)
+		pos = f->first_pos;	/* compiled code: its function's first statement */
+	if (f->script && f->script->lines_ok)
+		out[0].line = v8_lines__find(f->script->ends, f->script->n_ends, pos);
+	if (!out[0].line)
+		r->stats.frames_no_line++;
+	return 1;
+}
+
+static const char *v8_mark(void *rt, __u64 slot)
+{
+	struct v8_rt *r = rt;
+	__u64 why = slot & 0xff;
+
+	r->stats.frames_lost[why < 3 ? why : 0]++;
+	return why == V8_LOST_READ ? "[javascript frames lost: unreadable frame]"
+				   : "[javascript frames lost: broken frame chain]";
+}
+
+/* A process gone at two sweeps in a row: its names go, with its BPF table. */
+static void v8_sweep(void *rt)
+{
+	struct v8_rt *r = rt;
+
+	for (size_t i = 0; i < r->n_pids;) {
+		struct v8_pid *p = r->pids[i];
+
+		if (!runtime__gone_twice(p->pid, &p->dead)) {
+			i++;
+			continue;
+		}
+		bpf_map_delete_elem(r->o.procs_fd, &p->pid);
+		for (size_t k = 0; k < p->n_funcs; k++)
+			r->stats.func_bytes -= p->funcs[k].ok ? func_bytes(&p->funcs[k]) : 0;
+		for (size_t k = 0; k < p->n_scripts; k++)
+			r->stats.func_bytes -= sizeof(*p->scripts[k]) + strlen(p->scripts[k]->name) + 1 +
+					       (size_t)p->scripts[k]->n_ends * 4;
+		r->pids[i] = r->pids[--r->n_pids];
+		free_pid(p);
+	}
+}
+
+static void *v8_new(const struct runtime_opts *o)
+{
+	struct v8_rt *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->o = *o;
+	return r;
+}
+
+static void v8_free(void *rt)
+{
+	struct v8_rt *r = rt;
+
+	for (size_t i = 0; r && i < r->n_pids; i++)
+		free_pid(r->pids[i]);
+	if (r)
+		free(r->pids);
+	free(r);
+}
+
+static void v8_stats_read(const void *rt, void *out)
+{
+	const struct v8_rt *r = rt;
+
+	memcpy(out, &r->stats, sizeof(r->stats));
+}
+
+#define VS(field) offsetof(struct v8_stats, field)
+
+static const struct stat_desc v8_stats[] = {
+	STAT_COUNT("processes_total", "Node.js processes whose JavaScript frames BPF walks", VS(procs)),
+	STAT_COUNT("unknown_versions_total",
+		   "V8 processes whose v8dbg_* symbols lack what the walk needs (native frames only)",
+		   VS(unknown_versions)),
+	STAT_COUNT("code_range_waits_total", "Looks again at a process for its JIT code range",
+		   VS(code_range_waits)),
+	STAT_COUNT("functions_total", "JavaScript functions read and cached", VS(funcs)),
+	STAT_COUNT("functions_failed_total", "JavaScript functions that could not be read",
+		   VS(funcs_failed)),
+	STAT_LEVEL("function_cache_bytes", "Memory the cached functions and scripts hold", "bytes",
+		   VS(func_bytes)),
+	STAT_COUNT("function_cache_full_total", "Functions not read: their process's cache was full",
+		   VS(func_cache_full)),
+	STAT_COUNT("frames_named_total", "JavaScript frames named", VS(frames_named)),
+	STAT_COUNT("frames_unnamed_total", "JavaScript frames left unnamed", VS(frames_unnamed)),
+	STAT_COUNT("frames_no_line_total", "Named JavaScript frames without a line", VS(frames_no_line)),
+	STAT_COUNT("stub_frames_total", "V8 frames of generated code running no JavaScript function",
+		   VS(stub_frames)),
+	STAT_COUNT("frames_lost_read_total", "Marks of V8 frames BPF could not read",
+		   VS(frames_lost[V8_LOST_READ])),
+	STAT_COUNT("frames_lost_chain_total", "Marks of V8 frame chains BPF found broken",
+		   VS(frames_lost[V8_LOST_FRAME])),
+	STAT_NS_AS_SECONDS("read_seconds_total", "Time spent reading functions", STAT_TYPE_COUNTER,
+			   VS(read_ns)),
+};
+
+const struct runtime_ops v8_runtime = {
+	.name = "v8",
+	.id = UNWIND_RT_V8,
+	.procs_map = "v8_procs",
+	.new = v8_new,
+	.free = v8_free,
+	.add_pid = v8_add_pid,
+	.retry = v8_retry,
+	.event = v8_event,
+	.frame = v8_frame,
+	.mark = v8_mark,
+	.sweep = v8_sweep,
+	.stats = v8_stats,
+	.n_stats = sizeof(v8_stats) / sizeof(v8_stats[0]),
+	.stats_size = sizeof(struct v8_stats),
+	.stats_read = v8_stats_read,
+};
