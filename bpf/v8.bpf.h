@@ -90,21 +90,29 @@ __noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u3
 	fp = sc->bp;
 	first = !sc->stack.n;	/* the registers are the sampled ones */
 	builtin = v8_in(&v->builtins[0], pc) || v8_in(&v->builtins[1], pc);
-	/* the builtin a sample struck is named by its symbol; its frame (if it built one) is below */
+	/*
+	 * A builtin the sample struck is named by its symbol (its frame, if it
+	 * built one, is at rbp); but the interpreter's handlers running a
+	 * function are that function's frame: folded into it.
+	 */
 	top = leaf && builtin;
-	if (top)
-		walk_push(sc, first ? pc : pc + 1);
 	sc->exact_pc = 0;
-	if (!fp || fp < sc->sp || fp - sc->sp > V8_MAX_FRAME)
+	if (!fp || fp < sc->sp || fp - sc->sp > V8_MAX_FRAME) {
+		if (top)
+			walk_push(sc, first ? pc : pc + 1);
 		return v8_stop(sc, V8_LOST_FRAME);
-	if (bpf_probe_read_user(w, sizeof(w), (const void *)(fp - 8 * V8_FP_BELOW)))
+	}
+	if (bpf_probe_read_user(w, sizeof(w), (const void *)(fp - 8 * V8_FP_BELOW))) {
+		if (top)
+			walk_push(sc, first ? pc : pc + 1);
 		return v8_stop(sc, V8_LOST_READ);
+	}
 	ctx = v8_slot(w, v->fp_context);
 	if (!v8_object(ctx)) {
 		/* a typed frame: entry, exit, stub, internal, construct... */
-		if (!top && builtin)
-			walk_push(sc, pc);
-		else if (!top)
+		if (builtin)
+			walk_push(sc, top && !first ? pc + 1 : pc);
+		else
 			walk_push_frame(sc, V8_TAG_STUB, ctx >> 1, pc);
 		goto step;
 	}
@@ -112,8 +120,7 @@ __noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u3
 	if (walk_read(&sfi, v8_object(v8_slot(w, v->fp_function)) + v->jsfunction_shared) ||
 	    v8_type(v, v8_object(sfi)) != v->type_sfi) {
 		/* not a function frame as we know it: an address, for the symbolizer to try */
-		if (!top)
-			walk_push(sc, pc);
+		walk_push(sc, top && !first ? pc + 1 : pc);
 		goto step;
 	}
 	walk_read(&nos, v8_object(sfi) + v->sfi_name_or_scope_info);
@@ -133,6 +140,8 @@ __noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u3
 			off |= sc->r9 << V8_LEAF_SHIFT;
 		walk_push_frame(sc, V8_TAG_INTERP, sfi, (__u64)gen << V8_GEN_SHIFT | off);
 	} else {
+		if (top)
+			walk_push(sc, first ? pc : pc + 1);
 		walk_push_frame(sc, V8_TAG_JIT, sfi, (__u64)gen << V8_GEN_SHIFT | (pc & V8_WHERE_MASK));
 	}
 	rt_announce(pid, V8_EVENT_SFI, sfi & FRAME_ADDR_MASK, gen);

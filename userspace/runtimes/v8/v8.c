@@ -576,7 +576,7 @@ static struct v8_script *get_script(struct v8_rt *r, struct v8_pid *p, const str
 static void read_name(const struct v8_mem *m, __u64 nos, char *out, size_t size)
 {
 	const struct v8_layout *l = m->l;
-	__u64 w[SCOPE_WORDS], name;
+	__u64 w[SCOPE_WORDS];
 	int type = v8_mem__type(m, nos);
 
 	out[0] = 0;
@@ -586,8 +586,13 @@ static void read_name(const struct v8_mem *m, __u64 nos, char *out, size_t size)
 	}
 	if (type != l->type_scope_info || m->read(m->ctx, nos - 1 + 8, w, sizeof(w)))
 		return;
-	if (!v8_scope_info__name(l, w, SCOPE_WORDS, &name))
-		v8_mem__string(m, name, out, size);
+	for (int i = v8_scope_info__names(l, w, SCOPE_WORDS); i >= 0 && i < SCOPE_WORDS; i++) {
+		type = v8_mem__type(m, w[i]);
+		if (type >= 0 && type < l->first_nonstring_type &&
+		    v8_mem__string(m, w[i], out, size) > 0)
+			return;
+		out[0] = 0;
+	}
 }
 
 /* the BytecodeArray the function runs (tagged), through baseline code or interpreter data; 0 if none */

@@ -95,10 +95,11 @@ __s64 v8_positions__find(const __u8 *tab, size_t len, __u32 offset);
 __u32 v8_lines__find(const __u32 *ends, __u32 n, __s64 pos);
 
 /*
- * The function name in a ScopeInfo whose words after the map are
- * W[0, n) as read: the first string after the context locals (their names
- * and infos). 0 with *name the tagged string, or -ENOENT.
+ * Where names may start in a ScopeInfo whose words after the map are W[0, n)
+ * as read: past its context locals (their names and infos). The function's
+ * name, or its inferred one ("Module._compile"), is the first string from
+ * there on. The index, or -ENOENT.
  */
-int v8_scope_info__name(const struct v8_layout *l, const __u64 *w, size_t n, __u64 *name);
+int v8_scope_info__names(const struct v8_layout *l, const __u64 *w, size_t n);
 
 #endif /* EBPFPROF_V8_INT_H */

@@ -323,20 +323,17 @@ __u32 v8_lines__find(const __u32 *ends, __u32 n, __s64 pos)
 	return lo + 1;
 }
 
-int v8_scope_info__name(const struct v8_layout *l, const __u64 *w, size_t n, __u64 *name)
+int v8_scope_info__names(const struct v8_layout *l, const __u64 *w, size_t n)
 {
 	size_t i = l->scopeinfo_first_vars;
+	__s64 locals;
 
 	if (l->scopeinfo_ncontextlocals >= n || !v8_is_smi(w[l->scopeinfo_ncontextlocals]))
 		return -ENOENT;
-	if (v8_smi(w[l->scopeinfo_ncontextlocals]) < 0 || v8_smi(w[l->scopeinfo_ncontextlocals]) > 64)
-		return -ENOENT;	/* past 75 names V8 keeps them in a table of their own; a few words are read */
-	i += 2 * (size_t)v8_smi(w[l->scopeinfo_ncontextlocals]);
-	for (; i < n; i++) {
-		if (v8_is_object(w[i])) {
-			*name = w[i];
-			return 0;
-		}
-	}
-	return -ENOENT;
+	locals = v8_smi(w[l->scopeinfo_ncontextlocals]);
+	/* past 75 names V8 keeps them in a table of their own; only a few words are read anyway */
+	if (locals < 0 || locals > 64)
+		return -ENOENT;
+	i += 2 * (size_t)locals;
+	return i < n ? (int)i : -ENOENT;
 }
