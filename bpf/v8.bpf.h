@@ -80,7 +80,7 @@ static __always_inline __u16 v8_type(const struct v8_proc *v, __u64 obj)
  */
 __noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 leaf, __u32 pid)
 {
-	__u64 w[V8_FP_WORDS], pc, fp, ctx, sfi, nos = 0, off, ra;
+	__u64 w[V8_FP_WORDS], pc, fp, ctx, sfi, nos = 0, off, ba, ra;
 	bool builtin, top, first;
 	__u16 gen;
 
@@ -125,9 +125,12 @@ __noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u3
 	}
 	walk_read(&nos, v8_object(sfi) + v->sfi_name_or_scope_info);
 	gen = (__u16)(nos >> 3);
+	rt_announce(pid, V8_EVENT_SFI, sfi & FRAME_ADDR_MASK, gen);
 	off = v8_slot(w, v->fp_bytecode_offset);
-	if (builtin && !(off & 1) &&
-	    v8_type(v, v8_object(v8_slot(w, v->fp_bytecode_array))) == v->type_bytecode_array) {
+	ba = v8_slot(w, v->fp_bytecode_array);
+	if (builtin && !(off & 1) && v8_type(v, v8_object(ba)) == v->type_bytecode_array) {
+		/* the bytecode it runs, for its source positions: tied to the function by gen */
+		rt_announce(pid, V8_EVENT_BYTECODE, ba & FRAME_ADDR_MASK, (__u32)(sfi >> 3));
 		off = (off >> V8_SMI_SHIFT) & V8_OFFSET_MASK;
 		/*
 		 * The interpreter keeps the current offset in a register
@@ -144,7 +147,6 @@ __noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u3
 			walk_push(sc, first ? pc : pc + 1);
 		walk_push_frame(sc, V8_TAG_JIT, sfi, (__u64)gen << V8_GEN_SHIFT | (pc & V8_WHERE_MASK));
 	}
-	rt_announce(pid, V8_EVENT_SFI, sfi & FRAME_ADDR_MASK, gen);
 step:
 	ra = w[(V8_FP_BELOW + 1) & 7];
 	if (!ra)

@@ -87,6 +87,7 @@ enum unwind_runtime {
 #define JAVA_EVENT_NMETHOD 3	/* an nmethod a compiled frame ran */
 #define NULL_EVENT_FUNC 4	/* a null runtime function */
 #define V8_EVENT_SFI 5		/* a V8 SharedFunctionInfo a JavaScript frame ran */
+#define V8_EVENT_BYTECODE 6	/* the BytecodeArray an interpreted frame ran; gen: its SharedFunctionInfo >> 3 */
 
 /* X(kind, runtime): every event kind, once */
 #define RT_EVENTS(X)                        \
@@ -94,7 +95,8 @@ enum unwind_runtime {
 	X(JAVA_EVENT_METHOD, UNWIND_RT_JAVA)   \
 	X(JAVA_EVENT_NMETHOD, UNWIND_RT_JAVA)  \
 	X(NULL_EVENT_FUNC, UNWIND_RT_NULL)     \
-	X(V8_EVENT_SFI, UNWIND_RT_V8)
+	X(V8_EVENT_SFI, UNWIND_RT_V8)          \
+	X(V8_EVENT_BYTECODE, UNWIND_RT_V8)
 
 #define FRAME_TAG_CHECK_(tag, rt, slots)                                                  \
 	_Static_assert((tag) >= FRAME_TAG_MIN && (tag) < 0xff, #tag " is a tag byte");   \

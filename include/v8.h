@@ -56,7 +56,10 @@ struct v8_proc {
  *   exit, stub or internal frame of JIT code (those of embedded builtins are
  *   left as addresses, which the symbolizer names Builtins_*).
  * One slot: V8_TAG_LOST | enum v8_lost_reason, where the walk stopped.
- * A SharedFunctionInfo first seen is announced as V8_EVENT_SFI with its gen.
+ * A SharedFunctionInfo first seen is announced as V8_EVENT_SFI with its gen,
+ * the BytecodeArray of an interpreted frame as V8_EVENT_BYTECODE with the
+ * low 32 bits of its SharedFunctionInfo >> 3 (newer V8s do not say where a
+ * function's bytecode is: the frame does).
  */
 enum v8_lost_reason {
 	V8_LOST_READ = 1,	/* a frame could not be read */

@@ -26,6 +26,7 @@
 #define SCOPE_WORDS 24			/* words of a ScopeInfo read for the function's name */
 #define RETRY_NS 1000000000ULL		/* a process without JIT code yet is looked at again each second */
 #define RETRY_FOR_NS (60 * RETRY_NS)	/* ... for a minute */
+#define V8_12_POSITIONS 24		/* BytecodeArray::source_position_table from V8 12 (table) */
 
 /* One script (a file) of a process: its name and where its lines end. */
 struct v8_script {
@@ -53,6 +54,7 @@ struct v8_pid {
 	__u32 pid;
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool waiting;		/* its JIT code range not found yet: looked at again */
+	bool unknown;		/* a V8 we cannot read: counted once, native frames only */
 	__u64 found_ns;
 	struct v8_layout layout;
 	struct v8_proc proc;	/* as BPF has it */
@@ -123,7 +125,7 @@ enum v8_sym {
 	S_SFI_DATA, S_SFI_DATA_T,
 	S_MAP_TYPE,
 	S_TYPE_SFI, S_TYPE_BC, S_TYPE_SCRIPT, S_TYPE_SCOPE, S_TYPE_FIXED, S_TYPE_BYTE, S_TYPE_CODE,
-	S_TYPE_INTERP_DATA,
+	S_TYPE_INTERP_DATA, S_TYPE_TRUSTED_BYTE, S_FT_ENTRY, S_FT_CENTRY, S_FT_EXIT, S_FT_BEXIT,
 	S_FIRST_NONSTRING, S_REPR_MASK, S_ENC_MASK, S_SEQ_TAG, S_CONS_TAG, S_SLICED_TAG, S_THIN_TAG,
 	S_EXT_TAG, S_ONE_BYTE_TAG,
 	S_STR_LEN, S_SEQ1, S_SEQ2, S_CONS1, S_CONS1_T, S_CONS2, S_CONS2_T, S_SLICED_PARENT,
@@ -162,6 +164,11 @@ static const char *const sym_names[S_COUNT] = {
 	[S_TYPE_BYTE] = "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE",
 	[S_TYPE_CODE] = "v8dbg_type_Code__CODE_TYPE",
 	[S_TYPE_INTERP_DATA] = "v8dbg_type_InterpreterData__INTERPRETER_DATA_TYPE",
+	[S_TYPE_TRUSTED_BYTE] = "v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE",
+	[S_FT_ENTRY] = "v8dbg_frametype_EntryFrame",
+	[S_FT_CENTRY] = "v8dbg_frametype_ConstructEntryFrame",
+	[S_FT_EXIT] = "v8dbg_frametype_ExitFrame",
+	[S_FT_BEXIT] = "v8dbg_frametype_BuiltinExitFrame",
 	[S_FIRST_NONSTRING] = "v8dbg_FirstNonstringType",
 	[S_REPR_MASK] = "v8dbg_StringRepresentationMask",
 	[S_ENC_MASK] = "v8dbg_StringEncodingMask",
@@ -264,7 +271,6 @@ static int make_layout(const struct sym_vals *s, struct v8_layout *l)
 	l->bpf.type_sfi = NEED(S_TYPE_SFI, -1, -1, -1);
 	l->bpf.type_bytecode_array = NEED(S_TYPE_BC, -1, -1, -1);
 	l->sfi_script = NEED(S_SFI_SCRIPT, S_SFI_SCRIPT_T, S_SFI_SCRIPT_T2, S_SFI_SCRIPT_T3);
-	l->sfi_function_data = NEED(S_SFI_DATA, S_SFI_DATA_T, -1, -1);
 	l->script_name = NEED(S_SCRIPT_NAME, S_SCRIPT_NAME_T, -1, -1);
 	l->script_source = NEED(S_SCRIPT_SOURCE, S_SCRIPT_SOURCE_T, -1, -1);
 	l->script_line_ends = NEED(S_SCRIPT_ENDS, S_SCRIPT_ENDS_T, -1, -1);
@@ -302,12 +308,30 @@ static int make_layout(const struct sym_vals *s, struct v8_layout *l)
 		l->type_code = (__u16)v[0];
 		l->code_bytecode = (__u16)v[1];
 	}
+	/* optional: where older V8s keep a function's bytecode (newer ones: the frame says) */
+	if (pick(s, S_SFI_DATA, S_SFI_DATA_T, -1, -1, &v[0]) && fits16(v[0]))
+		l->sfi_function_data = (__u16)v[0];
+	for (int i = 0; i < 4; i++)
+		if (pick(s, S_FT_ENTRY + i, -1, -1, -1, &v[0]) && v[0] > 0 && v[0] < 256)
+			l->frame_types[i] = (__u8)v[0];
 	if (pick(s, S_TYPE_INTERP_DATA, -1, -1, -1, &v[0]) && fits16(v[0])) {
 		l->type_interp_data = (__u16)v[0];
 		l->interp_data_bytecode = 8;
 	}
-	if (l->bytecode_data == 54)
+	/*
+	 * The source position table follows the constant pool and handler
+	 * table in V8 10-11 (bytecodes at 54 or 56: Node 18, 20), a ByteArray;
+	 * from V8 12 (bytecodes at 64: Node 22 on) it is the trusted object's
+	 * first pointer after its length and wrapper, a TrustedByteArray.
+	 */
+	if (l->bytecode_data == 54 || l->bytecode_data == 56) {
 		l->bytecode_positions = 32;
+		l->type_positions = l->type_byte_array;
+	} else if (l->bytecode_data == 64 && pick(s, S_TYPE_TRUSTED_BYTE, -1, -1, -1, &v[0]) &&
+		   fits16(v[0])) {
+		l->bytecode_positions = V8_12_POSITIONS;
+		l->type_positions = (__u16)v[0];
+	}
 	return 0;
 }
 
@@ -328,6 +352,7 @@ static int read_syms(struct v8_rt *r, __u32 pid, const struct proc_map *m, struc
 {
 	struct stat st;
 	__u64 vaddr;
+
 	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
 
 	if (err)
@@ -416,8 +441,24 @@ static int probe(struct v8_rt *r, __u32 pid, struct v8_layout *l, struct v8_proc
 		proc->builtins[0].high = proc->builtins[0].low + (__u32)s->v[S_BLOB_SIZE];
 		add_range(proc, proc->builtins[0].low, proc->builtins[0].high);
 	}
-	/* the builtins' copy in the code range, where they run when V8 made one */
-	if (s->f[S_BLOB_CUR].value && s->has[S_BLOB_CUR_SIZE] && s->v[S_BLOB_CUR_SIZE] > 0 &&
+	/*
+	 * The builtins' copy in the code range, where they run when V8 made
+	 * one: the file mapped again at the blob's offset (V8 12 on keeps the
+	 * original's address in its own pointer).
+	 */
+	for (size_t k = 0; proc->builtins[0].low && k < n; k++) {
+		__u64 off = proc->builtins[0].low - maps[i].start + maps[i].pgoff;
+
+		if (maps[k].start != maps[i].start && maps[k].pgoff == (off & ~0xfffULL) &&
+		    !strcmp(maps[k].path, maps[i].path) &&
+		    maps[k].start != (proc->builtins[0].low & ~0xfffULL)) {
+			proc->builtins[1].low = maps[k].start + (off & 0xfff);
+			proc->builtins[1].high = proc->builtins[1].low + (__u32)s->v[S_BLOB_SIZE];
+			add_range(proc, proc->builtins[1].low, proc->builtins[1].high);
+		}
+	}
+	if (!proc->builtins[1].low && s->f[S_BLOB_CUR].value && s->has[S_BLOB_CUR_SIZE] &&
+	    s->v[S_BLOB_CUR_SIZE] > 0 &&
 	    !proc_mem__read(pid, s->f[S_BLOB_CUR].value + bias, &cur, sizeof(cur)) && cur) {
 		proc->builtins[1].low = cur;
 		proc->builtins[1].high = cur + (__u32)s->v[S_BLOB_CUR_SIZE];
@@ -469,14 +510,20 @@ static int v8_add_pid(void *rt, __u32 pid)
 	struct v8_proc proc;
 	int err = probe(r, pid, &l, &proc);
 
+
 	if (err && err != -EAGAIN) {
-		if (err == -ENOTSUP && !p) {
+		if (p && err != -ENOTSUP)
+			drop_pid(r, p);	/* an exec of something else */
+		if (err == -ENOTSUP && !p && (p = new_pid(r, pid))) {
+			p->unknown = true;
 			r->stats.unknown_versions++;
 			p_info("pid %u: a V8 whose v8dbg_* symbols we cannot use: native frames only", pid);
 		}
-		if (p && err == -ENOENT)
-			drop_pid(r, p);	/* an exec of something else */
 		return err;
+	}
+	if (p && p->unknown) {
+		drop_pid(r, p);	/* an exec into a V8 we can read */
+		p = NULL;
 	}
 	if (p && !p->dead && !memcmp(&p->proc, &proc, sizeof(proc)) && !p->waiting)
 		return 0;	/* known already: a re-read found the same */
@@ -586,10 +633,19 @@ static void read_name(const struct v8_mem *m, __u64 nos, char *out, size_t size)
 	}
 	if (type != l->type_scope_info || m->read(m->ctx, nos - 1 + 8, w, sizeof(w)))
 		return;
+	/*
+	 * Past the locals: a saved class variable (a Smi), the function
+	 * variable's name ("" when it has none) and slot (a Smi), then the
+	 * inferred name. The first non-empty string is the name; any other
+	 * object (undefined, the outer ScopeInfo) ends the search.
+	 */
 	for (int i = v8_scope_info__names(l, w, SCOPE_WORDS); i >= 0 && i < SCOPE_WORDS; i++) {
+		if (v8_is_smi(w[i]))
+			continue;
 		type = v8_mem__type(m, w[i]);
-		if (type >= 0 && type < l->first_nonstring_type &&
-		    v8_mem__string(m, w[i], out, size) > 0)
+		if (type < 0 || type >= l->first_nonstring_type)
+			break;
+		if (v8_mem__string(m, w[i], out, size) > 0)
 			return;
 		out[0] = 0;
 	}
@@ -626,7 +682,7 @@ static void read_positions(const struct v8_mem *m, __u64 bc, struct v8_func *f)
 	f->bytecode_len = (__u32)v8_smi(len);
 	if (!l->bytecode_positions ||
 	    m->read(m->ctx, bc - 1 + l->bytecode_positions, &tab, sizeof(tab)) ||
-	    v8_mem__type(m, tab) != l->type_byte_array ||
+	    v8_mem__type(m, tab) != l->type_positions ||
 	    m->read(m->ctx, tab - 1 + l->fixed_length, &tlen, sizeof(tlen)) || !v8_is_smi(tlen) ||
 	    v8_smi(tlen) <= 0 || v8_smi(tlen) > POSITIONS_MAX)
 		return;
@@ -659,7 +715,8 @@ static void read_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, struct v8_fu
 	if (!m.read(m.ctx, sfi - 1 + l->sfi_script, &script, sizeof(script)) &&
 	    v8_mem__type(&m, script) == l->type_script)
 		f->script = get_script(r, p, &m, script);
-	if (!m.read(m.ctx, sfi - 1 + l->sfi_function_data, &data, sizeof(data)))
+	if (l->sfi_function_data &&
+	    !m.read(m.ctx, sfi - 1 + l->sfi_function_data, &data, sizeof(data)))
 		read_positions(&m, bytecode_of(&m, data), f);
 	f->ok = f->name != NULL;
 }
@@ -702,12 +759,39 @@ static struct v8_func *get_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, __
 	return f;
 }
 
+/*
+ * The bytecode an interpreted frame of a function ran: its source
+ * positions, if the function's own fields did not lead to them. The
+ * function was announced just before (same CPU, same ring: in order).
+ */
+static void bytecode_seen(struct v8_rt *r, struct v8_pid *p, __u64 bc, __u32 sfi_key)
+{
+	struct v8_mem m = { mem_read, (void *)(unsigned long)p->pid, &p->layout };
+
+	for (size_t i = p->n_funcs; i-- > 0;) {
+		struct v8_func *f = &p->funcs[i];
+
+		if ((__u32)(f->addr >> 3) != sfi_key || !f->ok)
+			continue;
+		if (f->n_positions)
+			return;
+		r->stats.func_bytes -= func_bytes(f);
+		read_positions(&m, bc, f);
+		r->stats.func_bytes += func_bytes(f);
+		return;
+	}
+}
+
 static void v8_event(void *rt, const struct rt_event *e)
 {
 	struct v8_rt *r = rt;
 	struct v8_pid *p = find_pid(r, e->pid);
 
-	if (p)
+	if (!p || p->unknown)
+		return;
+	if (e->kind == V8_EVENT_BYTECODE)
+		bytecode_seen(r, p, e->addr, e->gen);
+	else
 		get_func(r, p, e->addr, (__u16)e->gen);
 }
 
@@ -725,19 +809,16 @@ static __s64 frame_offset(const struct v8_pid *p, const struct v8_func *f, __u64
 	return -1;
 }
 
-static const char *stub_name(__u64 type)
+/* a typed frame's name, by the v8dbg_frametype_* values of its build */
+static const char *stub_name(const struct v8_pid *p, __u64 type)
 {
-	/* the frame types of the v8dbg_frametype_* symbols of Node 18-26 */
-	switch (type) {
-	case 1:
-		return "[v8 entry frame]";
-	case 2:
-		return "[v8 construct entry frame]";
-	case 3:
-		return "[v8 exit frame]";
-	default:
-		return "[v8 stub frame]";
-	}
+	static const char *const names[4] = { "[v8 entry frame]", "[v8 construct entry frame]",
+					      "[v8 exit frame]", "[v8 builtin exit frame]" };
+
+	for (int i = 0; p && i < 4; i++)
+		if (p->layout.frame_types[i] && type == p->layout.frame_types[i])
+			return names[i];
+	return "[v8 stub frame]";
 }
 
 static int v8_frame(void *rt, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
@@ -755,10 +836,10 @@ static int v8_frame(void *rt, __u32 pid, __u64 a, __u64 b, struct src_line *out,
 	*loc = hash_u64(b, hash_u64(a, pid)) | 1ull << 63;
 	if (tag == V8_TAG_STUB) {
 		r->stats.stub_frames++;
-		out[0] = (struct src_line){ .function = stub_name(sfi) };
+		out[0] = (struct src_line){ .function = stub_name(p, sfi) };
 		return 1;
 	}
-	f = p ? get_func(r, p, sfi, gen) : NULL;
+	f = p && !p->unknown ? get_func(r, p, sfi, gen) : NULL;
 	if (!f || !f->ok) {
 		r->stats.frames_unnamed++;
 		out[0] = (struct src_line){ .function = "[unknown javascript function]" };

@@ -19,6 +19,7 @@ struct v8_layout {
 	__u16 fixed_data;		/* FixedArray's first element */
 	__u16 bytecode_data;		/* BytecodeArray's first bytecode: the frame's offsets count from here - 1 */
 	__u16 bytecode_positions;	/* BytecodeArray::source_position_table (table: no v8dbg symbol) */
+	__u16 type_positions;		/* its type: ByteArray, or TrustedByteArray from V8 12 */
 	__u16 code_bytecode;		/* Code::bytecode_or_interpreter_data (baseline code's bytecode) */
 	__u16 interp_data_bytecode;	/* InterpreterData::bytecode_array (table) */
 	__u16 string_length;		/* String::length (int32) */
@@ -33,7 +34,7 @@ struct v8_layout {
 	__u16 first_nonstring_type;
 	__u16 str_repr_mask, str_encoding_mask;
 	__u16 seq_tag, cons_tag, sliced_tag, thin_tag, external_tag, one_byte_tag;
-	__u32 major;			/* Node.js's major version, when said (0: unknown) */
+	__u8 frame_types[4];		/* v8dbg_frametype_: Entry, ConstructEntry, Exit, BuiltinExit */
 };
 
 /* a Smi's value on x86-64 without pointer compression */
