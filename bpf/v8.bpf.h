@@ -81,7 +81,7 @@ static __always_inline __u16 v8_type(const struct v8_proc *v, __u64 obj)
 __noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 leaf, __u32 pid)
 {
 	__u64 w[V8_FP_WORDS], pc, fp, ctx, sfi, nos = 0, off, ba, ra;
-	bool builtin, top, first;
+	bool builtin, top, first, is_bc;
 	__u16 gen;
 
 	if (!sc || !v)
@@ -128,9 +128,14 @@ __noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u3
 	rt_announce(pid, V8_EVENT_SFI, sfi & FRAME_ADDR_MASK, gen);
 	off = v8_slot(w, v->fp_bytecode_offset);
 	ba = v8_slot(w, v->fp_bytecode_array);
-	if (builtin && !(off & 1) && v8_type(v, v8_object(ba)) == v->type_bytecode_array) {
-		/* the bytecode it runs, for its source positions: tied to the function by gen */
+	is_bc = v8_type(v, v8_object(ba)) == v->type_bytecode_array;
+	/*
+	 * The bytecode it runs, for its source positions, tied to the function
+	 * by gen: interpreted and baseline frames keep it in the same slot.
+	 */
+	if (is_bc)
 		rt_announce(pid, V8_EVENT_BYTECODE, ba & FRAME_ADDR_MASK, (__u32)(sfi >> 3));
+	if (builtin && !(off & 1) && is_bc) {
 		off = (off >> V8_SMI_SHIFT) & V8_OFFSET_MASK;
 		/*
 		 * The interpreter keeps the current offset in a register

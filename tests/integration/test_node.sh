@@ -91,7 +91,7 @@ split_check() {
 	# the hot loop's line where the frame says where it is (interpreted), else within the function
 	for f in alpha beta; do
 		line=$(hot_line "$tmp/$name.pb.gz" "$f")
-		line=${line##*:}
+		[[ "$line" == *:[0-9]* ]] && line=${line##*:} || line=
 		if [ "$exact" = exact ]; then
 			read -r la lb <<<"$(loop_lines "${f^^}_LOOP")"
 		else

@@ -1,5 +1,6 @@
 /* v8_parse.c -- V8 objects read from process memory: strings, line ends, source positions, scope infos; every size checked */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/utf8.h"
@@ -39,6 +40,8 @@ static size_t put_chars(char *out, size_t at, size_t out_size, const __u8 *chars
 		char enc[4];
 		size_t k;
 
+		if (!c)
+			c = 0xfffd;	/* a NUL inside a name: the C string must not end there */
 		if (c < 0x80) {
 			enc[0] = (char)c;
 			k = 1;
@@ -289,6 +292,9 @@ __s64 v8_positions__find(const __u8 *tab, size_t len, __u32 offset)
 
 	while (at < len) {
 		if (vlq(tab, len, &at, &dc) || vlq(tab, len, &at, &dp))
+			return -1;
+		/* offsets and positions are ints in V8: a larger delta is not a table */
+		if (dc > INT32_MAX || dc < -(__s64)INT32_MAX || dp > INT32_MAX || dp < -(__s64)INT32_MAX)
 			return -1;
 		/* an expression's delta is stored as -delta - 1 */
 		code += dc >= 0 ? dc : -dc - 1;
