@@ -27,6 +27,8 @@
 #define RETRY_NS 1000000000ULL		/* a process without JIT code yet is looked at again each second */
 #define RETRY_FOR_NS (60 * RETRY_NS)	/* ... for a minute */
 #define V8_12_POSITIONS 24		/* BytecodeArray::source_position_table from V8 12 (table) */
+#define V8_12_FUNCTION_DATA 8		/* SharedFunctionInfo's trusted function data from V8 12 (table) */
+#define V8_12_CODE_BYTECODE 8		/* Code's deoptimization or interpreter data from V8 12 (table) */
 
 /* One script (a file) of a process: its name and where its lines end. */
 struct v8_script {
@@ -311,6 +313,14 @@ static int make_layout(const struct sym_vals *s, struct v8_layout *l)
 	/* optional: where older V8s keep a function's bytecode (newer ones: the frame says) */
 	if (pick(s, S_SFI_DATA, S_SFI_DATA_T, -1, -1, &v[0]) && fits16(v[0]))
 		l->sfi_function_data = (__u16)v[0];
+	else if (l->bytecode_data == 64)
+		l->sfi_function_data = V8_12_FUNCTION_DATA;
+	/* baseline code's bytecode: Code's deoptimization data or interpreter data from V8 12 (table) */
+	if (!l->code_bytecode && l->bytecode_data == 64 && pick(s, S_TYPE_CODE, -1, -1, -1, &v[0]) &&
+	    fits16(v[0])) {
+		l->type_code = (__u16)v[0];
+		l->code_bytecode = V8_12_CODE_BYTECODE;
+	}
 	for (int i = 0; i < 4; i++)
 		if (pick(s, S_FT_ENTRY + i, -1, -1, -1, &v[0]) && v[0] > 0 && v[0] < 256)
 			l->frame_types[i] = (__u8)v[0];
