@@ -10,7 +10,7 @@
  * range where JIT code lives. A pc in one of them is walked by V8's frame
  * layout, not by CFI: all of it keeps rbp as the frame pointer.
  */
-#define V8_MAX_RANGES 4
+#define V8_MAX_RANGES 8
 
 /* a frame's fixed slots are read as one window of words, fp - 8 * V8_FP_BELOW up */
 #define V8_FP_BELOW 6

@@ -26,6 +26,7 @@
 #define SCOPE_WORDS 24			/* words of a ScopeInfo read for the function's name */
 #define RETRY_NS 1000000000ULL		/* a process without JIT code yet is looked at again each second */
 #define RETRY_FOR_NS (60 * RETRY_NS)	/* ... for a minute */
+#define REFRESH_NS (2 * RETRY_NS)	/* the code ranges of a known process are looked at again */
 #define V8_12_POSITIONS 24		/* BytecodeArray::source_position_table from V8 12 (table) */
 #define V8_12_FUNCTION_DATA 8		/* SharedFunctionInfo's trusted function data from V8 12 (table) */
 #define V8_12_CODE_BYTECODE 8		/* Code's deoptimization or interpreter data from V8 12 (table) */
@@ -57,6 +58,7 @@ struct v8_pid {
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool waiting;		/* its JIT code range not found yet: looked at again */
 	bool unknown;		/* a V8 we cannot read: counted once, native frames only */
+	__u64 refreshed_ns;	/* its code ranges last looked at */
 	__u64 found_ns;
 	struct v8_layout layout;
 	struct v8_proc proc;	/* as BPF has it */
@@ -419,6 +421,15 @@ static bool code_ranges(const struct proc_map *maps, size_t n, const char *file,
 	return found;
 }
 
+/* whether an executable mapping holds addr */
+static bool executable(const struct proc_map *maps, size_t n, __u64 addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr >= maps[i].start && addr < maps[i].end)
+			return maps[i].perms[2] == 'x';
+	return false;
+}
+
 static int probe(struct v8_rt *r, __u32 pid, struct v8_layout *l, struct v8_proc *proc)
 {
 	struct proc_map *maps = NULL;
@@ -446,9 +457,15 @@ static int probe(struct v8_rt *r, __u32 pid, struct v8_layout *l, struct v8_proc
 		goto out;
 	*proc = l->bpf;
 	proc->n_ranges = 0;
+	/* the blob's code, or (Node 18) a pointer to it: code only if an executable mapping holds it */
 	if (s->f[S_BLOB].value && s->has[S_BLOB_SIZE] && s->v[S_BLOB_SIZE] > 0) {
-		proc->builtins[0].low = s->f[S_BLOB].value + bias;
-		proc->builtins[0].high = proc->builtins[0].low + (__u32)s->v[S_BLOB_SIZE];
+		__u64 blob = s->f[S_BLOB].value + bias;
+
+		if (!executable(maps, n, blob) &&
+		    (proc_mem__read(pid, blob, &blob, sizeof(blob)) || !executable(maps, n, blob)))
+			blob = 0;
+		proc->builtins[0].low = blob;
+		proc->builtins[0].high = blob ? blob + (__u32)s->v[S_BLOB_SIZE] : 0;
 		add_range(proc, proc->builtins[0].low, proc->builtins[0].high);
 	}
 	/*
@@ -564,6 +581,35 @@ static int v8_add_pid(void *rt, __u32 pid)
 	return err;
 }
 
+/*
+ * V8 maps new JIT code as it goes, outside the ranges first seen where it
+ * has no code range reserved (Node 18): the builtins stay, the code range
+ * is found again from the maps, and BPF told when it changed.
+ */
+static void refresh_ranges(struct v8_rt *r, struct v8_pid *p)
+{
+	struct v8_proc proc = p->proc;
+	struct proc_map *maps = NULL;
+	size_t n = 0, i;
+	const char *file = NULL;
+
+	if (proc_maps__read(r->o.proc_root, p->pid, &maps, &n))
+		return;
+	for (i = 0; i < n && !file; i++)
+		if (candidate(&maps[i]))
+			file = maps[i].path;
+	proc.n_ranges = 0;
+	for (int k = 0; k < 2; k++)
+		if (proc.builtins[k].low)
+			add_range(&proc, proc.builtins[k].low, proc.builtins[k].high);
+	if (file && code_ranges(maps, n, file, &proc) && memcmp(&proc, &p->proc, sizeof(proc)) &&
+	    !bpf_map_update_elem(r->o.procs_fd, &p->pid, &proc, BPF_ANY)) {
+		p->proc = proc;
+		r->stats.code_range_updates++;
+	}
+	proc_maps__free(maps);
+}
+
 static void v8_retry(void *rt)
 {
 	struct v8_rt *r = rt;
@@ -575,10 +621,15 @@ static void v8_retry(void *rt)
 	for (size_t i = 0; i < r->n_pids; i++) {
 		struct v8_pid *p = r->pids[i];
 
-		if (!p->waiting || p->dead)
+		if (p->dead || p->unknown)
 			continue;
-		r->stats.code_range_waits++;
-		v8_add_pid(r, p->pid);
+		if (p->waiting) {
+			r->stats.code_range_waits++;
+			v8_add_pid(r, p->pid);
+		} else if (now - p->refreshed_ns >= REFRESH_NS) {
+			p->refreshed_ns = now;
+			refresh_ranges(r, p);
+		}
 	}
 }
 
@@ -938,6 +989,8 @@ static const struct stat_desc v8_stats[] = {
 		   VS(unknown_versions)),
 	STAT_COUNT("code_range_waits_total", "Looks again at a process for its JIT code range",
 		   VS(code_range_waits)),
+	STAT_COUNT("code_range_updates_total", "Code ranges of a process found grown and given to BPF",
+		   VS(code_range_updates)),
 	STAT_COUNT("functions_total", "JavaScript functions read and cached", VS(funcs)),
 	STAT_COUNT("functions_failed_total", "JavaScript functions that could not be read",
 		   VS(funcs_failed)),

@@ -9,6 +9,7 @@ struct v8_stats {
 	__u64 procs;		/* Node.js processes handed to BPF */
 	__u64 unknown_versions;	/* a V8 whose v8dbg_* symbols lack what we need: native frames only */
 	__u64 code_range_waits;	/* processes looked at again for their JIT code range */
+	__u64 code_range_updates;	/* code ranges found grown and given to BPF */
 	__u64 funcs;		/* functions (SharedFunctionInfos) read and cached */
 	__u64 funcs_failed;	/* functions we could not read (moved, freed, the process gone) */
 	__u64 func_bytes;	/* memory the cached functions and scripts hold */
