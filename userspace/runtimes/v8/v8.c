@@ -30,6 +30,7 @@
 #define V8_12_POSITIONS 24		/* BytecodeArray::source_position_table from V8 12 (table) */
 #define V8_12_FUNCTION_DATA 8		/* SharedFunctionInfo's trusted function data from V8 12 (table) */
 #define V8_12_CODE_BYTECODE 8		/* Code's deoptimization or interpreter data from V8 12 (table) */
+#define V8_10_CODE_BYTECODE 16		/* Code's deoptimization data in V8 10 (table) */
 
 /* One script (a file) of a process: its name and where its lines end. */
 struct v8_script {
@@ -317,11 +318,15 @@ static int make_layout(const struct sym_vals *s, struct v8_layout *l)
 		l->sfi_function_data = (__u16)v[0];
 	else if (l->bytecode_data == 64)
 		l->sfi_function_data = V8_12_FUNCTION_DATA;
-	/* baseline code's bytecode: Code's deoptimization data or interpreter data from V8 12 (table) */
-	if (!l->code_bytecode && l->bytecode_data == 64 && pick(s, S_TYPE_CODE, -1, -1, -1, &v[0]) &&
-	    fits16(v[0])) {
+	/*
+	 * Baseline code's bytecode, where no symbol says (table): Code's
+	 * deoptimization data, at 16 in V8 10 (Node 18), its deoptimization
+	 * or interpreter data at 8 from V8 12 (Node 22 on).
+	 */
+	if (!l->code_bytecode && (l->bytecode_data == 56 || l->bytecode_data == 64) &&
+	    pick(s, S_TYPE_CODE, -1, -1, -1, &v[0]) && fits16(v[0])) {
 		l->type_code = (__u16)v[0];
-		l->code_bytecode = V8_12_CODE_BYTECODE;
+		l->code_bytecode = l->bytecode_data == 56 ? V8_10_CODE_BYTECODE : V8_12_CODE_BYTECODE;
 	}
 	for (int i = 0; i < 4; i++)
 		if (pick(s, S_FT_ENTRY + i, -1, -1, -1, &v[0]) && v[0] > 0 && v[0] < 256)
