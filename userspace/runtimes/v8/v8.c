@@ -379,7 +379,7 @@ static int read_syms(struct v8_rt *r, __u32 pid, const struct proc_map *m, struc
 	if (err)
 		return err;
 	if (!s->f[S_FP_FUNCTION].value)
-		return -ENOENT;	/* no post-mortem metadata: not a V8 we can read */
+		return -ENOTSUP;	/* node without its post-mortem metadata: a V8 we cannot read */
 	*bias = m->start - vaddr;
 	for (int i = 0; i < S_COUNT; i++) {
 		if (!s->f[i].value || i == S_BLOB || i == S_BLOB_CUR)
