@@ -63,7 +63,8 @@ static __always_inline __u16 v8_type(const struct v8_proc *v, __u64 obj)
 
 	if (!obj || walk_read(&map, obj) || !v8_object(map))
 		return 0;
-	if (bpf_probe_read_user(&type, sizeof(type), (const void *)(v8_object(map) + v->map_instance_type)))
+	if (bpf_probe_read_user(&type, sizeof(type),
+				(const void *)(v8_object(map) + v->map_instance_type)))
 		return 0;
 	return type;
 }

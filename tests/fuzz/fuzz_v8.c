@@ -8,7 +8,7 @@
 
 #define BASE 0x100000ULL	/* where the input's memory sits in the fake process */
 
-/* the rest of the input as the process's memory, in a block of its exact size (ASan sees over-reads) */
+/* the input's rest as the process's memory, a block of its exact size: ASan sees over-reads */
 struct mem {
 	uint8_t *p;
 	size_t n;

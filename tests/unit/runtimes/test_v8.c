@@ -29,8 +29,9 @@ static size_t put_vlq(__u8 *out, __s64 v)
 	return n;
 }
 
-/* one entry: code offset and script offset, deltas from the previous; an expression's code delta negated - 1 */
-static size_t put_entry(__u8 *out, __s64 *code, __s64 *pos, __s64 c, __s64 script_off, int statement)
+/* one entry, deltas from the previous: an expression's code delta is negated less 1 */
+static size_t put_entry(__u8 *out, __s64 *code, __s64 *pos, __s64 c, __s64 script_off,
+			int statement)
 {
 	__s64 raw = script_off << 1;	/* SourcePosition: not external, inlining id 0 */
 	size_t n = put_vlq(out, statement ? c - *code : -(c - *code) - 1);
@@ -78,7 +79,7 @@ static int test_lines(void)
 	return TEST_OK;
 }
 
-/* ---- a fake heap: objects at BASE + offset, each map an object whose instance type is at 12 ---- */
+/* ---- a fake heap: objects at BASE + offset; a map is an object with its type at 12 ---- */
 
 #define BASE 0x200000ULL
 #define HEAP 4096
@@ -318,6 +319,12 @@ static int test_real_node(void)
 	if (err || bpf_map_lookup_elem(o.procs_fd, &key, &p)) {
 		fprintf(stderr, "  add_pid: %d\n", err);
 		goto out;
+	}
+	/* found before its JIT code range: retry looks again each second until there is one */
+	for (int i = 0; i < 50 && p.n_ranges < 2; i++) {
+		usleep(100000);
+		ops->retry(rt);
+		bpf_map_lookup_elem(o.procs_fd, &key, &p);
 	}
 	printf("  %s: %u code ranges, builtins at %llx and %llx\n", node, p.n_ranges,
 	       (unsigned long long)p.builtins[0].low, (unsigned long long)p.builtins[1].low);

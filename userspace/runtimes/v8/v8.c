@@ -1,4 +1,4 @@
-/* v8.c -- V8 processes (Node.js): detection by v8dbg_* symbols, the BPF table, and naming functions read from their memory */
+/* v8.c -- V8 processes (Node.js): detection by v8dbg_* symbols, the BPF table, the code ranges kept up to date */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,13 +17,7 @@
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
 #include "v8_int.h"
-#include "v8_runtime.h"
 
-#define FUNCS_PER_PID_MAX 65536		/* functions cached per process */
-#define NAME_MAX_BYTES 512		/* a function or script name, UTF-8: longer ones are cut */
-#define LINE_ENDS_MAX (1u << 20)	/* lines of a script we keep the ends of */
-#define POSITIONS_MAX (1u << 20)	/* a source position table larger than this is refused */
-#define SCOPE_WORDS 24			/* words of a ScopeInfo read for the function's name */
 #define RETRY_NS 1000000000ULL		/* a process without JIT code yet is looked at again each second */
 #define RETRY_FOR_NS (60 * RETRY_NS)	/* ... for a minute */
 #define REFRESH_NS (2 * RETRY_NS)	/* the code ranges of a known process are looked at again */
@@ -32,78 +26,18 @@
 #define V8_12_CODE_BYTECODE 8		/* Code's deoptimization or interpreter data from V8 12 (table) */
 #define V8_10_CODE_BYTECODE 16		/* Code's deoptimization data in V8 10 (table) */
 
-/* One script (a file) of a process: its name and where its lines end. */
-struct v8_script {
-	__u64 addr;
-	char *name;
-	__u32 *ends;
-	__u32 n_ends;
-	bool lines_ok;
-};
-
-/* One function (a SharedFunctionInfo) as read from the process. */
-struct v8_func {
-	__u64 addr;		/* tagged */
-	__u16 gen;		/* with addr, the key: see include/v8.h */
-	bool ok;
-	char *name;		/* "name" or "(anonymous)" */
-	struct v8_script *script;	/* borrowed from the process's scripts; NULL if none */
-	__u8 *positions;	/* the bytecode's source position table */
-	__u32 n_positions;
-	__u32 bytecode_len;
-	__s64 first_pos;	/* the position of its first statement, for frames without an offset */
-};
-
-struct v8_pid {
-	__u32 pid;
-	bool dead;		/* gone at the last sweep: freed at the next */
-	bool waiting;		/* its JIT code range not found yet: looked at again */
-	bool unknown;		/* a V8 we cannot read: counted once, native frames only */
-	__u64 refreshed_ns;	/* its code ranges last looked at */
-	__u64 found_ns;
-	struct v8_layout layout;
-	struct v8_proc proc;	/* as BPF has it */
-	struct hmap *index;	/* (addr, gen) -> funcs[] id + 1 */
-	struct v8_func *funcs;
-	size_t n_funcs, cap_funcs;
-	struct v8_script **scripts;
-	size_t n_scripts, cap_scripts;
-};
-
-struct v8_rt {
-	struct runtime_opts o;
-	struct v8_pid **pids;
-	size_t n_pids, cap_pids;
-	__u64 next_retry_ns;
-	struct v8_stats stats;
-};
-
 /* The one place a process's cache is found: keyed by pid today. */
-static struct v8_pid *find_pid(const struct v8_rt *r, __u32 pid)
+struct v8_pid *v8__find_pid(const struct v8_rt *r, __u32 pid)
 {
 	for (size_t i = 0; i < r->n_pids; i++)
 		if (r->pids[i]->pid == pid)
 			return r->pids[i];
 	return NULL;
 }
-
-static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
-{
-	return proc_mem__read((__u32)(unsigned long)ctx, addr, buf, len);
-}
-
-static void free_func(struct v8_func *f)
-{
-	free(f->name);
-	free(f->positions);
-	f->name = NULL;
-	f->positions = NULL;
-}
-
-static void free_pid(struct v8_pid *p)
+void v8__free_pid(struct v8_pid *p)
 {
 	for (size_t i = 0; i < p->n_funcs; i++)
-		free_func(&p->funcs[i]);
+		v8_func__free(&p->funcs[i]);
 	for (size_t i = 0; i < p->n_scripts; i++) {
 		free(p->scripts[i]->name);
 		free(p->scripts[i]->ends);
@@ -114,8 +48,6 @@ static void free_pid(struct v8_pid *p)
 	hmap__free(p->index);
 	free(p);
 }
-
-/* ---- detection ---- */
 
 /*
  * The v8dbg_* symbols we read, each an int the binary defines (some names
@@ -269,7 +201,8 @@ static int make_layout(const struct sym_vals *s, struct v8_layout *l)
 	l->bpf.fp_context = (__s16)fpc;
 	l->bpf.fp_bytecode_array = (__s16)fpa;
 	l->bpf.fp_bytecode_offset = (__s16)fpo;
-#define NEED(a, b, c, d) (pick(s, a, b, c, d, &v[n]) && fits16(v[n]) ? (__u16)v[n++] : (n = -1000, 0))
+#define NEED(a, b, c, d) \
+	(pick(s, a, b, c, d, &v[n]) && fits16(v[n]) ? (__u16)v[n++] : (n = -1000, 0))
 	l->bpf.jsfunction_shared = NEED(S_JSF_SHARED, S_JSF_SHARED_T, -1, -1);
 	l->bpf.sfi_name_or_scope_info = NEED(S_SFI_NAME, S_SFI_NAME_T, S_SFI_NAME_T2, -1);
 	l->bpf.map_instance_type = NEED(S_MAP_TYPE, -1, -1, -1);
@@ -531,13 +464,12 @@ static void drop_pid(struct v8_rt *r, struct v8_pid *p)
 			r->pids[i] = r->pids[--r->n_pids];
 			break;
 		}
-	free_pid(p);
+	v8__free_pid(p);
 }
 
-static int v8_add_pid(void *rt, __u32 pid)
+int v8__add_pid(struct v8_rt *r, __u32 pid)
 {
-	struct v8_rt *r = rt;
-	struct v8_pid *p = find_pid(r, pid);
+	struct v8_pid *p = v8__find_pid(r, pid);
 	struct v8_layout l;
 	struct v8_proc proc;
 	int err = probe(r, pid, &l, &proc);
@@ -615,9 +547,8 @@ static void refresh_ranges(struct v8_rt *r, struct v8_pid *p)
 	proc_maps__free(maps);
 }
 
-static void v8_retry(void *rt)
+void v8__retry(struct v8_rt *r)
 {
-	struct v8_rt *r = rt;
 	__u64 now = (__u64)clock_ns(CLOCK_MONOTONIC);
 
 	if (now < r->next_retry_ns)
@@ -630,7 +561,7 @@ static void v8_retry(void *rt)
 			continue;
 		if (p->waiting) {
 			r->stats.code_range_waits++;
-			v8_add_pid(r, p->pid);
+			v8__add_pid(r, p->pid);
 		} else if (now - p->refreshed_ns >= REFRESH_NS) {
 			p->refreshed_ns = now;
 			refresh_ranges(r, p);
@@ -638,307 +569,9 @@ static void v8_retry(void *rt)
 	}
 }
 
-/* ---- names ---- */
-
-struct func_key {
-	__u64 addr;
-	__u16 gen;
-};
-
-static int func_eq(__u32 id, const void *key, const void *ctx)
-{
-	const struct v8_pid *p = ctx;
-	const struct func_key *k = key;
-
-	return p->funcs[id - 1].addr == k->addr && p->funcs[id - 1].gen == k->gen;
-}
-
-static size_t func_bytes(const struct v8_func *f)
-{
-	return sizeof(*f) + (f->name ? strlen(f->name) + 1 : 0) + f->n_positions;
-}
-
-/* The script at SCRIPT (tagged), read once per process. */
-static struct v8_script *get_script(struct v8_rt *r, struct v8_pid *p, const struct v8_mem *m,
-				    __u64 script)
-{
-	struct v8_script *s;
-	char name[NAME_MAX_BYTES];
-	__u64 nm;
-
-	for (size_t i = 0; i < p->n_scripts; i++)
-		if (p->scripts[i]->addr == script)
-			return p->scripts[i];
-	if (ARRAY_RESERVE(p->scripts, p->cap_scripts, p->n_scripts + 1))
-		return NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->addr = script;
-	if (m->read(m->ctx, script - 1 + p->layout.script_name, &nm, sizeof(nm)) ||
-	    v8_mem__string(m, nm, name, sizeof(name)) <= 0)
-		snprintf(name, sizeof(name), "[unknown script]");
-	s->name = strdup(name);
-	s->lines_ok = !v8_mem__line_ends(m, script, &s->ends, &s->n_ends, LINE_ENDS_MAX);
-	r->stats.func_bytes += sizeof(*s) + strlen(name) + 1 + (size_t)s->n_ends * 4;
-	p->scripts[p->n_scripts++] = s;
-	return s;
-}
-
-/* the function's name: its shared name, or the one its ScopeInfo holds; "" if none */
-static void read_name(const struct v8_mem *m, __u64 nos, char *out, size_t size)
-{
-	const struct v8_layout *l = m->l;
-	__u64 w[SCOPE_WORDS];
-	int type = v8_mem__type(m, nos);
-
-	out[0] = 0;
-	if (type >= 0 && type < l->first_nonstring_type) {
-		v8_mem__string(m, nos, out, size);
-		return;
-	}
-	if (type != l->type_scope_info || m->read(m->ctx, nos - 1 + 8, w, sizeof(w)))
-		return;
-	/*
-	 * Past the locals: a saved class variable (a Smi), the function
-	 * variable's name ("" when it has none) and slot (a Smi), then the
-	 * inferred name. The first non-empty string is the name; any other
-	 * object (undefined, the outer ScopeInfo) ends the search.
-	 */
-	for (int i = v8_scope_info__names(l, w, SCOPE_WORDS); i >= 0 && i < SCOPE_WORDS; i++) {
-		if (v8_is_smi(w[i]))
-			continue;
-		type = v8_mem__type(m, w[i]);
-		if (type < 0 || type >= l->first_nonstring_type)
-			break;
-		if (v8_mem__string(m, w[i], out, size) > 0)
-			return;
-		out[0] = 0;
-	}
-}
-
-/* the BytecodeArray the function runs (tagged), through baseline code or interpreter data; 0 if none */
-static __u64 bytecode_of(const struct v8_mem *m, __u64 data)
-{
-	const struct v8_layout *l = m->l;
-
-	for (int i = 0; i < 3 && data; i++) {
-		int type = v8_mem__type(m, data);
-		__u64 next = 0;
-
-		if (type == l->bpf.type_bytecode_array)
-			return data;
-		if (l->type_code && type == l->type_code)
-			m->read(m->ctx, data - 1 + l->code_bytecode, &next, sizeof(next));
-		else if (l->type_interp_data && type == l->type_interp_data)
-			m->read(m->ctx, data - 1 + l->interp_data_bytecode, &next, sizeof(next));
-		data = next;
-	}
-	return 0;
-}
-
-static void read_positions(const struct v8_mem *m, __u64 bc, struct v8_func *f)
-{
-	const struct v8_layout *l = m->l;
-	__u64 len, tab, tlen;
-
-	if (!bc || m->read(m->ctx, bc - 1 + l->fixed_length, &len, sizeof(len)) || !v8_is_smi(len) ||
-	    v8_smi(len) <= 0 || v8_smi(len) > (1 << 24))
-		return;
-	f->bytecode_len = (__u32)v8_smi(len);
-	if (!l->bytecode_positions ||
-	    m->read(m->ctx, bc - 1 + l->bytecode_positions, &tab, sizeof(tab)) ||
-	    v8_mem__type(m, tab) != l->type_positions ||
-	    m->read(m->ctx, tab - 1 + l->fixed_length, &tlen, sizeof(tlen)) || !v8_is_smi(tlen) ||
-	    v8_smi(tlen) <= 0 || v8_smi(tlen) > POSITIONS_MAX)
-		return;
-	f->positions = malloc((size_t)v8_smi(tlen));
-	if (f->positions && !m->read(m->ctx, tab - 1 + l->fixed_data, f->positions, (size_t)v8_smi(tlen)))
-		f->n_positions = (__u32)v8_smi(tlen);
-	else {
-		free(f->positions);
-		f->positions = NULL;
-	}
-	/* the first statement's position: the line of a frame that has no offset */
-	f->first_pos = f->n_positions ? v8_positions__find(f->positions, f->n_positions, 0) : -1;
-}
-
-static void read_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, struct v8_func *f)
-{
-	struct v8_mem m = { mem_read, (void *)(unsigned long)p->pid, &p->layout };
-	const struct v8_layout *l = &p->layout;
-	char name[NAME_MAX_BYTES];
-	__u64 nos, script, data;
-
-	f->first_pos = -1;
-	if (v8_mem__type(&m, sfi) != l->bpf.type_sfi ||
-	    m.read(m.ctx, sfi - 1 + l->bpf.sfi_name_or_scope_info, &nos, sizeof(nos)))
-		return;
-	if ((__u16)(nos >> 3) != f->gen)
-		return;	/* another function is there now: never named as it */
-	read_name(&m, nos, name, sizeof(name));
-	f->name = strdup(name[0] ? name : "(anonymous)");
-	if (!m.read(m.ctx, sfi - 1 + l->sfi_script, &script, sizeof(script)) &&
-	    v8_mem__type(&m, script) == l->type_script)
-		f->script = get_script(r, p, &m, script);
-	if (l->sfi_function_data &&
-	    !m.read(m.ctx, sfi - 1 + l->sfi_function_data, &data, sizeof(data)))
-		read_positions(&m, bytecode_of(&m, data), f);
-	f->ok = f->name != NULL;
-}
-
-/*
- * The function at sfi whose gen is gen, read now if not yet. Each (address,
- * gen) is its own entry: the GC moves functions, and one moved onto a freed
- * one's address has another name word, so another gen.
- */
-static struct v8_func *get_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, __u16 gen)
-{
-	struct func_key k = { sfi, gen };
-	__u64 h = hash_u64(sfi, gen), t0;
-	__u32 id = hmap__find(p->index, h, func_eq, &k, p);
-	struct v8_func *f;
-
-	if (id)
-		return &p->funcs[id - 1];
-	if (p->n_funcs >= FUNCS_PER_PID_MAX) {
-		r->stats.func_cache_full++;
-		return NULL;
-	}
-	if (ARRAY_RESERVE(p->funcs, p->cap_funcs, p->n_funcs + 1) ||
-	    hmap__insert(p->index, h, (__u32)p->n_funcs + 1))
-		return NULL;
-	f = &p->funcs[p->n_funcs++];
-	memset(f, 0, sizeof(*f));
-	f->addr = sfi;
-	f->gen = gen;
-	t0 = (__u64)clock_ns(CLOCK_MONOTONIC);
-	read_func(r, p, sfi, f);
-	r->stats.read_ns += (__u64)clock_ns(CLOCK_MONOTONIC) - t0;
-	if (f->ok) {
-		r->stats.funcs++;
-		r->stats.func_bytes += func_bytes(f);
-	} else {
-		free_func(f);
-		r->stats.funcs_failed++;
-	}
-	return f;
-}
-
-/*
- * The bytecode an interpreted frame of a function ran: its source
- * positions, if the function's own fields did not lead to them. The
- * function was announced just before (same CPU, same ring: in order).
- */
-static void bytecode_seen(struct v8_rt *r, struct v8_pid *p, __u64 bc, __u32 sfi_key)
-{
-	struct v8_mem m = { mem_read, (void *)(unsigned long)p->pid, &p->layout };
-
-	for (size_t i = p->n_funcs; i-- > 0;) {
-		struct v8_func *f = &p->funcs[i];
-
-		if ((__u32)(f->addr >> 3) != sfi_key || !f->ok)
-			continue;
-		if (f->n_positions)
-			return;
-		r->stats.func_bytes -= func_bytes(f);
-		read_positions(&m, bc, f);
-		r->stats.func_bytes += func_bytes(f);
-		return;
-	}
-}
-
-static void v8_event(void *rt, const struct rt_event *e)
-{
-	struct v8_rt *r = rt;
-	struct v8_pid *p = find_pid(r, e->pid);
-
-	if (!p || p->unknown)
-		return;
-	if (e->kind == V8_EVENT_BYTECODE)
-		bytecode_seen(r, p, e->addr, e->gen);
-	else
-		get_func(r, p, e->addr, (__u16)e->gen);
-}
-
-/* the bytecode offset of an interpreted frame: the leaf's register if it is one, else the frame's slot; -1 */
-static __s64 frame_offset(const struct v8_pid *p, const struct v8_func *f, __u64 b)
-{
-	__s64 hdr = (__s64)p->layout.bytecode_data - 1;
-	__s64 slot = (__s64)(b & V8_OFFSET_MASK) - hdr;
-	__s64 reg = (__s64)((b >> V8_LEAF_SHIFT) & V8_OFFSET_MASK) - hdr;
-
-	if (reg >= 0 && reg < f->bytecode_len)
-		return reg;
-	if (slot >= 0 && slot < f->bytecode_len)
-		return slot;
-	return -1;
-}
-
-/* a typed frame's name, by the v8dbg_frametype_* values of its build */
-static const char *stub_name(const struct v8_pid *p, __u64 type)
-{
-	static const char *const names[4] = { "[v8 entry frame]", "[v8 construct entry frame]",
-					      "[v8 exit frame]", "[v8 builtin exit frame]" };
-
-	for (int i = 0; p && i < 4; i++)
-		if (p->layout.frame_types[i] && type == p->layout.frame_types[i])
-			return names[i];
-	return "[v8 stub frame]";
-}
-
-static int v8_frame(void *rt, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
-		    __u64 *loc)
-{
-	struct v8_rt *r = rt;
-	struct v8_pid *p = find_pid(r, pid);
-	__u64 tag = FRAME_TAG(a), sfi = a & FRAME_ADDR_MASK;
-	__u16 gen = (__u16)(b >> V8_GEN_SHIFT);
-	struct v8_func *f;
-	__s64 pos = -1, off;
-
-	if (max < 1)
-		return 0;
-	*loc = hash_u64(b, hash_u64(a, pid)) | 1ull << 63;
-	if (tag == V8_TAG_STUB) {
-		r->stats.stub_frames++;
-		out[0] = (struct src_line){ .function = stub_name(p, sfi) };
-		return 1;
-	}
-	f = p && !p->unknown ? get_func(r, p, sfi, gen) : NULL;
-	if (!f || !f->ok) {
-		r->stats.frames_unnamed++;
-		out[0] = (struct src_line){ .function = "[unknown javascript function]" };
-		return 1;
-	}
-	r->stats.frames_named++;
-	out[0] = (struct src_line){ .function = f->name,
-				    .file = f->script ? f->script->name : NULL };
-	if (tag == V8_TAG_INTERP && (off = frame_offset(p, f, b)) >= 0)
-		pos = v8_positions__find(f->positions, f->n_positions, (__u32)off);
-	if (pos < 0)
-		pos = f->first_pos;	/* compiled code: its function's first statement */
-	if (f->script && f->script->lines_ok)
-		out[0].line = v8_lines__find(f->script->ends, f->script->n_ends, pos);
-	if (!out[0].line)
-		r->stats.frames_no_line++;
-	return 1;
-}
-
-static const char *v8_mark(void *rt, __u64 slot)
-{
-	struct v8_rt *r = rt;
-	__u64 why = slot & 0xff;
-
-	r->stats.frames_lost[why < 3 ? why : 0]++;
-	return why == V8_LOST_READ ? "[javascript frames lost: unreadable frame]"
-				   : "[javascript frames lost: broken frame chain]";
-}
-
 /* A process gone at two sweeps in a row: its names go, with its BPF table. */
-static void v8_sweep(void *rt)
+void v8__sweep(struct v8_rt *r)
 {
-	struct v8_rt *r = rt;
 
 	for (size_t i = 0; i < r->n_pids;) {
 		struct v8_pid *p = r->pids[i];
@@ -949,87 +582,11 @@ static void v8_sweep(void *rt)
 		}
 		bpf_map_delete_elem(r->o.procs_fd, &p->pid);
 		for (size_t k = 0; k < p->n_funcs; k++)
-			r->stats.func_bytes -= p->funcs[k].ok ? func_bytes(&p->funcs[k]) : 0;
+			r->stats.func_bytes -= p->funcs[k].ok ? v8_func__bytes(&p->funcs[k]) : 0;
 		for (size_t k = 0; k < p->n_scripts; k++)
 			r->stats.func_bytes -= sizeof(*p->scripts[k]) + strlen(p->scripts[k]->name) + 1 +
 					       (size_t)p->scripts[k]->n_ends * 4;
 		r->pids[i] = r->pids[--r->n_pids];
-		free_pid(p);
+		v8__free_pid(p);
 	}
 }
-
-static void *v8_new(const struct runtime_opts *o)
-{
-	struct v8_rt *r = calloc(1, sizeof(*r));
-
-	if (r)
-		r->o = *o;
-	return r;
-}
-
-static void v8_free(void *rt)
-{
-	struct v8_rt *r = rt;
-
-	for (size_t i = 0; r && i < r->n_pids; i++)
-		free_pid(r->pids[i]);
-	if (r)
-		free(r->pids);
-	free(r);
-}
-
-static void v8_stats_read(const void *rt, void *out)
-{
-	const struct v8_rt *r = rt;
-
-	memcpy(out, &r->stats, sizeof(r->stats));
-}
-
-#define VS(field) offsetof(struct v8_stats, field)
-
-static const struct stat_desc v8_stats[] = {
-	STAT_COUNT("processes_total", "Node.js processes whose JavaScript frames BPF walks", VS(procs)),
-	STAT_COUNT("unknown_versions_total",
-		   "V8 processes whose v8dbg_* symbols lack what the walk needs (native frames only)",
-		   VS(unknown_versions)),
-	STAT_COUNT("code_range_waits_total", "Looks again at a process for its JIT code range",
-		   VS(code_range_waits)),
-	STAT_COUNT("code_range_updates_total", "Code ranges of a process found grown and given to BPF",
-		   VS(code_range_updates)),
-	STAT_COUNT("functions_total", "JavaScript functions read and cached", VS(funcs)),
-	STAT_COUNT("functions_failed_total", "JavaScript functions that could not be read",
-		   VS(funcs_failed)),
-	STAT_LEVEL("function_cache_bytes", "Memory the cached functions and scripts hold", "bytes",
-		   VS(func_bytes)),
-	STAT_COUNT("function_cache_full_total", "Functions not read: their process's cache was full",
-		   VS(func_cache_full)),
-	STAT_COUNT("frames_named_total", "JavaScript frames named", VS(frames_named)),
-	STAT_COUNT("frames_unnamed_total", "JavaScript frames left unnamed", VS(frames_unnamed)),
-	STAT_COUNT("frames_no_line_total", "Named JavaScript frames without a line", VS(frames_no_line)),
-	STAT_COUNT("stub_frames_total", "V8 frames of generated code running no JavaScript function",
-		   VS(stub_frames)),
-	STAT_COUNT("frames_lost_read_total", "Marks of V8 frames BPF could not read",
-		   VS(frames_lost[V8_LOST_READ])),
-	STAT_COUNT("frames_lost_chain_total", "Marks of V8 frame chains BPF found broken",
-		   VS(frames_lost[V8_LOST_FRAME])),
-	STAT_NS_AS_SECONDS("read_seconds_total", "Time spent reading functions", STAT_TYPE_COUNTER,
-			   VS(read_ns)),
-};
-
-const struct runtime_ops v8_runtime = {
-	.name = "v8",
-	.id = UNWIND_RT_V8,
-	.procs_map = "v8_procs",
-	.new = v8_new,
-	.free = v8_free,
-	.add_pid = v8_add_pid,
-	.retry = v8_retry,
-	.event = v8_event,
-	.frame = v8_frame,
-	.mark = v8_mark,
-	.sweep = v8_sweep,
-	.stats = v8_stats,
-	.n_stats = sizeof(v8_stats) / sizeof(v8_stats[0]),
-	.stats_size = sizeof(struct v8_stats),
-	.stats_read = v8_stats_read,
-};

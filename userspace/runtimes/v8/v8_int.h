@@ -6,8 +6,9 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "../../../include/v8.h"
+#include "v8_runtime.h"
 
-/* Everything the namer needs of one V8 build, from its v8dbg_* symbols (a few from a checked table). */
+/* What the namer needs of one V8 build, from its v8dbg_* symbols (a few from a checked table). */
 struct v8_layout {
 	struct v8_proc bpf;		/* offsets only; ranges are filled per process */
 	__u16 sfi_script;		/* SharedFunctionInfo::script_or_debug_info */
@@ -102,5 +103,72 @@ __u32 v8_lines__find(const __u32 *ends, __u32 n, __s64 pos);
  * there on. The index, or -ENOENT.
  */
 int v8_scope_info__names(const struct v8_layout *l, const __u64 *w, size_t n);
+
+/* ---- the runtime's state, shared by v8.c (detection), v8_names.c and v8_ops.c ---- */
+
+struct hmap;
+
+/* One script (a file) of a process: its name and where its lines end. */
+struct v8_script {
+	__u64 addr;
+	char *name;
+	__u32 *ends;
+	__u32 n_ends;
+	bool lines_ok;
+};
+
+/* One function (a SharedFunctionInfo) as read from the process. */
+struct v8_func {
+	__u64 addr;		/* tagged */
+	__u16 gen;		/* with addr, the key: see include/v8.h */
+	bool ok;
+	char *name;		/* "name" or "(anonymous)" */
+	struct v8_script *script;	/* borrowed from the process's scripts; NULL if none */
+	__u8 *positions;	/* the bytecode's source position table */
+	__u32 n_positions;
+	__u32 bytecode_len;
+	__s64 first_pos;	/* the position of its first statement, for frames without an offset */
+};
+
+struct v8_pid {
+	__u32 pid;
+	bool dead;		/* gone at the last sweep: freed at the next */
+	bool waiting;		/* its JIT code range not found yet: looked at again */
+	bool unknown;		/* a V8 we cannot read: counted once, native frames only */
+	__u64 refreshed_ns;	/* its code ranges last looked at */
+	__u64 found_ns;
+	struct v8_layout layout;
+	struct v8_proc proc;	/* as BPF has it */
+	struct hmap *index;	/* (addr, gen) -> funcs[] id + 1 */
+	struct v8_func *funcs;
+	size_t n_funcs, cap_funcs;
+	struct v8_script **scripts;
+	size_t n_scripts, cap_scripts;
+};
+
+struct v8_rt {
+	struct runtime_opts o;
+	struct v8_pid **pids;
+	size_t n_pids, cap_pids;
+	__u64 next_retry_ns;
+	struct v8_stats stats;
+};
+
+/* The one place a process's cache is found (keyed by pid today); NULL if none. */
+struct v8_pid *v8__find_pid(const struct v8_rt *r, __u32 pid);
+void v8__free_pid(struct v8_pid *p);
+
+/* detection (v8.c): runtime_ops.add_pid, retry and sweep */
+int v8__add_pid(struct v8_rt *r, __u32 pid);
+void v8__retry(struct v8_rt *r);
+void v8__sweep(struct v8_rt *r);
+
+/* names (v8_names.c): runtime_ops.event, frame and mark; a cached function's memory */
+void v8__event(struct v8_rt *r, const struct rt_event *e);
+int v8__frame(struct v8_rt *r, __u32 pid, __u64 a, __u64 b, struct src_line *out, int max,
+	      __u64 *loc);
+const char *v8__mark(struct v8_rt *r, __u64 slot);
+size_t v8_func__bytes(const struct v8_func *f);
+void v8_func__free(struct v8_func *f);
 
 #endif /* EBPFPROF_V8_INT_H */

@@ -33,7 +33,8 @@ int v8_mem__type(const struct v8_mem *m, __u64 obj)
 }
 
 /* Appends CHARS[0, n) (one or two bytes each) to out as UTF-8, within its room. */
-static size_t put_chars(char *out, size_t at, size_t out_size, const __u8 *chars, size_t n, bool two)
+static size_t put_chars(char *out, size_t at, size_t out_size, const __u8 *chars, size_t n,
+			bool two)
 {
 	for (size_t i = 0; i < n && at + 1 < out_size; i++) {
 		__u32 c = two ? (__u32)chars[2 * i] | (__u32)chars[2 * i + 1] << 8 : chars[i];
