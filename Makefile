@@ -65,7 +65,8 @@ DEPS_BUILD := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
 DEPS_FIXTURES := g++ golang-go golang-github-google-pprof-dev dwz xz-utils python3
 # make test, make check: what the suites run beside the fixtures. python3-yaml: deploy/ manifests;
 # protoc and python3-protobuf decode the OTLP export; chromium renders the flame graph; docker.io and
-# debootstrap: the container suite; debuginfod, nodejs (perf maps) and a JDK are profiled or served;
+# debootstrap: the container suite; debuginfod, nodejs (perf maps; its npm fetches the Node
+# binaries test_node profiles into /var/cache/ebpfprof/node) and a JDK are profiled or served;
 # libclang-rt-dev holds libFuzzer and the sanitizers' runtimes (clang only recommends it);
 # util-linux: setpriv, unshare
 DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf chromium docker.io \
@@ -195,6 +196,7 @@ bench: deps-bench all fixtures
 	@bash tests/bench/flame.sh
 	@bash tests/bench/python.sh
 	@bash tests/bench/java.sh
+	@bash tests/bench/node.sh
 	@bash tests/bench/compare.sh
 
 vmlinux:

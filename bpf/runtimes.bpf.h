@@ -5,6 +5,7 @@
 #include "walk.bpf.h"
 #include "python.bpf.h"
 #include "java.bpf.h"
+#include "v8.bpf.h"
 #ifdef EBPFPROF_TEST_RUNTIMES
 #include "null.bpf.h"
 #endif
@@ -19,6 +20,7 @@ struct rt_walk {
 	 * verifier does not follow a JVM and a JVM-less walk apart.
 	 */
 	__u64 java_low, java_high;
+	const struct v8_proc *v8;
 #ifdef EBPFPROF_TEST_RUNTIMES
 	const struct null_proc *null;
 	struct null_walk null_walk;
@@ -43,6 +45,8 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 
 		w->java_low = w->java->code_low;
 		w->java_high = w->java->code_high;
 	}
+	if (unwind_pid_bits__in(bits, UNWIND_RT_V8))
+		w->v8 = bpf_map_lookup_elem(&v8_procs, &pid);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL))
 		w->null = bpf_map_lookup_elem(&null_procs, &pid);
@@ -61,6 +65,8 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 {
 	if (sc->pc >= w->java_low && sc->pc < w->java_high)
 		return java_step(sc, w->java, exact) ? RT_STOP : RT_STEPPED;
+	if (w->v8 && v8_is_code(w->v8, sc->pc))
+		return v8_step(sc, w->v8, exact) ? RT_STOP : RT_STEPPED;
 	if (w->py && py_in_eval(w->py, sc->pc))
 		py_frames(sc, w->py, &w->py_walk);
 #ifdef EBPFPROF_TEST_RUNTIMES

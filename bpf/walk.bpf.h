@@ -29,6 +29,7 @@ struct unwind_scratch {
 	__u32 pad;
 	struct proc_image img;	/* the process image walked: runtime events name it */
 	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
+	__u64 r9;		/* the sampled r9: V8's interpreter keeps the bytecode offset there */
 	struct user_stack stack;
 	/*
 	 * The stack from the sampled rsp up, copied once: a read of user

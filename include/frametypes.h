@@ -17,6 +17,7 @@ enum unwind_runtime {
 	UNWIND_RT_PYTHON,
 	UNWIND_RT_JAVA,
 	UNWIND_RT_NULL,		/* the test-only skeleton runtime (runtimes/null) */
+	UNWIND_RT_V8,
 	UNWIND_RT_MAX
 };
 
@@ -28,7 +29,8 @@ enum unwind_runtime {
  */
 #define RUNTIMES(X)                   \
 	X(UNWIND_RT_PYTHON, python)   \
-	X(UNWIND_RT_JAVA, java)
+	X(UNWIND_RT_JAVA, java)       \
+	X(UNWIND_RT_V8, v8)
 #ifdef EBPFPROF_TEST_RUNTIMES
 #define RUNTIMES_TEST(X) X(UNWIND_RT_NULL, null)
 #else
@@ -55,6 +57,10 @@ enum unwind_runtime {
 #define JAVA_TAG_LOST 0xf8ULL		/* where a Java walk stopped: enum java_lost_reason */
 #define NULL_TAG_FRAME 0xf7ULL		/* null runtime: function id | call depth */
 #define NULL_TAG_LOST 0xf6ULL		/* null runtime: a frame it could not read */
+#define V8_TAG_INTERP 0xf5ULL		/* SharedFunctionInfo | gen << 48 | frame's bytecode offset (include/v8.h) */
+#define V8_TAG_JIT 0xf4ULL		/* SharedFunctionInfo | gen << 48 | pc in compiled code */
+#define V8_TAG_STUB 0xf3ULL		/* V8 frame type | pc: generated code that runs no JS function */
+#define V8_TAG_LOST 0xf2ULL		/* where a V8 walk stopped: enum v8_lost_reason */
 
 /* X(tag, runtime, slots): every tag, once */
 #define FRAME_TAGS(X)                              \
@@ -66,7 +72,11 @@ enum unwind_runtime {
 	X(JAVA_TAG_STUB, UNWIND_RT_JAVA, 2)        \
 	X(JAVA_TAG_LOST, UNWIND_RT_JAVA, 1)        \
 	X(NULL_TAG_FRAME, UNWIND_RT_NULL, 2)       \
-	X(NULL_TAG_LOST, UNWIND_RT_NULL, 1)
+	X(NULL_TAG_LOST, UNWIND_RT_NULL, 1)        \
+	X(V8_TAG_INTERP, UNWIND_RT_V8, 2)          \
+	X(V8_TAG_JIT, UNWIND_RT_V8, 2)             \
+	X(V8_TAG_STUB, UNWIND_RT_V8, 2)            \
+	X(V8_TAG_LOST, UNWIND_RT_V8, 1)
 
 /*
  * What a runtime event (struct rt_event, on the one runtime ring) announces:
@@ -76,13 +86,17 @@ enum unwind_runtime {
 #define JAVA_EVENT_METHOD 2	/* a Method* an interpreted frame ran */
 #define JAVA_EVENT_NMETHOD 3	/* an nmethod a compiled frame ran */
 #define NULL_EVENT_FUNC 4	/* a null runtime function */
+#define V8_EVENT_SFI 5		/* a V8 SharedFunctionInfo a JavaScript frame ran */
+#define V8_EVENT_BYTECODE 6	/* the BytecodeArray an interpreted frame ran; gen: its SharedFunctionInfo >> 3 */
 
 /* X(kind, runtime): every event kind, once */
 #define RT_EVENTS(X)                        \
 	X(PY_EVENT_CODE, UNWIND_RT_PYTHON)     \
 	X(JAVA_EVENT_METHOD, UNWIND_RT_JAVA)   \
 	X(JAVA_EVENT_NMETHOD, UNWIND_RT_JAVA)  \
-	X(NULL_EVENT_FUNC, UNWIND_RT_NULL)
+	X(NULL_EVENT_FUNC, UNWIND_RT_NULL)     \
+	X(V8_EVENT_SFI, UNWIND_RT_V8)          \
+	X(V8_EVENT_BYTECODE, UNWIND_RT_V8)
 
 #define FRAME_TAG_CHECK_(tag, rt, slots)                                                  \
 	_Static_assert((tag) >= FRAME_TAG_MIN && (tag) < 0xff, #tag " is a tag byte");   \
