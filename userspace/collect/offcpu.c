@@ -10,6 +10,7 @@
 #include "lib/bpf_util.h"
 #include "lib/log.h"
 #include "offcpu.h"
+#include "cpus.h"
 #include "pidns.h"
 #include "unwind.h"
 #include "runtimes/runtime.h"
@@ -173,6 +174,21 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	return err;
 }
 
+/* A switch-out may store two new stacks in one run: the allocator is readied first (as the sampler's). */
+static int warm_stacks(struct offcpu *o)
+{
+	int *cpus, n, err;
+
+	if (o->stacks_prealloc)
+		return 0;
+	err = cpus__online(&cpus, &n);
+	if (err)
+		return err;
+	err = bpf_util__warm_map(bpf_map__fd(o->skel->maps.stacks), cpus, n);
+	free(cpus);
+	return err;
+}
+
 static int set_filters(struct offcpu *o, const struct offcpu_opts *opts)
 {
 	int fd = bpf_map__fd(o->skel->maps.pids);
@@ -245,8 +261,10 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 		       "is still off CPU", strerror(-err));
 		err = 0;
 	}
-	/* fill the filters; make the harvest iterator */
+	/* fill the filters; ready the stack map's allocator; make the harvest iterator */
 	err = set_filters(o, opts);
+	if (!err)
+		err = warm_stacks(o);
 	if (!err && !o->no_iter)
 		err = attach_iter(o);
 	if (err)

@@ -83,6 +83,27 @@ static struct bpf_map *stacks_map(struct sampler *s, int slot)
 	return slot ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
 }
 
+/*
+ * A sample may store two new stacks in one run (kernel, and user by frame
+ * pointers): the allocator behind maps allocated as used is readied on
+ * every CPU first (bpf_util__warm_map; the all-zero hash is never a stack).
+ */
+static int warm_stacks(struct sampler *s)
+{
+	int *cpus, n, err;
+
+	if (s->stacks_prealloc)
+		return 0;
+	err = cpus__online(&cpus, &n);
+	if (err)
+		return err;
+	err = bpf_util__warm_map(bpf_map__fd(s->skel->maps.stacks0), cpus, n);
+	if (!err && s->double_buffer)
+		err = bpf_util__warm_map(bpf_map__fd(s->skel->maps.stacks1), cpus, n);
+	free(cpus);
+	return err;
+}
+
 static struct bpf_map *ustacks_map(struct sampler *s, int slot)
 {
 	return slot ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
@@ -389,6 +410,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	if (err)
 		goto err_free;
 	err = profile_bpf__load(s->skel);
+	if (!err)
+		err = warm_stacks(s);
 	if (err)
 		goto err_free;
 	s->events_ctl = map_events_ctl(s);

@@ -1,5 +1,6 @@
 /* bpf_util.c -- map and program chores the CPU sampler and the off-CPU tracer share */
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,4 +239,36 @@ bool bpf_util__perf_event_no_prealloc(void)
 	ok = perf_event_takes_map(map_fd);
 	close(map_fd);
 	return ok;
+}
+
+int bpf_util__warm_map(int fd, const int *cpus, int n_cpus)
+{
+	struct bpf_map_info info;
+	cpu_set_t old, one;
+	void *kv;	/* an all-zero key, then the value */
+	int err = map_info(fd, &info);
+
+	if (err)
+		return err;
+	kv = calloc(1, info.key_size + info.value_size);
+	if (!kv)
+		return -ENOMEM;
+	if (sched_getaffinity(0, sizeof(old), &old)) {
+		err = -errno;
+		goto out_free;
+	}
+	for (int i = 0; i < n_cpus; i++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpus[i], &one);
+		/* a CPU we may not run on (a cpuset) stays cold: its first samples may lose a stack */
+		if (sched_setaffinity(0, sizeof(one), &one))
+			continue;
+		if (!bpf_map_update_elem(fd, kv, (char *)kv + info.key_size, BPF_NOEXIST))
+			bpf_map_delete_elem(fd, kv);
+	}
+	if (sched_setaffinity(0, sizeof(old), &old))
+		err = -errno;
+out_free:
+	free(kv);
+	return err;
 }

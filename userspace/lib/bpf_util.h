@@ -54,4 +54,16 @@ int bpf_util__count_keys(int fd, __u32 limit, __u32 *out);
  */
 bool bpf_util__perf_event_no_prealloc(void);
 
+/*
+ * Readies the kernel's BPF allocator behind a hash map allocated as used, on
+ * each of the CPUs, before programs run there. Its per-CPU cache of free
+ * elements starts with one (for elements over 256 bytes) and is refilled
+ * from irq_work, after the program returns: a program run that inserts
+ * twice into a fresh map finds it empty the second time (-ENOMEM). An
+ * insert and delete of the all-zero key (which the programs must never use)
+ * from each CPU gets the refill done there first. Moves the calling thread
+ * through the CPUs and back.
+ */
+int bpf_util__warm_map(int fd, const int *cpus, int n_cpus);
+
 #endif /* EBPFPROF_BPF_UTIL_H */
