@@ -46,6 +46,21 @@ check_fallback_lines() {
 	sed -n 's/^ebpfprof: bpf: \(.*\)/  bpf: \1/p' "$e"
 }
 
+# the stack maps as the probe chose them: preallocated where perf_event programs need it (before 6.1)
+check_stack_maps() {
+	local line
+	line=$(sed -n 's/^ebpfprof: sampler stack maps: //p' "$dir/cpu.err")
+	echo "  stack maps: ${line:-not said}"
+	if [ -z "$line" ]; then
+		fail stack_maps "-v did not say the stack maps' fill"
+	elif { [ "$kv" -lt 601 ] && [[ "$line" == *"(preallocated)"* ]]; } ||
+		{ [ "$kv" -ge 601 ] && [[ "$line" != *"(preallocated)"* ]]; }; then
+		pass stack_maps
+	else
+		fail stack_maps "preallocation wrong for $KREL: $line"
+	fi
+}
+
 check_mode() {	# mode, sample types, functions...
 	local m=$1 types=$2 f=$dir/$1.pb.gz t fn
 	shift 2
@@ -98,6 +113,7 @@ EOF
 
 check_cpu
 check_fallback_lines
+check_stack_maps
 check_mode off-cpu 'off_cpu/nanoseconds\[dflt\] blocks/count' fg_nap
 check_mode wall 'cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds\[dflt\]' fg_burn fg_nap
 check_agent
