@@ -116,7 +116,7 @@ static __always_inline void store_stack(__u32 slot, bool user, __s32 *id, __u64 
 
 /*
  * Stores the walked stack where userspace reads it, by hash; a full map loses
- * it, and the sample is counted under -E2BIG (a failed allocation, its -errno).
+ * it, counted, and the sample is counted under -E2BIG (another failure: its -errno).
  */
 static __always_inline void store_user_stack(__u32 slot, struct unwind_scratch *sc,
 					     struct sample_key *key)

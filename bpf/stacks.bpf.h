@@ -18,9 +18,10 @@
  * A stack map keyed by a 64-bit hash of the frames, value the frames leaf
  * first, zero-filled past the last (as BPF_MAP_TYPE_STACK_TRACE's were).
  * Unlike a stack trace map's buckets, two stacks never share a slot: a full
- * map is the only loss, and it is counted. Allocated as used where the
- * kernel allows it in perf_event programs (6.1+); userspace clears
- * BPF_F_NO_PREALLOC where it does not (stacks__map_flags in sampler.c).
+ * map (or an allocation that fails) is the only loss, and it is counted.
+ * Allocated as used where the kernel allows it in perf_event programs
+ * (6.1+); userspace clears BPF_F_NO_PREALLOC where it does not
+ * (bpf_util__perf_event_no_prealloc).
  */
 #define STACKS_MAP(name)                                                        \
 	struct {                                                                \

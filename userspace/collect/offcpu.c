@@ -134,7 +134,7 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	bool btf = !opts->force_raw_tp && args > 0;
 	int err;
 
-	/* sched_switch runs under the runqueue lock: allocate there only where the kernel's allocator is safe */
+	/* sched_switch holds the runqueue lock: allocate there only where the BPF allocator is safe */
 	o->stacks_prealloc = !bpf_util__perf_event_no_prealloc();
 	o->stack_entries = opts->stack_entries ? opts->stack_entries
 			   : o->stacks_prealloc ? DEFAULT_STACK_ENTRIES_PREALLOC : DEFAULT_STACK_ENTRIES;
@@ -174,7 +174,7 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	return err;
 }
 
-/* A switch-out may store two new stacks in one run: the allocator is readied first (as the sampler's). */
+/* A switch-out may store two new stacks in one run: the allocator is readied (as the sampler's). */
 static int warm_stacks(struct offcpu *o)
 {
 	int *cpus, n, err;

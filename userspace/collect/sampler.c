@@ -67,7 +67,6 @@ struct sampler {
 	int frequency;
 	int n_possible_cpus;
 	__u32 count_entries;
-	__u32 stack_entries;
 	__u32 unwind_rows;
 	bool double_buffer;
 	bool stacks_prealloc;	/* the stack maps are preallocated: the kernel wants it */
@@ -81,6 +80,11 @@ static struct bpf_map *counts_map(struct sampler *s, int slot)
 static struct bpf_map *stacks_map(struct sampler *s, int slot)
 {
 	return slot ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
+}
+
+static struct bpf_map *ustacks_map(struct sampler *s, int slot)
+{
+	return slot ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
 }
 
 /*
@@ -102,11 +106,6 @@ static int warm_stacks(struct sampler *s)
 		err = bpf_util__warm_map(bpf_map__fd(s->skel->maps.stacks1), cpus, n);
 	free(cpus);
 	return err;
-}
-
-static struct bpf_map *ustacks_map(struct sampler *s, int slot)
-{
-	return slot ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
 }
 
 /*
@@ -161,7 +160,8 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 
 	s->stacks_prealloc = !bpf_util__perf_event_no_prealloc();
 	stacks = s->stacks_prealloc ? DEFAULT_STACK_ENTRIES_PREALLOC : DEFAULT_STACK_ENTRIES;
-	s->stack_entries = stacks = o->stack_entries ? o->stack_entries : stacks;
+	if (o->stack_entries)
+		stacks = o->stack_entries;
 	s->count_entries = o->count_entries ? o->count_entries : DEFAULT_COUNT_ENTRIES;
 	s->double_buffer = o->double_buffer;
 	skel->rodata->filter_pid = o->n_pids > 0;

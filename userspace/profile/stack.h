@@ -33,7 +33,7 @@ struct stack {
 	int n_lines;
 };
 
-/* Reads the frames of the stack stored under hash in slot (leaf first); how many, or a negative errno: lost. */
+/* Reads the frames of the stack under hash in slot (leaf first); how many, or -errno: lost. */
 typedef int (*stack_read_fn)(void *src, int slot, __u64 hash, __u64 *ips, int max);
 
 /*
