@@ -33,7 +33,7 @@ struct offcpu_opts {
 	__u64 min_us;		/* blocks shorter than this are not counted */
 	__u32 start_entries;	/* threads off CPU at once (LRU); 0: 65536 */
 	__u32 count_entries;	/* one slot's counts map size; 0: 10240 */
-	__u32 stack_entries;	/* stacks held, both slots; 0: 65536 (16384 preallocated) */
+	__u32 stack_entries;	/* stacks the map holds, shared by both slots; 0: 16384 */
 	bool double_buffer;	/* two slots, harvested while tracing (agent mode) */
 	bool force_raw_tp;	/* load the raw_tp program even where tp_btf works (tests) */
 	/* the sampler's tables and announcements: user stacks by CFI as it walks them; NULL: fp */
