@@ -8,6 +8,7 @@
 #include "filter.bpf.h"
 #include "unwind.bpf.h"
 #include "events.bpf.h"
+#include "stacks.bpf.h"
 
 /* include/linux/sched.h; macros are not in BTF */
 #define PF_KTHREAD 0x00200000
@@ -15,9 +16,6 @@
 #define TASK_UNINTERRUPTIBLE 0x0002
 #define TASK_DEAD 0x0080
 #define TASK_NOLOAD 0x0400
-#define EFAULT 14
-#define EEXIST 17
-#define E2BIG 7
 
 #ifndef bpf_ksym_exists	/* libbpf before 1.2 */
 #define bpf_ksym_exists(sym) (!!(sym))
@@ -57,13 +55,11 @@ __u64 iter_done = 0;
 __u32 harvest_slot = 0;		/* where the iterator credits */
 __u32 stack_epoch = 0;		/* bumped by userspace after it empties the stack map */
 
-/* One stack map for both slots: a block spanning a boundary keeps valid ids. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} stacks SEC(".maps");
+/*
+ * One stack map for both slots (kernel and frame-pointer user stacks, by
+ * content: stacks.bpf.h): a block spanning a boundary keeps its stacks.
+ */
+STACKS_MAP(stacks);
 
 /* stacks the CFI walker took, by hash; shared by both slots and emptied with stacks */
 struct {
@@ -190,6 +186,7 @@ static __always_inline void make_key(struct offcpu_key *key, const struct offcpu
 	key->user_stack_id = e->user_stack_id;
 	key->stack_epoch = e->stack_epoch;
 	key->user_hash = e->user_hash;
+	key->kern_hash = e->kern_hash;
 	key->start = e->start;
 	key->exec = e->exec;
 	__builtin_memcpy(key->comm, e->comm, sizeof(key->comm));
@@ -254,16 +251,14 @@ static __always_inline void end_block(struct task_struct *next, __u64 g, __u64 n
 	bpf_map_delete_elem(&start, &tid);
 }
 
-static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u32 stat_collision,
-				       __u32 stat_error)
+/* A kernel or frame-pointer user stack into the scratch; stored by store_stacks. */
+static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u64 *hash, __u32 stat_error)
 {
-	long id = bpf_get_stackid(ctx, &stacks, flags);
+	int err = stack_take(ctx, flags, hash);
 
-	if (id == -EEXIST)
-		stat_inc(stat_collision);
-	else if (id < 0 && id != -EFAULT)
+	if (err && err != -EFAULT)
 		stat_inc(stat_error);
-	return id;
+	return err ? err : STACK_ID_HASHED;
 }
 
 /*
@@ -271,13 +266,13 @@ static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u32 stat_collis
  * process's tables are loaded, the same walk as a CPU sample's, else by frame
  * pointers (counted: a process's first blocks, before userspace read it).
  * A blocked thread's stack does not change until it runs again, so the walk
- * at switch-out is the stack the whole block waits in.
+ * at switch-out is the stack the whole block waits in. Returns the walk,
+ * which store_stacks stores, or NULL.
  */
-static __always_inline void user_stack(void *ctx, const struct proc_image *img,
-				       struct offcpu_start *e)
+static __always_inline struct unwind_scratch *user_stack(void *ctx, const struct proc_image *img,
+							 struct offcpu_start *e)
 {
 	struct unwind_scratch *sc = NULL;
-	int err;
 
 	if (unwind_mode == UNWIND_MODE_CFI) {
 		note_sighting(img);
@@ -286,20 +281,60 @@ static __always_inline void user_stack(void *ctx, const struct proc_image *img,
 	if (!sc) {
 		if (unwind_mode == UNWIND_MODE_CFI)
 			stat_inc(OFFCPU_STAT_UNWIND_FP_FALLBACK);
-		e->user_stack_id = get_stack(ctx, BPF_F_USER_STACK, OFFCPU_STAT_USTACK_COLLISION,
+		e->user_stack_id = get_stack(ctx, BPF_F_USER_STACK, &e->user_hash,
 					     OFFCPU_STAT_USTACK_ERROR);
-		return;
+		return NULL;
 	}
 	stat_inc(OFFCPU_STAT_UNWIND_CFI);
 	if (sc->stack.flags & USTACK_TRUNCATED)
 		stat_inc(OFFCPU_STAT_UNWIND_TRUNCATED);
 	e->user_stack_id = STACK_ID_UNWOUND;
 	e->user_hash = sc->hash;
-	err = bpf_map_update_elem(&ustacks, &sc->hash, &sc->stack, BPF_NOEXIST);
-	if (err && err != -EEXIST) {
-		stat_inc(OFFCPU_STAT_USTACK_ERROR);	/* the map is full: the stack is lost */
-		e->user_stack_id = -E2BIG;
-		e->user_hash = 0;
+	return sc;
+}
+
+/* A store's failure: the stack is lost, counted, and the id says why. */
+static __always_inline void stack_lost(int err, bool user, __s32 *id, __u64 *hash)
+{
+	if (err == -E2BIG)
+		stat_inc(user ? OFFCPU_STAT_USTACK_MAP_FULL : OFFCPU_STAT_KSTACK_MAP_FULL);
+	else
+		stat_inc(user ? OFFCPU_STAT_USTACK_ERROR : OFFCPU_STAT_KSTACK_ERROR);
+	*id = err;
+	*hash = 0;
+}
+
+/*
+ * Stores e's stacks unless its key is counted in the active slot already:
+ * a key is counted only after its block's switch-out stored (or found
+ * counted) the same stacks, in the same stack epoch, which is part of the
+ * key, and the maps are emptied only with a new epoch. So the common
+ * switch-out costs one lookup instead of a store per stack.
+ */
+static __always_inline void store_stacks(__u32 slot, struct offcpu_start *e,
+					 struct unwind_scratch *sc)
+{
+	void *counts = slot ? (void *)&counts1 : (void *)&counts0;
+	struct offcpu_key key = {};
+	int err;
+
+	make_key(&key, e);
+	if (bpf_map_lookup_elem(counts, &key))
+		return;
+	if (e->kern_stack_id == STACK_ID_HASHED) {
+		err = stack_store(&stacks, false, e->kern_hash);
+		if (err)
+			stack_lost(err, false, &e->kern_stack_id, &e->kern_hash);
+	}
+	if (e->user_stack_id == STACK_ID_HASHED) {
+		err = stack_store(&stacks, true, e->user_hash);
+		if (err)
+			stack_lost(err, true, &e->user_stack_id, &e->user_hash);
+	}
+	if (sc) {
+		err = bpf_map_update_elem(&ustacks, &sc->hash, &sc->stack, BPF_NOEXIST);
+		if (err && err != -EEXIST)
+			stack_lost(err, true, &e->user_stack_id, &e->user_hash);
 	}
 }
 
@@ -332,6 +367,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	/* the start map is keyed by the host's tid, which switch-in reads from next */
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid, seen_tid;
 	struct offcpu_start e = {};
+	struct unwind_scratch *sc = NULL;
 	struct task_struct *leader;
 	struct proc_image img;
 	unsigned int state;
@@ -366,14 +402,15 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	e.stack_epoch = stack_epoch;	/* before the captures: see offcpu__clear */
 	e.kern_stack_id = STACK_ID_SKIPPED;
 	if (collect_kernel)
-		e.kern_stack_id = get_stack(ctx, OWN_FRAMES & BPF_F_SKIP_FIELD_MASK,
-					    OFFCPU_STAT_KSTACK_COLLISION, OFFCPU_STAT_KSTACK_ERROR);
+		e.kern_stack_id = get_stack(ctx, OWN_FRAMES & BPF_F_SKIP_FIELD_MASK, &e.kern_hash,
+					    OFFCPU_STAT_KSTACK_ERROR);
 	e.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		user_stack(ctx, &img, &e);
+		sc = user_stack(ctx, &img, &e);
 	/* the process's name, not the thread's: labels and folded lines group by process */
 	leader = BPF_CORE_READ(prev, group_leader);
 	bpf_core_read_str(e.comm, sizeof(e.comm), &leader->comm);
+	store_stacks(g & 1, &e, sc);
 	err = bpf_map_update_elem(&start, &tid, &e, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		drop_stale(prev, tid, g, now);

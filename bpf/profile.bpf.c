@@ -7,11 +7,9 @@
 #include "filter.bpf.h"
 #include "unwind.bpf.h"
 #include "events.bpf.h"
+#include "stacks.bpf.h"
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h; macros are not in BTF */
-#define EFAULT 14
-#define EEXIST 17
-#define E2BIG 7
 #define UAPI_PT_REGS_CS_OFF (17 * 8)	/* arch/x86/include/uapi/asm/ptrace.h: ip is word 16, cs 17 */
 
 /* Set by userspace between open and load. */
@@ -22,20 +20,13 @@ const volatile bool per_thread = false;
 const volatile __u32 unwind_mode = UNWIND_MODE_FP;
 
 /*
- * Two slots of (stack map, counts map). Samples go to the slot active_slot
+ * Two slots of (stack maps, counts map). Samples go to the slot active_slot
  * names; userspace flips it, waits for programs already running to finish
  * (see sync_outer), then reads and clears the other slot at leisure. So a
  * window boundary neither loses nor double counts a sample. max_entries are
  * set by userspace before load (slot 1 shrinks to 1 entry in one-shot mode).
+ * stacksN hold kernel stacks and frame-pointer user stacks (stacks.bpf.h).
  */
-#define STACK_MAP(name)                                                         \
-	struct {                                                                \
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                         \
-		__uint(key_size, sizeof(__u32));                                \
-		__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));            \
-		__uint(max_entries, 16384);                                     \
-	} name SEC(".maps")
-
 #define COUNTS_MAP(name)                                                        \
 	struct {                                                                \
 		__uint(type, BPF_MAP_TYPE_HASH);                                \
@@ -54,8 +45,8 @@ const volatile __u32 unwind_mode = UNWIND_MODE_FP;
 		__uint(map_flags, BPF_F_NO_PREALLOC);                           \
 	} name SEC(".maps")
 
-STACK_MAP(stacks0);
-STACK_MAP(stacks1);
+STACKS_MAP(stacks0);
+STACKS_MAP(stacks1);
 COUNTS_MAP(counts0);
 COUNTS_MAP(counts1);
 USTACK_MAP(ustacks0);
@@ -95,25 +86,38 @@ static __always_inline void stat_inc(__u32 id)
 }
 
 /*
- * An empty stack (-EFAULT: a sample taken in user mode has no kernel stack)
- * is not a loss; a collision or any other error is, and gets counted.
+ * Takes a kernel or frame-pointer user stack into the scratch (stacks.bpf.h);
+ * its store waits for count_sample. An empty stack (-EFAULT: a sample taken
+ * in user mode has no kernel stack) is not a loss; any other error is.
  */
-static __always_inline __s32 get_stack(void *ctx, __u32 slot, __u64 flags,
-				       __u32 stat_collision, __u32 stat_error)
+static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u64 *hash, __u32 stat_error)
 {
-	long id = slot ? bpf_get_stackid(ctx, &stacks1, flags)
-		       : bpf_get_stackid(ctx, &stacks0, flags);
+	int err = stack_take(ctx, flags, hash);
 
-	if (id == -EEXIST)
-		stat_inc(stat_collision);
-	else if (id < 0 && id != -EFAULT)
+	if (err && err != -EFAULT)
 		stat_inc(stat_error);
-	return id;
+	return err ? err : STACK_ID_HASHED;
+}
+
+/* Stores a taken stack in the slot's map; a full map loses it, counted, the id says why. */
+static __always_inline void store_stack(__u32 slot, bool user, __s32 *id, __u64 *hash)
+{
+	void *stacks = slot ? (void *)&stacks1 : (void *)&stacks0;
+	int err = stack_store(stacks, user, *hash);
+
+	if (!err)
+		return;
+	if (err == -E2BIG)
+		stat_inc(user ? STAT_USTACK_MAP_FULL : STAT_KSTACK_MAP_FULL);
+	else
+		stat_inc(user ? STAT_USTACK_ERROR : STAT_KSTACK_ERROR);
+	*id = err;
+	*hash = 0;
 }
 
 /*
  * Stores the walked stack where userspace reads it, by hash; a full map loses
- * it, and the sample is counted under -E2BIG.
+ * it, counted, and the sample is counted under -E2BIG (another failure: its -errno).
  */
 static __always_inline void store_user_stack(__u32 slot, struct unwind_scratch *sc,
 					     struct sample_key *key)
@@ -122,16 +126,17 @@ static __always_inline void store_user_stack(__u32 slot, struct unwind_scratch *
 	int err = bpf_map_update_elem(ustacks, &sc->hash, &sc->stack, BPF_NOEXIST);
 
 	if (err && err != -EEXIST) {
-		stat_inc(STAT_USTACK_ERROR);	/* the map is full: the stack is lost */
-		key->user_stack_id = -E2BIG;
+		stat_inc(err == -E2BIG ? STAT_USTACK_MAP_FULL : STAT_USTACK_ERROR);
+		key->user_stack_id = err;
 		key->user_hash = 0;
 	}
 }
 
 /*
- * Counts the sample. A key already counted in this slot had its walked stack
- * stored when it was first counted (both maps are emptied together), so only
- * a new key stores it: a hash update less at most samples (1.5-2 us here).
+ * Counts the sample. A key already counted in this slot had its stacks
+ * stored when it was first counted (the maps are emptied together), so only
+ * a new key stores them: a hash update less at most samples (1.5-2 us here
+ * for a walked stack).
  */
 static __always_inline void count_sample(__u32 slot, struct sample_key *key,
 					 struct unwind_scratch *sc)
@@ -145,6 +150,10 @@ static __always_inline void count_sample(__u32 slot, struct sample_key *key,
 		__sync_fetch_and_add(val, 1);
 		return;
 	}
+	if (key->kern_stack_id == STACK_ID_HASHED)
+		store_stack(slot, false, &key->kern_stack_id, &key->kern_hash);
+	if (key->user_stack_id == STACK_ID_HASHED)
+		store_stack(slot, true, &key->user_stack_id, &key->user_hash);
 	if (sc)
 		store_user_stack(slot, sc, key);
 	err = bpf_map_update_elem(counts, key, &one, BPF_NOEXIST);
@@ -176,7 +185,7 @@ static __always_inline void request_remap(const struct proc_image *img)
  * pointers (counted: the first samples of a process, before userspace read it).
  * Returns the walk, which count_sample stores, or NULL for frame pointers.
  */
-static __always_inline struct unwind_scratch *get_user_stack(void *ctx, __u32 slot,
+static __always_inline struct unwind_scratch *get_user_stack(void *ctx,
 							     const struct proc_image *img,
 							     struct sample_key *key, bool walk)
 {
@@ -187,8 +196,8 @@ static __always_inline struct unwind_scratch *get_user_stack(void *ctx, __u32 sl
 	if (!sc) {
 		if (walk && unwind_mode == UNWIND_MODE_CFI)
 			stat_inc(STAT_UNWIND_FP_FALLBACK);
-		key->user_stack_id = get_stack(ctx, slot, BPF_F_USER_STACK,
-					       STAT_USTACK_COLLISION, STAT_USTACK_ERROR);
+		key->user_stack_id = get_stack(ctx, BPF_F_USER_STACK, &key->user_hash,
+					       STAT_USTACK_ERROR);
 		return NULL;
 	}
 	stat_inc(STAT_UNWIND_CFI);
@@ -229,7 +238,7 @@ int on_exec(void *ctx)
 
 /*
  * Whether the sample interrupted user code. There the kernel's stack walk
- * finds nothing, and bpf_get_stackid says so (-EFAULT) after fetching a
+ * finds nothing, and bpf_get_stack says so (-EFAULT) after fetching a
  * callchain buffer: cold memory at every other sample at 19 Hz, about 1 us.
  * The same test as the kernel's user_mode(regs).
  */
@@ -303,11 +312,10 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 	if (collect_kernel && sampled_in_user_mode(ctx))
 		key.kern_stack_id = -EFAULT;	/* what the helper finds there: no kernel stack */
 	else if (collect_kernel)
-		key.kern_stack_id = get_stack(ctx, slot, 0, STAT_KSTACK_COLLISION,
-					      STAT_KSTACK_ERROR);
+		key.kern_stack_id = get_stack(ctx, 0, &key.kern_hash, STAT_KSTACK_ERROR);
 	key.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		sc = get_user_stack(ctx, slot, &img, &key, walk);
+		sc = get_user_stack(ctx, &img, &key, walk);
 	/*
 	 * A process whose tables came with its announcement was handed on: the
 	 * seen map's lookup (a cold bucket and element, 1-2 us here) is spared.

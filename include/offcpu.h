@@ -5,8 +5,8 @@
 #include "profile.h"	/* TASK_COMM_LEN, MAX_STACK_DEPTH, STACK_ID_SKIPPED */
 
 /*
- * A stack captured before userspace last emptied the stack map: its id may
- * now be free or name another stack. Userspace writes it into keys whose
+ * A stack captured before userspace last emptied the stack maps: it may
+ * be gone. Userspace writes it into keys whose
  * stack_epoch is stale; print it as "[lost stack]". (-ENOENT, so it can never
  * be confused with a real id or with STACK_ID_SKIPPED.)
  */
@@ -37,7 +37,8 @@ struct offcpu_start {
 	__u32 stack_epoch;	/* stack map generation the ids belong to */
 	__u32 tid;		/* the thread's id as ebpfprof sees it (its PID namespace's) */
 	char comm[TASK_COMM_LEN];	/* the process's (group leader's) name */
-	__u64 user_hash;	/* with user_stack_id STACK_ID_UNWOUND: its key in ustacks */
+	__u64 user_hash;	/* with STACK_ID_UNWOUND: its key in ustacks; STACK_ID_HASHED: in stacks */
+	__u64 kern_hash;	/* with kern_stack_id STACK_ID_HASHED: its key in stacks */
 	__u64 start;		/* struct proc_image's: which process, which image, pid is */
 	__u32 exec;
 	__u32 pad;
@@ -45,9 +46,10 @@ struct offcpu_start {
 
 /*
  * Key of the in-kernel aggregation: per process, thread (only with
- * per_thread, else 0), state and pair of stacks. A negative stack id is
- * STACK_ID_SKIPPED, OFFCPU_STACK_LOST, STACK_ID_UNWOUND (the CFI walker's
- * stack, in ustacks under user_hash) or the -errno bpf_get_stackid() gave.
+ * per_thread, else 0), state and pair of stacks. A stack id is
+ * STACK_ID_HASHED (in stacks under kern_hash or user_hash), STACK_ID_UNWOUND
+ * (the CFI walker's stack, in ustacks under user_hash), STACK_ID_SKIPPED,
+ * OFFCPU_STACK_LOST, or the -errno that lost it (-E2BIG: a full map).
  */
 struct offcpu_key {
 	__u32 pid;
@@ -58,6 +60,7 @@ struct offcpu_key {
 	__u32 stack_epoch;
 	char comm[TASK_COMM_LEN];
 	__u64 user_hash;
+	__u64 kern_hash;
 	__u64 start;		/* struct proc_image's */
 	__u32 exec;
 	__u32 pad;
@@ -92,10 +95,10 @@ enum offcpu_stat {
 	 */
 	OFFCPU_STAT_MISSED_SWITCH_IN,
 	OFFCPU_STAT_ITER_STALE,		/* harvest skipped an entry: its thread runs or exited */
-	OFFCPU_STAT_KSTACK_COLLISION,	/* kernel stack lost to a stack map hash collision */
-	OFFCPU_STAT_USTACK_COLLISION,	/* user stack lost to a stack map hash collision */
-	OFFCPU_STAT_KSTACK_ERROR,	/* kernel stack capture failed otherwise */
-	OFFCPU_STAT_USTACK_ERROR,	/* user stack capture failed otherwise (e.g. map full) */
+	OFFCPU_STAT_KSTACK_MAP_FULL,	/* kernel stack lost: the stack map was full */
+	OFFCPU_STAT_USTACK_MAP_FULL,	/* user stack lost: its stack map was full */
+	OFFCPU_STAT_KSTACK_ERROR,	/* kernel stack capture or store failed otherwise */
+	OFFCPU_STAT_USTACK_ERROR,	/* user stack capture or store failed otherwise */
 	OFFCPU_STAT_COUNTS_FULL,	/* a credit dropped: the counts map was full */
 	OFFCPU_STAT_UNWIND_CFI,		/* user stacks walked with CFI at switch-out */
 	OFFCPU_STAT_UNWIND_TRUNCATED,	/* of those, walks that stopped before the outermost frame */

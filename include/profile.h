@@ -12,6 +12,15 @@
 #endif
 
 /*
+ * A kernel stack, or a user stack walked by frame pointers, in the stack
+ * maps: leaf first, zero past the last frame. Stored under a 64-bit hash of
+ * its frames (sample_key.kern_hash, .user_hash).
+ */
+struct stack_frames {
+	__u64 ips[MAX_STACK_DEPTH];
+};
+
+/*
  * Process announcements wake userspace at most once per this many ns; after
  * a wakeup that found events userspace looks again this long later, so an
  * announcement that did not wake it waits no longer than that.
@@ -61,9 +70,17 @@ struct proc_image {
 #define STACK_ID_UNWOUND (-65536)
 
 /*
+ * The stack was taken with bpf_get_stack and lives in the stack map under
+ * its hash (sample_key.kern_hash or .user_hash): stored by content, so two
+ * stacks never share an entry. A full map is a loss: -E2BIG in its place.
+ */
+#define STACK_ID_HASHED (-65537)
+
+/*
  * Key of the in-kernel aggregation: one count per process, thread (only with
- * --per-thread, else 0) and pair of stacks. A negative stack id is either
- * STACK_ID_SKIPPED or the -errno bpf_get_stackid() returned.
+ * --per-thread, else 0) and pair of stacks. A stack id is STACK_ID_HASHED
+ * or STACK_ID_UNWOUND (the stack is in a map under its hash), STACK_ID_SKIPPED,
+ * or the -errno that lost it (-EFAULT: there was none, -E2BIG: a full map).
  */
 struct sample_key {
 	__u32 pid;
@@ -71,7 +88,8 @@ struct sample_key {
 	__s32 kern_stack_id;
 	__s32 user_stack_id;
 	char comm[TASK_COMM_LEN];
-	__u64 user_hash;	/* with STACK_ID_UNWOUND: the key of the walked user stack */
+	__u64 user_hash;	/* with STACK_ID_UNWOUND or _HASHED: the user stack's key */
+	__u64 kern_hash;	/* with STACK_ID_HASHED: the kernel stack's key */
 	__u64 start;		/* struct proc_image's: which process, which image, pid is */
 	__u32 exec;
 	__u32 pad;
@@ -80,10 +98,10 @@ struct sample_key {
 /* Indexes of the per-CPU stats map: every sample is counted once in SAMPLES. */
 enum sampler_stat {
 	STAT_SAMPLES = 0,	/* samples that passed the filters */
-	STAT_KSTACK_COLLISION,	/* kernel stack lost to a stack map hash collision */
-	STAT_USTACK_COLLISION,	/* user stack lost to a stack map hash collision */
-	STAT_KSTACK_ERROR,	/* kernel stack capture failed otherwise */
-	STAT_USTACK_ERROR,	/* user stack capture failed otherwise (e.g. stack map full) */
+	STAT_KSTACK_MAP_FULL,	/* kernel stack lost: the stack map was full */
+	STAT_USTACK_MAP_FULL,	/* user stack lost: its stack map (or the CFI walks' map) was full */
+	STAT_KSTACK_ERROR,	/* kernel stack capture or store failed otherwise */
+	STAT_USTACK_ERROR,	/* user stack capture or store failed otherwise */
 	STAT_COUNTS_FULL,	/* sample dropped: the counts map was full */
 	STAT_EVENTS_DROPPED,	/* process announcements lost: the ring buffer was full */
 	STAT_UNWIND_CFI,	/* user stacks walked by the CFI unwinder */
@@ -94,7 +112,7 @@ enum sampler_stat {
 };
 
 /* The stats that are losses of sample data (a stack or a whole sample). */
-#define STAT_LOST_FIRST STAT_KSTACK_COLLISION
+#define STAT_LOST_FIRST STAT_KSTACK_MAP_FULL
 #define STAT_LOST_LAST STAT_COUNTS_FULL
 
 /*

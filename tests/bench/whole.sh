@@ -11,9 +11,15 @@ cleanup() { profiler_stop; busy_stop; sysctl -qw kernel.bpf_stats_enabled="$old_
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-command -v perf >/dev/null || { echo "whole-system bench: perf is not installed (apt-get install linux-perf)"; exit 1; }
-PROFS="ebpfprof perf"
-command -v bpftrace >/dev/null && PROFS="$PROFS bpftrace"
+# BENCH_WHOLE_PROFILERS="ebpfprof" runs only those (e.g. ebpfprof's stack losses at 999 Hz)
+if [ -n "${BENCH_WHOLE_PROFILERS:-}" ]; then
+	PROFS=$BENCH_WHOLE_PROFILERS
+else
+	PROFS="ebpfprof perf"
+	command -v bpftrace >/dev/null && PROFS="$PROFS bpftrace"
+fi
+[[ " $PROFS " != *" perf "* ]] || command -v perf >/dev/null ||
+	{ echo "whole-system bench: perf is not installed (apt-get install linux-perf)"; exit 1; }
 # run_time_ns / run_cnt of BPF programs are only counted while this is on
 sysctl -qw kernel.bpf_stats_enabled=1
 
@@ -92,8 +98,11 @@ if have perf; then
 	row "" "" "folded: $(kb "$(size_of "$out/perf.folded")")" ""
 fi
 lost_ebpfprof() {
-	sed -n 's/.*, \([0-9]*\) lost or partial$/\1/p' "$out/ebpfprof.err"
+	local l
+	l=$(sed -n 's/.*, \([0-9]*\) lost or partial$/\1/p' "$out/ebpfprof.err")
+	echo "$l ($(awk -v l="${l:-0}" -v s="$(samples_of ebpfprof)" 'BEGIN { printf "%.0f", s ? l * 1e6 / s : 0 }') per million)"
 	sed -n 's/^ebpfprof: warning: lost: \(.*\) (raise.*/(\1)/p' "$out/ebpfprof.err"
+	sed -n 's/^ebpfprof: sampler stack maps: \(.*\)/; stack maps at the end: \1/p' "$out/ebpfprof.err"
 }
 lost_perf() {
 	grep -o 'lost [0-9]* chunks' "$out/perf.err" | awk '{ s += $2 } END { printf "%d chunks lost", s }'

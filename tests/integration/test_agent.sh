@@ -119,14 +119,18 @@ test_rejected_and_metrics() {	# a 400 drops one window, counted; /metrics parses
 	else
 		grep push_ "$tmp/metrics.txt"; fail rejected "400 not counted once, or no later window delivered"
 	fi
-	# every line is a comment or "name{labels} value"; the sampler counters are there
-	local malformed
+	# every line is a comment or "name{labels} value"; the sampler counters are there, and the
+	# stack maps' fill of the last harvest (a window of samples stored some stack)
+	local malformed stored
 	malformed=$(grep -Evc '^(# (HELP|TYPE) [a-z_]+ .*|[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+]+)$' "$tmp/metrics.txt")
+	stored=$(awk '/^ebpfprof_stack_map_entries\{/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
 	if [ "$malformed" = 0 ] && grep -Eq '^ebpfprof_samples_total [1-9]' "$tmp/metrics.txt" &&
-		grep -q '^ebpfprof_resident_memory_bytes' "$tmp/metrics.txt" && [ "$health" = ok ]; then
+		grep -q '^ebpfprof_resident_memory_bytes' "$tmp/metrics.txt" && [ "$health" = ok ] &&
+		[ "$stored" -gt 0 ] && grep -Eq '^ebpfprof_stack_map_capacity\{map="stacks"\} [1-9]' "$tmp/metrics.txt"; then
 		pass metrics
 	else
-		fail metrics "$malformed malformed lines, healthz '$health'"
+		grep stack_map "$tmp/metrics.txt"
+		fail metrics "$malformed malformed lines, healthz '$health', $stored stacks in the maps at the last harvest"
 	fi
 }
 

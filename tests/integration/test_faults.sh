@@ -52,13 +52,13 @@ test_tiny_maps() {	# one-entry BPF maps: losses counted in /metrics and in the w
 	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/tiny.metrics"
 	stop $agent; local rc=$?
 	kill $w1 $w2
-	local full coll files
+	local full stacks files
 	full=$(metric "$tmp/tiny.metrics" 'ebpfprof_samples_lost_total{reason="counts_map_full"}')
-	coll=$(($(metric "$tmp/tiny.metrics" 'ebpfprof_samples_lost_total{reason="user_stack_collision"}') +
-		$(metric "$tmp/tiny.metrics" 'ebpfprof_samples_lost_total{reason="kernel_stack_collision"}')))
+	stacks=$(($(metric "$tmp/tiny.metrics" 'ebpfprof_samples_lost_total{reason="user_stack_map_full"}') +
+		$(metric "$tmp/tiny.metrics" 'ebpfprof_samples_lost_total{reason="kernel_stack_map_full"}')))
 	files=$(ls "$tmp/tiny" 2>/dev/null | wc -l)
-	echo "  counts_map_full=$full stack collisions=$coll, $files window files, exit $rc"
-	if [ $rc = 0 ] && [ "$full" -gt 0 ] && [ "$coll" -gt 0 ] && [ "$files" -gt 0 ] &&
+	echo "  counts_map_full=$full stack_map_full=$stacks, $files window files, exit $rc"
+	if [ $rc = 0 ] && [ "$full" -gt 0 ] && [ "$stacks" -gt 0 ] && [ "$files" -gt 0 ] &&
 		grep -q 'lost or partial' "$tmp/tiny.err"; then
 		pass tiny_maps
 	else

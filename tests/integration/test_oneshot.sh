@@ -64,6 +64,56 @@ test_kernel_frames() {
 	fi
 }
 
+# Hundreds of distinct kernel stacks (tests/fixtures/workloads/kstacks.c: file, pipe and socket
+# syscalls from 8 call sites at 8 depths), the whole system at 999 Hz: stored by content, none is
+# lost (-v's loss line), the stack map's fill is said, and each syscall's kernel frames are there.
+# MODE auto walks user stacks with CFI; fp puts frame-pointer user stacks in the same map.
+KSTACK_FRAMES='do_pipe2 (anon_)?pipe_write unix_stream_sendmsg unix_dgram_sendmsg udp_sendmsg __sys_socket iterate_dir path_openat vfs_statx vfs_fstat'
+check_distinct_kstacks() {	# case, --unwind mode
+	local c=$1 out=$tmp/$1 lost fill stacks missing="" f
+	"$FIX/kstacks" 8 & local pid=$!
+	sleep 0.3
+	"$EBPFPROF" -v --unwind "$2" --duration 5 --frequency 999 --output "$out.pb.gz" 2>"$out.err" ||
+		{ kill $pid; fail "$c" "ebpfprof failed: $(grep -v '^libbpf' "$out.err" | tail -1)"; return; }
+	kill $pid 2>/dev/null
+	lost=$(sed -n 's/.* samples on .*, \([0-9]*\) lost or partial$/\1/p' "$out.err")
+	fill=$(sed -n 's/^ebpfprof: sampler stack maps: //p' "$out.err")
+	stacks=${fill%% of *}
+	# the traces of the fixture's process: "-----" separates them, "comm:  kstacks" names it
+	go tool pprof -traces "$out.pb.gz" 2>/dev/null | awk '/^-----------/ { if (k) printf "%s", t; t = ""; k = 0; next }
+		/^ +comm: +kstacks$/ { k = 1 } { t = t $0 "\n" } END { if (k) printf "%s", t }' >"$out.traces"
+	for f in $KSTACK_FRAMES; do
+		grep -Eq "^ +([0-9.]+[a-z]+ +)?$f\$" "$out.traces" || missing="$missing $f"
+	done
+	echo "  $2: ${lost:-?} samples lost or partial, stack maps: ${fill:-?}; kernel frames missing:${missing:- none}"
+	if [ "$lost" = 0 ] && [ "${stacks:-0}" -ge 200 ] && [ -z "$missing" ] &&
+		! go tool pprof -traces "$out.pb.gz" 2>/dev/null | grep -q '\[lost '; then
+		pass "$c"
+	else
+		grep -E 'lost|stack maps' "$out.err"; fail "$c" "a stack lost, fewer than 200 stacks stored, or kernel frames missing"
+	fi
+}
+test_distinct_kstacks() { check_distinct_kstacks distinct_kstacks auto; }
+test_distinct_kstacks_fp() { check_distinct_kstacks distinct_kstacks_fp fp; }
+
+# A sample's first run on a CPU may store two new stacks (kernel, and user by frame pointers), when
+# the kernel's allocator has one element at hand there unless readied (bpf_util__warm_map): eight
+# 1 s starts at 999 Hz beside kstacks lost 7 stacks to -ENOMEM before it was. None may be lost.
+test_distinct_kstacks_starts() {
+	"$FIX/kstacks" 30 & local pid=$! lost=0 l i
+	sleep 0.3
+	for i in $(seq 8); do
+		"$EBPFPROF" --unwind fp --frequency 999 --duration 1 --output /dev/null 2>"$tmp/kss.err" ||
+			{ kill $pid; fail distinct_kstacks_starts "ebpfprof failed: $(tail -1 "$tmp/kss.err")"; return; }
+		l=$(sed -n 's/.* samples on .*, \([0-9]*\) lost or partial$/\1/p' "$tmp/kss.err")
+		lost=$((lost + ${l:-1000000}))
+	done
+	kill $pid 2>/dev/null
+	echo "  8 starts at 999 Hz: $lost samples lost or partial"
+	[ "$lost" = 0 ] && pass distinct_kstacks_starts ||
+		{ grep lost "$tmp/kss.err"; fail distinct_kstacks_starts "$lost samples lost in 8 starts"; }
+}
+
 test_folded_format() {	# every line "comm;frame;...;frame count", counts add up to the samples
 	local bad
 	bad=$(grep -Evc '^[^; ]?[^;]*(;[^;]+)+ [0-9]+$' "$tmp/sys.folded")
@@ -325,6 +375,9 @@ run_test test_cpu_split
 run_test test_pprof_structure
 run_test test_kernel_frames kernel_frames folded_format	# folded_format reads its sys.folded
 run_test test_folded_format
+run_test test_distinct_kstacks
+run_test test_distinct_kstacks_fp
+run_test test_distinct_kstacks_starts
 run_test test_sigint
 run_test test_per_thread_and_idle per_thread_idle no_idle_by_default
 run_test test_top_format

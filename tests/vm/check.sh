@@ -26,8 +26,6 @@ check_cpu() {
 	fi
 }
 
-COLLISIONS_ONLY='warning: lost: [0-9]+ kernel / [0-9]+ user stacks to map collisions, 0 / 0 to errors, 0 samples to a full counts map'
-
 # what the profiler said of the kernel: the fallback line exactly where it applies, once
 check_fallback_lines() {
 	local e=$dir/cpu.err n
@@ -38,15 +36,29 @@ check_fallback_lines() {
 	else
 		fail fallback_lines "the frame-pointer fallback said $n times on $KREL"
 	fi
-	# a stack map's hash collisions are a loss of their own (counted, said), not the kernel's doing;
-	# the same line with errors or a full counts map is
-	if grep 'warning' "$e" | grep -v "$FP_FALLBACK" | grep -qvE "$COLLISIONS_ONLY"; then
+	# any other warning (a lost stack or sample among them) is a failure
+	if grep 'warning' "$e" | grep -qv "$FP_FALLBACK"; then
 		grep warning "$e" | sed 's/^/  /'; fail no_other_warning "a warning besides the kernel's fallback"
 	else
 		pass no_other_warning
 	fi
 	# BPF cost under software emulation: only relative figures mean anything (docs/RELIABILITY.md)
 	sed -n 's/^ebpfprof: bpf: \(.*\)/  bpf: \1/p' "$e"
+}
+
+# the stack maps as the probe chose them: preallocated where perf_event programs need it (before 6.1)
+check_stack_maps() {
+	local line
+	line=$(sed -n 's/^ebpfprof: sampler stack maps: //p' "$dir/cpu.err")
+	echo "  stack maps: ${line:-not said}"
+	if [ -z "$line" ]; then
+		fail stack_maps "-v did not say the stack maps' fill"
+	elif { [ "$kv" -lt 601 ] && [[ "$line" == *"(preallocated)"* ]]; } ||
+		{ [ "$kv" -ge 601 ] && [[ "$line" != *"(preallocated)"* ]]; }; then
+		pass stack_maps
+	else
+		fail stack_maps "preallocation wrong for $KREL: $line"
+	fi
 }
 
 check_mode() {	# mode, sample types, functions...
@@ -101,6 +113,7 @@ EOF
 
 check_cpu
 check_fallback_lines
+check_stack_maps
 check_mode off-cpu 'off_cpu/nanoseconds\[dflt\] blocks/count' fg_nap
 check_mode wall 'cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds\[dflt\]' fg_burn fg_nap
 check_agent

@@ -342,6 +342,7 @@ static int harvest_offcpu(struct agent *a, __u64 boundary)
 static int harvest(struct agent *a)
 {
 	__s64 start = clock_ns(CLOCK_MONOTONIC), flip_mono;
+	struct stack_fill fill = {};
 	int slot, err;
 
 	a->flip_real = clock_ns(CLOCK_REALTIME);	/* the windows' end if no flip happens */
@@ -358,12 +359,16 @@ static int harvest(struct agent *a)
 	a->harvest_slot = slot;
 	a->harvest_records = a->harvest_samples = 0;
 	err = sampler__for_each(a->sampler, slot, harvest_record, a);
+	/* a figure only: a map that cannot be counted is said as empty */
+	if (!err && sampler__stack_fill(a->sampler, slot, &fill))
+		fill = (struct stack_fill){};
 	if (!err)
 		err = sampler__clear(a->sampler, slot);
 	if (!err && a->offcpu)
 		err = harvest_offcpu(a, a->closing ? 0 : (__u64)flip_mono);	/* stopped: its stop */
 	pthread_mutex_lock(&a->lock);
 	a->fig.records_last = a->harvest_records;
+	a->fig.stacks_last = fill;
 	a->fig.samples_harvested += a->harvest_samples;
 	a->fig.harvest_seconds_last = (clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
 	a->fig.harvest_seconds_total += a->fig.harvest_seconds_last;

@@ -55,6 +55,7 @@ struct agent_figures {
 	__u64 series_delivered;
 	__u64 delivery_errors;
 	__u64 records_last;		/* counts map entries in the last harvest */
+	struct stack_fill stacks_last;	/* the stack maps' fill in the last harvest */
 	__u64 samples_harvested;
 	double harvest_seconds_last;
 	double harvest_seconds_total;

@@ -35,6 +35,15 @@ static void write_sampler(FILE *out, struct agent *a, const struct agent_figures
 	      f->records_last);
 	gauge(out, "ebpfprof_counts_map_capacity", "Capacity of one counts map",
 	      sampler__count_capacity(a->sampler));
+	prom__header(out, "ebpfprof_stack_map_entries", "gauge",
+		     "Stacks in a slot's stack maps at the last harvest, by map (stacks: kernel and "
+		     "frame-pointer user stacks)");
+	prom__value(out, "ebpfprof_stack_map_entries", "map=\"stacks\"", f->stacks_last.stacks);
+	prom__value(out, "ebpfprof_stack_map_entries", "map=\"cfi_walks\"", f->stacks_last.walked);
+	prom__header(out, "ebpfprof_stack_map_capacity", "gauge",
+		     "Stacks a slot's stack map holds, by map, as of the last harvest");
+	prom__value(out, "ebpfprof_stack_map_capacity", "map=\"stacks\"", f->stacks_last.stacks_max);
+	prom__value(out, "ebpfprof_stack_map_capacity", "map=\"cfi_walks\"", f->stacks_last.walked_max);
 	counter(out, "ebpfprof_samples_harvested_total", "Samples read out of the maps",
 		f->samples_harvested);
 }

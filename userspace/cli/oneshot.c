@@ -128,6 +128,21 @@ static void report_unwind(struct sampler *s)
 	       (unsigned long long)us.procs, (unsigned long long)us.resets);
 }
 
+/* "stack maps: 812 of 65536 stacks, 301 of 65536 walks": what a full map would cost us */
+static void report_stack_fill(const char *what, int err, const struct stack_fill *f)
+{
+	if (err) {
+		p_info("%s stack maps: cannot count: %s", what, strerror(-err));
+		return;
+	}
+	if (f->walked_max)
+		p_info("%s stack maps: %u of %u stacks%s, %u of %u CFI walks", what, f->stacks,
+		       f->stacks_max, f->prealloc ? " (preallocated)" : "", f->walked, f->walked_max);
+	else
+		p_info("%s stack maps: %u of %u stacks%s", what, f->stacks, f->stacks_max,
+		       f->prealloc ? " (preallocated)" : "");
+}
+
 /* one -v line from declared statistics: "sampler: samples_total=1 ..." */
 static void report_declared(const char *what, const struct stat_desc *d, int n, const void *stats)
 {
@@ -147,11 +162,15 @@ static void report_offcpu(struct offcpu *o)
 {
 	struct offcpu_figures of = {};
 	__u64 run_ns = 0, run_cnt = 0;
+	struct stack_fill fill;
+	int err;
 
 	if (!o || offcpu__stats(o, of.bpf))
 		return;
 	offcpu__bpf_runtime(o, &run_ns, &run_cnt);
 	report_declared("off-cpu", offcpu_stats, n_offcpu_stats, &of);
+	err = offcpu__stack_fill(o, &fill);
+	report_stack_fill("off-cpu", err, &fill);
 	p_info("off-cpu bpf: %.0f ns per switch", run_cnt ? (double)run_ns / run_cnt : 0.0);
 }
 
@@ -162,18 +181,20 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 	const __u64 *st = sf.bpf;	/* read once: the summary and -v say the same */
 	__u64 run_ns = 0, run_cnt = 0, lost;
 	struct symbolizer_stats ss = {};
+	struct stack_fill fill;
 	struct rusage ru = {};
+	int err;
 
 	sampler__figures(s, &sf);
-	lost = st[STAT_KSTACK_COLLISION] + st[STAT_USTACK_COLLISION] + st[STAT_KSTACK_ERROR] +
+	lost = st[STAT_KSTACK_MAP_FULL] + st[STAT_USTACK_MAP_FULL] + st[STAT_KSTACK_ERROR] +
 	       st[STAT_USTACK_ERROR] + st[STAT_COUNTS_FULL];
 	p_info("%llu samples on %d CPUs in %.1f s, %llu lost or partial",
 	       (unsigned long long)st[STAT_SAMPLES], sampler__cpus(s), seconds,
 	       (unsigned long long)lost);
 	if (lost)
-		p_warn("lost: %llu kernel / %llu user stacks to map collisions, %llu / %llu to errors, %llu samples to a full counts map (raise --stack-storage-size / --count-storage-size)",
-		       (unsigned long long)st[STAT_KSTACK_COLLISION],
-		       (unsigned long long)st[STAT_USTACK_COLLISION],
+		p_warn("lost: %llu kernel / %llu user stacks to full stack maps, %llu / %llu to errors, %llu samples to a full counts map (raise --stack-storage-size / --count-storage-size)",
+		       (unsigned long long)st[STAT_KSTACK_MAP_FULL],
+		       (unsigned long long)st[STAT_USTACK_MAP_FULL],
 		       (unsigned long long)st[STAT_KSTACK_ERROR],
 		       (unsigned long long)st[STAT_USTACK_ERROR],
 		       (unsigned long long)st[STAT_COUNTS_FULL]);
@@ -186,6 +207,8 @@ static void report_stats(const struct config *cfg, struct sampler *s, struct off
 	       (unsigned long long)run_cnt, (unsigned long long)run_ns,
 	       run_cnt ? (double)run_ns / run_cnt : 0.0);
 	report_declared("sampler", sampler_stats, n_sampler_stats, &sf);
+	err = sampler__stack_fill(s, sampler__active_slot(s), &fill);
+	report_stack_fill("sampler", err, &fill);
 	report_declared("symbols", symbolizer_stat_descs, n_symbolizer_stat_descs, &ss);
 	report_unwind(s);
 	runtime_set__each_stats(sampler__runtimes(s), report_runtime, NULL);

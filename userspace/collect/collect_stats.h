@@ -2,6 +2,7 @@
 #ifndef EBPFPROF_COLLECT_STATS_H
 #define EBPFPROF_COLLECT_STATS_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include "lib/stats.h"
 #include "profile.h"
@@ -13,6 +14,13 @@ struct sampler_figures {
 	__u64 execs_unsampled;	/* exited unsampled while their exec waited: never read */
 	__u64 execs_idle;	/* waits begun again: the process had hardly run */
 	__u64 execs_rechecked;	/* second looks after a busy first one */
+};
+
+/* How full a stack map pair is: stacks by content, and CFI-walked user stacks. */
+struct stack_fill {
+	__u32 stacks, stacks_max;	/* kernel and frame-pointer user stacks */
+	__u32 walked, walked_max;	/* CFI-walked user stacks; walked_max 0: none walked */
+	bool prealloc;			/* stacks is preallocated (kernels before 6.1) */
 };
 
 /* The off-CPU tracer's counters (enum offcpu_stat). */

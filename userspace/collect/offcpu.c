@@ -10,6 +10,7 @@
 #include "lib/bpf_util.h"
 #include "lib/log.h"
 #include "offcpu.h"
+#include "cpus.h"
 #include "pidns.h"
 #include "unwind.h"
 #include "runtimes/runtime.h"
@@ -17,6 +18,12 @@
 
 #define DEFAULT_START_ENTRIES 65536
 #define DEFAULT_COUNT_ENTRIES 10240
+/*
+ * Stacks the shared stack map holds, allocated as used where the kernel
+ * allows (as the sampler's), else preallocated. Unlike the sampler's, it
+ * fills across windows until offcpu__clear empties it at 3/4: 16384 keeps
+ * that under 24 MiB allocated as used (2 KiB a stack), 17 MiB preallocated.
+ */
 #define DEFAULT_STACK_ENTRIES 16384
 
 struct offcpu {
@@ -30,6 +37,7 @@ struct offcpu {
 	__u32 stack_entries;
 	__u32 stack_resets;
 	bool double_buffer;
+	bool stacks_prealloc;		/* the stack map is preallocated: the kernel wants it */
 	struct user_stack ustack;	/* offcpu__user_stack's buffer: too big for the stack */
 };
 
@@ -130,6 +138,8 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	bool btf = !opts->force_raw_tp && args > 0;
 	int err;
 
+	/* sched_switch holds the runqueue lock: allocate there only where the BPF allocator is safe */
+	o->stacks_prealloc = !bpf_util__perf_event_no_prealloc();
 	o->stack_entries = opts->stack_entries ? opts->stack_entries : DEFAULT_STACK_ENTRIES;
 	o->double_buffer = opts->double_buffer;
 	skel->rodata->filter_pid = opts->n_pids > 0;
@@ -149,6 +159,8 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	o->prog = btf ? skel->progs.offcpu_switch : skel->progs.offcpu_switch_raw;
 	err = bpf_program__set_autoload(btf ? skel->progs.offcpu_switch_raw
 					    : skel->progs.offcpu_switch, false);
+	if (!err && o->stacks_prealloc)
+		err = bpf_map__set_map_flags(skel->maps.stacks, 0);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.stacks, o->stack_entries);
 	if (!err)
@@ -162,6 +174,21 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 		err = bpf_map__set_max_entries(skel->maps.pids, opts->n_pids > 0 ? opts->n_pids : 1);
 	if (!err && opts->sampler)
 		err = share_sampler_maps(o, opts->sampler);
+	return err;
+}
+
+/* A switch-out may store two new stacks in one run: the allocator is readied (as the sampler's). */
+static int warm_stacks(struct offcpu *o)
+{
+	int *cpus, n, err;
+
+	if (o->stacks_prealloc)
+		return 0;
+	err = cpus__online(&cpus, &n);
+	if (err)
+		return err;
+	err = bpf_util__warm_map(bpf_map__fd(o->skel->maps.stacks), cpus, n);
+	free(cpus);
 	return err;
 }
 
@@ -237,8 +264,10 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 		       "is still off CPU", strerror(-err));
 		err = 0;
 	}
-	/* fill the filters; make the harvest iterator */
+	/* fill the filters; ready the stack map's allocator; make the harvest iterator */
 	err = set_filters(o, opts);
+	if (!err)
+		err = warm_stacks(o);
 	if (!err && !o->no_iter)
 		err = attach_iter(o);
 	if (err)
@@ -357,11 +386,11 @@ static int each_record(const void *k, const void *v, void *ctx)
 	struct offcpu_key key = *(const struct offcpu_key *)k;
 	struct offcpu_val val = *(const struct offcpu_val *)v;
 
-	/* captured before the stack map was emptied: the id may name another stack now */
+	/* captured before the stack maps were emptied: the stack may be gone */
 	if (key.stack_epoch != e->epoch) {
-		if (key.kern_stack_id >= 0)
+		if (key.kern_stack_id == STACK_ID_HASHED)
 			key.kern_stack_id = OFFCPU_STACK_LOST;
-		if (key.user_stack_id >= 0 || key.user_stack_id == STACK_ID_UNWOUND)
+		if (key.user_stack_id == STACK_ID_HASHED || key.user_stack_id == STACK_ID_UNWOUND)
 			key.user_stack_id = OFFCPU_STACK_LOST;
 	}
 	return e->fn(&key, &val, e->ctx);
@@ -374,20 +403,16 @@ int offcpu__for_each(struct offcpu *o, int slot, offcpu_fn fn, void *ctx)
 	return bpf_util__for_each(bpf_map__fd(counts_map(o, slot)), each_record, &e);
 }
 
-int offcpu__stack(struct offcpu *o, __s32 id, __u64 *ips, int max)
+int offcpu__stack(struct offcpu *o, __u64 hash, __u64 *ips, int max)
 {
-	__u64 buf[MAX_STACK_DEPTH] = {};
+	struct stack_frames buf;
 	int n = 0;
 
-	if (id == OFFCPU_STACK_LOST)
-		return -ENOENT;
-	if (id < 0)
-		return 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.stacks), &id, buf))
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.stacks), &hash, &buf))
 		return -errno;
-	/* the stack map zero-fills unused slots */
-	while (n < MAX_STACK_DEPTH && n < max && buf[n]) {
-		ips[n] = buf[n];
+	/* zero past the last frame (bpf_get_stack fills the rest of its buffer so) */
+	while (n < MAX_STACK_DEPTH && n < max && buf.ips[n]) {
+		ips[n] = buf.ips[n];
 		n++;
 	}
 	return n;
@@ -409,16 +434,9 @@ int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, bool *
 /* True when map holds more than 3/4 of its capacity; stops counting there. */
 static bool map_filling(const struct bpf_map *map)
 {
-	int fd = bpf_map__fd(map);
 	__u32 limit = bpf_map__max_entries(map) / 4 * 3, n = 0;
-	__u64 key, next;	/* stack ids are 4 bytes, walk hashes 8 */
-	void *prev = NULL;
 
-	while (n <= limit && !bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		n++;
-	}
+	bpf_util__count_keys(bpf_map__fd(map), limit + 1, &n);
 	return n > limit;
 }
 
@@ -452,6 +470,24 @@ int offcpu__clear(struct offcpu *o, int slot)
 
 	if (!err && stacks_filling(o))
 		err = reset_stacks(o);
+	return err;
+}
+
+int offcpu__stack_fill(struct offcpu *o, struct stack_fill *out)
+{
+	int err;
+
+	*out = (struct stack_fill){
+		.stacks_max = bpf_map__max_entries(o->skel->maps.stacks),
+		.walked_max = o->skel->rodata->unwind_mode == UNWIND_MODE_CFI
+				      ? bpf_map__max_entries(o->skel->maps.ustacks) : 0,
+		.prealloc = o->stacks_prealloc,
+	};
+	err = bpf_util__count_keys(bpf_map__fd(o->skel->maps.stacks), out->stacks_max,
+				   &out->stacks);
+	if (!err && out->walked_max)
+		err = bpf_util__count_keys(bpf_map__fd(o->skel->maps.ustacks), out->walked_max,
+					   &out->walked);
 	return err;
 }
 

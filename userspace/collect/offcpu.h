@@ -33,7 +33,7 @@ struct offcpu_opts {
 	__u64 min_us;		/* blocks shorter than this are not counted */
 	__u32 start_entries;	/* threads off CPU at once (LRU); 0: 65536 */
 	__u32 count_entries;	/* one slot's counts map size; 0: 10240 */
-	__u32 stack_entries;	/* stack map size, shared by both slots; 0: 16384 */
+	__u32 stack_entries;	/* stacks the map holds, shared by both slots; 0: 16384 */
 	bool double_buffer;	/* two slots, harvested while tracing (agent mode) */
 	bool force_raw_tp;	/* load the raw_tp program even where tp_btf works (tests) */
 	/* the sampler's tables and announcements: user stacks by CFI as it walks them; NULL: fp */
@@ -65,32 +65,35 @@ typedef int (*offcpu_fn)(const struct offcpu_key *key, const struct offcpu_val *
 
 /*
  * Calls fn for every entry of slot; stops early and returns fn's non-zero
- * value. Stack ids captured before the stack map was last emptied arrive as
+ * value. Stacks captured before the stack maps were last emptied arrive as
  * OFFCPU_STACK_LOST. key and val are borrowed for the call.
  */
 int offcpu__for_each(struct offcpu *o, int slot, offcpu_fn fn, void *ctx);
 
 /*
- * Copies the frames of stack id (leaf first) into ips; returns how many, 0
- * for STACK_ID_SKIPPED and other capture errors, -ENOENT for a lost stack
- * ("[lost stack]"), or a negative errno.
+ * Copies the frames of the stack stored under hash (STACK_ID_HASHED: a
+ * kernel stack, or a user stack by frame pointers; leaf first) into ips;
+ * returns how many, or a negative errno (-ENOENT: not there).
  */
-int offcpu__stack(struct offcpu *o, __s32 id, __u64 *ips, int max);
+int offcpu__stack(struct offcpu *o, __u64 hash, __u64 *ips, int max);
 
 /* A user stack the CFI walker took (STACK_ID_UNWOUND, key.user_hash), as offcpu__stack. */
 int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, bool *truncated);
 
 /*
- * Empties slot's counts (only a slot offcpu__harvest returned). When the
- * shared stack map is more than 3/4 full it is emptied too: ids captured
- * before then read back as OFFCPU_STACK_LOST, never as another stack.
+ * Empties slot's counts (only a slot offcpu__harvest returned). When a
+ * shared stack map is more than 3/4 full both are emptied: stacks captured
+ * before then read back as OFFCPU_STACK_LOST.
  */
 int offcpu__clear(struct offcpu *o, int slot);
 
 /* Sums the per-CPU counters. */
 int offcpu__stats(struct offcpu *o, __u64 out[OFFCPU_STAT_MAX]);
 
-/* Times the stack map was emptied by offcpu__clear. */
+/* How full the stack maps are (entries now, and what they hold). */
+int offcpu__stack_fill(struct offcpu *o, struct stack_fill *out);
+
+/* Times the stack maps were emptied by offcpu__clear. */
 __u32 offcpu__stack_resets(const struct offcpu *o);
 
 /* Kernel-side cost of the sched_switch program, when kernel.bpf_stats_enabled is 1 (else 0). */

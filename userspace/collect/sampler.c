@@ -25,7 +25,14 @@
 #include "symbolize/symbolize.h"
 #include "profile.skel.h"
 
-#define DEFAULT_STACK_ENTRIES 16384
+/*
+ * Stacks a slot's map holds. Allocated as used (6.1+), an entry costs what
+ * it holds (a 2 KiB allocation for a 1 KiB stack) and the default can be
+ * generous; preallocated, as perf_event programs need before 6.1, every
+ * entry is paid up front (1 KiB each), as the stack trace maps were.
+ */
+#define DEFAULT_STACK_ENTRIES 65536
+#define DEFAULT_STACK_ENTRIES_PREALLOC 16384
 #define PRELOAD_NS 1500000000ull	/* start-up time a whole-system profile may spend loading tables */
 #define PRELOAD_MAX 4096		/* processes it may load them for */
 #define DEFAULT_COUNT_ENTRIES 40960
@@ -63,6 +70,7 @@ struct sampler {
 	__u32 count_entries;
 	__u32 unwind_rows;
 	bool double_buffer;
+	bool stacks_prealloc;	/* the stack maps are preallocated: the kernel wants it */
 };
 
 static struct bpf_map *counts_map(struct sampler *s, int slot)
@@ -78,6 +86,27 @@ static struct bpf_map *stacks_map(struct sampler *s, int slot)
 static struct bpf_map *ustacks_map(struct sampler *s, int slot)
 {
 	return slot ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
+}
+
+/*
+ * A sample may store two new stacks in one run (kernel, and user by frame
+ * pointers): the allocator behind maps allocated as used is readied on
+ * every CPU first (bpf_util__warm_map; the all-zero hash is never a stack).
+ */
+static int warm_stacks(struct sampler *s)
+{
+	int *cpus, n, err;
+
+	if (s->stacks_prealloc)
+		return 0;
+	err = cpus__online(&cpus, &n);
+	if (err)
+		return err;
+	err = bpf_util__warm_map(bpf_map__fd(s->skel->maps.stacks0), cpus, n);
+	if (!err && s->double_buffer)
+		err = bpf_util__warm_map(bpf_map__fd(s->skel->maps.stacks1), cpus, n);
+	free(cpus);
+	return err;
 }
 
 /*
@@ -120,7 +149,7 @@ static int set_pid_filter(struct sampler *s, const __u32 *pids, int n)
 static int configure(struct sampler *s, const struct sampler_opts *o)
 {
 	struct profile_bpf *skel = s->skel;
-	__u32 stacks = o->stack_entries ? o->stack_entries : DEFAULT_STACK_ENTRIES;
+	__u32 stacks;
 	/* slot 1 is never written without double buffering: keep it tiny */
 	__u32 spare = o->double_buffer ? 0 : 1;
 	__u32 rows = o->unwind_rows ? o->unwind_rows : DEFAULT_UNWIND_ROWS;
@@ -130,6 +159,10 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (err)
 		return err;
 
+	s->stacks_prealloc = !bpf_util__perf_event_no_prealloc();
+	stacks = s->stacks_prealloc ? DEFAULT_STACK_ENTRIES_PREALLOC : DEFAULT_STACK_ENTRIES;
+	if (o->stack_entries)
+		stacks = o->stack_entries;
 	s->count_entries = o->count_entries ? o->count_entries : DEFAULT_COUNT_ENTRIES;
 	s->double_buffer = o->double_buffer;
 	skel->rodata->filter_pid = o->n_pids > 0;
@@ -151,7 +184,12 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (err)
 		return err;
 
-	err = bpf_map__set_max_entries(skel->maps.stacks0, stacks);
+	if (s->stacks_prealloc)
+		err = bpf_map__set_map_flags(skel->maps.stacks0, 0);
+	if (!err && s->stacks_prealloc)
+		err = bpf_map__set_map_flags(skel->maps.stacks1, 0);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stacks0, stacks);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.stacks1, spare ?: stacks);
 	if (!err)
@@ -392,6 +430,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	if (err)
 		goto err_free;
 	err = profile_bpf__load(s->skel);
+	if (!err)
+		err = warm_stacks(s);
 	if (err)
 		goto err_free;
 	s->events_ctl = map_events_ctl(s);
@@ -613,21 +653,37 @@ int sampler__for_each(struct sampler *s, int slot, sampler_fn fn, void *ctx)
 	return bpf_util__for_each(bpf_map__fd(counts_map(s, slot)), each_count, &e);
 }
 
-int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max)
+int sampler__stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max)
 {
-	__u64 buf[MAX_STACK_DEPTH] = {};
+	struct stack_frames buf;
 	int n = 0;
 
-	if (id < 0)
-		return 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(stacks_map(s, slot)), &id, buf))
+	if (bpf_map_lookup_elem(bpf_map__fd(stacks_map(s, slot)), &hash, &buf))
 		return -errno;
-	/* the stack map zero-fills unused slots */
-	while (n < MAX_STACK_DEPTH && n < max && buf[n]) {
-		ips[n] = buf[n];
+	/* zero past the last frame (bpf_get_stack fills the rest of its buffer so) */
+	while (n < MAX_STACK_DEPTH && n < max && buf.ips[n]) {
+		ips[n] = buf.ips[n];
 		n++;
 	}
 	return n;
+}
+
+int sampler__stack_fill(struct sampler *s, int slot, struct stack_fill *out)
+{
+	bool cfi = s->skel->rodata->unwind_mode == UNWIND_MODE_CFI;
+	int err;
+
+	*out = (struct stack_fill){
+		.stacks_max = bpf_map__max_entries(stacks_map(s, slot)),
+		.walked_max = cfi ? bpf_map__max_entries(ustacks_map(s, slot)) : 0,
+		.prealloc = s->stacks_prealloc,
+	};
+	err = bpf_util__count_keys(bpf_map__fd(stacks_map(s, slot)), out->stacks_max,
+				   &out->stacks);
+	if (!err && cfi)
+		err = bpf_util__count_keys(bpf_map__fd(ustacks_map(s, slot)), out->walked_max,
+					   &out->walked);
+	return err;
 }
 
 int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max,

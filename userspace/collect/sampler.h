@@ -34,7 +34,7 @@ struct sampler_opts {
 	bool no_kernel;
 	bool no_user;
 	bool per_thread;
-	__u32 stack_entries;	/* stack map size; 0: default */
+	__u32 stack_entries;	/* stacks a slot's maps hold; 0: default (65536, 16384 preallocated) */
 	__u32 count_entries;	/* counts map size; 0: default */
 	bool double_buffer;	/* two slots of maps, for sampler__swap (agent mode) */
 	struct cgroup_scope cgroup;	/* only tasks in that subtree */
@@ -69,8 +69,15 @@ typedef int (*sampler_fn)(const struct sample_key *key, __u64 count, void *ctx);
 /* Calls fn for every aggregated entry of slot; stops early and returns fn's non-zero value. */
 int sampler__for_each(struct sampler *s, int slot, sampler_fn fn, void *ctx);
 
-/* Copies the frames of stack id of slot (leaf first) into ips; returns how many, or a negative errno. */
-int sampler__stack(struct sampler *s, int slot, __s32 id, __u64 *ips, int max);
+/*
+ * Copies the frames of the stack stored under hash in slot (STACK_ID_HASHED:
+ * a kernel stack, or a user stack by frame pointers; leaf first) into ips;
+ * returns how many, or a negative errno.
+ */
+int sampler__stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max);
+
+/* How full a slot's stack maps are (entries now, and what they hold). */
+int sampler__stack_fill(struct sampler *s, int slot, struct stack_fill *out);
 
 /*
  * Copies the CFI-walked user stack hash of slot (leaf first) into ips;

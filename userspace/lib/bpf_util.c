@@ -1,8 +1,10 @@
 /* bpf_util.c -- map and program chores the CPU sampler and the off-CPU tracer share */
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "bpf_util.h"
 
@@ -182,4 +184,91 @@ int bpf_util__prog_runtime(int prog_fd, __u64 *run_ns, __u64 *run_cnt)
 	*run_ns = info.run_time_ns;
 	*run_cnt = info.run_cnt;
 	return 0;
+}
+
+int bpf_util__count_keys(int fd, __u32 limit, __u32 *out)
+{
+	__u8 key[64], next[64];	/* the keys counted here are 4 to 8 bytes */
+	struct bpf_map_info info;
+	void *prev = NULL;
+	int err = map_info(fd, &info);
+
+	*out = 0;
+	if (err)
+		return err;
+	if (info.key_size > sizeof(key))
+		return -EINVAL;
+	while (*out < limit && !bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, info.key_size);
+		prev = key;
+		(*out)++;
+	}
+	return 0;
+}
+
+/* Loads a perf_event program that names the map at MAP_FD: r1 = map; r0 = 0; exit. */
+static bool perf_event_takes_map(int map_fd)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map_fd },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+bool bpf_util__perf_event_no_prealloc(void)
+{
+	static int ok = -1;	/* the kernel does not change under us: probe once */
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
+	int map_fd;
+
+	if (ok >= 0)
+		return ok;
+	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "prealloc_probe", 8, 8, 1, &mo);
+	if (map_fd < 0)
+		return false;	/* cannot tell: preallocate, which every kernel takes */
+	ok = perf_event_takes_map(map_fd);
+	close(map_fd);
+	return ok;
+}
+
+int bpf_util__warm_map(int fd, const int *cpus, int n_cpus)
+{
+	struct bpf_map_info info;
+	cpu_set_t old, one;
+	void *kv;	/* an all-zero key, then the value */
+	int err = map_info(fd, &info);
+
+	if (err)
+		return err;
+	kv = calloc(1, info.key_size + info.value_size);
+	if (!kv)
+		return -ENOMEM;
+	if (sched_getaffinity(0, sizeof(old), &old)) {
+		err = -errno;
+		goto out_free;
+	}
+	for (int i = 0; i < n_cpus; i++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpus[i], &one);
+		/* a CPU we may not run on (a cpuset) stays cold: its first samples may lose a stack */
+		if (sched_setaffinity(0, sizeof(one), &one))
+			continue;
+		if (!bpf_map_update_elem(fd, kv, (char *)kv + info.key_size, BPF_NOEXIST))
+			bpf_map_delete_elem(fd, kv);
+	}
+	if (sched_setaffinity(0, sizeof(old), &old))
+		err = -errno;
+out_free:
+	free(kv);
+	return err;
 }

@@ -2,6 +2,7 @@
 #ifndef EBPFPROF_BPF_UTIL_H
 #define EBPFPROF_BPF_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -39,5 +40,30 @@ int bpf_util__sum_percpu(int fd, __u32 n_keys, int n_cpus, __u64 *out);
 
 /* run_time_ns and run_cnt of a program (counted while kernel.bpf_stats_enabled is 1). */
 int bpf_util__prog_runtime(int prog_fd, __u64 *run_ns, __u64 *run_cnt);
+
+/* Counts the map's keys, up to limit, one get-next-key syscall each (keys of 64 bytes at most). */
+int bpf_util__count_keys(int fd, __u32 limit, __u32 *out);
+
+/*
+ * Whether perf_event programs may use hash maps allocated as used
+ * (BPF_F_NO_PREALLOC): 6.1+, where the kernel's BPF allocator made run-time
+ * allocation safe wherever a program runs. Before, the verifier refuses
+ * them in perf_event programs (check_map_prog_compatibility: the NMI may
+ * strike inside the allocator) and only warns in tracepoint programs, for
+ * the same unsafety. Probed once by loading a program that names such a map.
+ */
+bool bpf_util__perf_event_no_prealloc(void);
+
+/*
+ * Readies the kernel's BPF allocator behind a hash map allocated as used, on
+ * each of the CPUs, before programs run there. Its per-CPU cache of free
+ * elements starts with one (for elements over 256 bytes) and is refilled
+ * from irq_work, after the program returns: a program run that inserts
+ * twice into a fresh map finds it empty the second time (-ENOMEM). An
+ * insert and delete of the all-zero key (which the programs must never use)
+ * from each CPU gets the refill done there first. Moves the calling thread
+ * through the CPUs and back.
+ */
+int bpf_util__warm_map(int fd, const int *cpus, int n_cpus);
 
 #endif /* EBPFPROF_BPF_UTIL_H */

@@ -13,8 +13,8 @@
  * have there, one per reason and side, so they deduplicate as Locations.
  */
 enum {
-	LOST_KERNEL_COLLISION = 1,
-	LOST_USER_COLLISION,
+	LOST_KERNEL_FULL = 1,
+	LOST_USER_FULL,
 	LOST_KERNEL_ERROR,
 	LOST_USER_ERROR,
 	USER_TRUNCATED,
@@ -43,11 +43,11 @@ static void push_frame(struct stack *st, const struct sym_frame *f, __u64 addr)
 		st->lines[st->n_lines++] = f->lines[i];
 }
 
-static void push_lost(struct stack *st, bool kernel, bool collision)
+static void push_lost(struct stack *st, bool kernel, bool full)
 {
-	if (collision)
-		push(st, NULL, kernel ? "[lost kernel stack: collision]" : "[lost user stack: collision]",
-		     kernel ? LOST_KERNEL_COLLISION : LOST_USER_COLLISION);
+	if (full)
+		push(st, NULL, kernel ? "[lost kernel stack: map full]" : "[lost user stack: map full]",
+		     kernel ? LOST_KERNEL_FULL : LOST_USER_FULL);
 	else
 		push(st, NULL, kernel ? "[lost kernel stack]" : "[lost user stack]",
 		     kernel ? LOST_KERNEL_ERROR : LOST_USER_ERROR);
@@ -128,19 +128,21 @@ static void mark_truncated(struct stack *st, int first_user)
 		push(st, NULL, "[truncated user stack]", USER_TRUNCATED);
 }
 
+/* A stack stored by content (STACK_ID_HASHED), or the pseudo frame of one that was not kept. */
 static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slot,
-			struct symbolizer *sym, __s32 id, const struct proc_image *img, bool kernel)
+			struct symbolizer *sym, __s32 id, __u64 hash, const struct proc_image *img,
+			bool kernel)
 {
 	__u64 ips[MAX_STACK_DEPTH];
 	int n, first;
 
 	if (id == STACK_ID_SKIPPED || id == -EFAULT)
 		return;	/* nothing to collect: a kernel thread, or a sample in user mode */
-	if (id == -EEXIST) {
-		push_lost(st, kernel, true);
+	if (id == -E2BIG) {
+		push_lost(st, kernel, true);	/* the stack map was full */
 		return;
 	}
-	n = id < 0 ? id : read(src, slot, id, ips, MAX_STACK_DEPTH);
+	n = id == STACK_ID_HASHED ? read(src, slot, hash, ips, MAX_STACK_DEPTH) : -ENOENT;
 	if (n < 0) {
 		push_lost(st, kernel, false);
 		return;
@@ -179,20 +181,23 @@ static void resolve_unwound(struct stack *st, walked_read_fn read, void *src, in
 		mark_truncated(st, first);
 }
 
-int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
-		       struct symbolizer *sym, const struct proc_image *img, __s32 kern_id,
-		       __s32 user_id)
+/* Both stacks of a record; the user stack walked by CFI (STACK_ID_UNWOUND) or as resolve_one. */
+static void resolve_pair(struct stack *st, stack_read_fn read, walked_read_fn read_walked,
+			 void *src, int slot, struct symbolizer *sym, struct runtime_set *rts,
+			 const struct proc_image *img, __s32 kern_id, __u64 kern_hash, __s32 user_id, __u64 user_hash)
 {
 	st->n = 0;
 	st->n_lines = 0;
-	resolve_one(st, read, src, slot, sym, kern_id, img, true);
-	resolve_one(st, read, src, slot, sym, user_id, img, false);
-	return 0;
+	resolve_one(st, read, src, slot, sym, kern_id, kern_hash, img, true);
+	if (user_id == STACK_ID_UNWOUND)
+		resolve_unwound(st, read_walked, src, slot, sym, rts, img, user_hash);
+	else
+		resolve_one(st, read, src, slot, sym, user_id, user_hash, img, false);
 }
 
-static int read_sampler(void *src, int slot, __s32 id, __u64 *ips, int max)
+static int read_sampler(void *src, int slot, __u64 hash, __u64 *ips, int max)
 {
-	return sampler__stack(src, slot, id, ips, max);
+	return sampler__stack(src, slot, hash, ips, max);
 }
 
 static int read_sampler_walked(void *src, int slot, __u64 hash, __u64 *ips, int max,
@@ -201,9 +206,9 @@ static int read_sampler_walked(void *src, int slot, __u64 hash, __u64 *ips, int 
 	return sampler__user_stack(src, slot, hash, ips, max, truncated);
 }
 
-static int read_offcpu(void *src, int slot, __s32 id, __u64 *ips, int max)
+static int read_offcpu(void *src, int slot, __u64 hash, __u64 *ips, int max)
 {
-	return offcpu__stack(src, id, ips, max);
+	return offcpu__stack(src, hash, ips, max);
 }
 
 static int read_offcpu_walked(void *src, int slot, __u64 hash, __u64 *ips, int max,
@@ -217,14 +222,9 @@ int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symboli
 {
 	struct proc_image img = proc_image__of(key->pid, key->start, key->exec);
 
-	if (key->user_stack_id != STACK_ID_UNWOUND)
-		return stack__resolve_ids(st, read_sampler, s, slot, sym, &img,
-					  key->kern_stack_id, key->user_stack_id);
-	st->n = 0;
-	st->n_lines = 0;
-	resolve_one(st, read_sampler, s, slot, sym, key->kern_stack_id, &img, true);
-	resolve_unwound(st, read_sampler_walked, s, slot, sym, sampler__runtimes(s), &img,
-			key->user_hash);
+	resolve_pair(st, read_sampler, read_sampler_walked, s, slot, sym, sampler__runtimes(s),
+		     &img, key->kern_stack_id, key->kern_hash, key->user_stack_id,
+		     key->user_hash);
 	return 0;
 }
 
@@ -233,12 +233,7 @@ int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct runtime_se
 {
 	struct proc_image img = proc_image__of(key->pid, key->start, key->exec);
 
-	if (key->user_stack_id != STACK_ID_UNWOUND)
-		return stack__resolve_ids(st, read_offcpu, oc, 0, sym, &img,
-					  key->kern_stack_id, key->user_stack_id);
-	st->n = 0;
-	st->n_lines = 0;
-	resolve_one(st, read_offcpu, oc, 0, sym, key->kern_stack_id, &img, true);
-	resolve_unwound(st, read_offcpu_walked, oc, 0, sym, rts, &img, key->user_hash);
+	resolve_pair(st, read_offcpu, read_offcpu_walked, oc, 0, sym, rts, &img,
+		     key->kern_stack_id, key->kern_hash, key->user_stack_id, key->user_hash);
 	return 0;
 }

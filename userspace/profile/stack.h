@@ -33,24 +33,20 @@ struct stack {
 	int n_lines;
 };
 
-/* Reads the frames of stack id of slot (leaf first); how many, or a negative errno: lost. */
-typedef int (*stack_read_fn)(void *src, int slot, __s32 id, __u64 *ips, int max);
+/* Reads the frames of the stack under hash in slot (leaf first); how many, or -errno: lost. */
+typedef int (*stack_read_fn)(void *src, int slot, __u64 hash, __u64 *ips, int max);
 
 /*
- * Reads the kernel and user stacks kern_id and user_id of process image img through
- * read and names every frame. A stack the kernel could not record becomes one
- * pseudo frame naming why, so the sample still counts. Returns 0.
+ * Reads the kernel and user stacks of a CPU sample's key from the sampler's
+ * slot and names every frame. A stack the kernel could not record becomes
+ * one pseudo frame naming why ("[lost kernel stack: map full]"), so the
+ * sample still counts. Returns 0.
  */
-int stack__resolve_ids(struct stack *st, stack_read_fn read, void *src, int slot,
-		       struct symbolizer *sym, const struct proc_image *img, __s32 kern_id,
-		       __s32 user_id);
+int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
+		   const struct sample_key *key);
 
 /* The same for an off-CPU block's stacks; rts names the runtimes' frames (NULL: none). */
 int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct runtime_set *rts,
 			  struct symbolizer *sym, const struct offcpu_key *key);
-
-/* stack__resolve_ids for a CPU sample of the sampler. */
-int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
-		   const struct sample_key *key);
 
 #endif /* EBPFPROF_STACK_H */

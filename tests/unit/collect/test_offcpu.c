@@ -218,11 +218,20 @@ static const char *syms_name(const struct fixture_syms *s, __u64 ip)
 	return NULL;
 }
 
-/* true when user stack id holds a frame of function fn; prints the stack's fixture frames */
-static bool stack_has(struct offcpu *o, const struct fixture_syms *s, __s32 id, const char *fn)
+/* the user stack of key, by frame pointers (STACK_ID_HASHED); how many frames, or -errno */
+static int user_stack_of(struct offcpu *o, const struct offcpu_key *k, __u64 *ips)
+{
+	if (k->user_stack_id != STACK_ID_HASHED)
+		return -ENOENT;
+	return offcpu__stack(o, k->user_hash, ips, MAX_STACK_DEPTH);
+}
+
+/* true when key's user stack holds a frame of function fn */
+static bool stack_has(struct offcpu *o, const struct fixture_syms *s, const struct offcpu_key *k,
+		      const char *fn)
 {
 	__u64 ips[MAX_STACK_DEPTH];
-	int n = offcpu__stack(o, id, ips, MAX_STACK_DEPTH);
+	int n = user_stack_of(o, k, ips);
 	bool found = false;
 
 	for (int i = 0; i < n; i++) {
@@ -234,12 +243,13 @@ static bool stack_has(struct offcpu *o, const struct fixture_syms *s, __s32 id, 
 	return found;
 }
 
-static void print_stack(struct offcpu *o, const struct fixture_syms *s, __s32 id)
+static void print_stack(struct offcpu *o, const struct fixture_syms *s, const struct offcpu_key *k)
 {
 	__u64 ips[MAX_STACK_DEPTH];
-	int n = offcpu__stack(o, id, ips, MAX_STACK_DEPTH);
+	int n = user_stack_of(o, k, ips);
 
-	fprintf(stderr, "    user stack %d:", id);
+	fprintf(stderr, "    user stack %d/%016llx:", k->user_stack_id,
+		(unsigned long long)k->user_hash);
 	for (int i = 0; i < n; i++) {
 		const char *name = syms_name(s, ips[i]);
 
@@ -262,7 +272,7 @@ static int run_blocker(bool raw_tp, __u64 seconds)
 	struct entries es = {};
 	struct offcpu *o = NULL;
 	__u64 t0, t1, on0, on1, wall, blocked, total, rd_ns = 0, nap_ns = 0, rd_n = 0;
-	__s32 rd_stack = -100, nap_stack = -100;
+	__u64 rd_stack = 0, nap_stack = 0;	/* their hashes; 0: not seen */
 	const char *why;
 	int slot, ret = TEST_FAIL;
 	__u32 pid;
@@ -308,20 +318,20 @@ static int run_blocker(bool raw_tp, __u64 seconds)
 
 		if (e->key.tid != pid)
 			continue;
-		if (stack_has(o, &syms, e->key.user_stack_id, "wait_reply")) {
+		if (stack_has(o, &syms, &e->key, "wait_reply")) {
 			rd_ns += e->val.ns;
 			rd_n += e->val.count;
 			if (e->val.ns > 100 * MS) {
-				rd_stack = e->key.user_stack_id;
+				rd_stack = e->key.user_hash;
 				if (e->key.state != OFFCPU_STATE_SLEEPING)
 					fprintf(stderr, "  read block in state %s\n",
 						offcpu__state_name(e->key.state));
 				EXPECT(e->key.state == OFFCPU_STATE_SLEEPING);
 			}
-		} else if (stack_has(o, &syms, e->key.user_stack_id, "nap")) {
+		} else if (stack_has(o, &syms, &e->key, "nap")) {
 			nap_ns += e->val.ns;
 			if (e->val.ns > 50 * MS) {
-				nap_stack = e->key.user_stack_id;
+				nap_stack = e->key.user_hash;
 				EXPECT(e->key.state == OFFCPU_STATE_SLEEPING);
 			}
 		}
@@ -331,10 +341,10 @@ static int run_blocker(bool raw_tp, __u64 seconds)
 	       raw_tp ? "raw_tp" : "tp_btf", wall / 1e9, blocked / 1e9, total / 1e9,
 	       100.0 * ((double)total - blocked) / blocked, rd_ns / 1e9,
 	       (unsigned long long)rd_n, nap_ns / 1e9, 100.0 * (rd_ns + nap_ns) / wall);
-	if (rd_stack < 0 || nap_stack < 0) {
+	if (!rd_stack || !nap_stack) {
 		for (int i = 0; i < es.n; i++)
 			if (es.e[i].key.tid == pid)
-				print_stack(o, &syms, es.e[i].key.user_stack_id);
+				print_stack(o, &syms, &es.e[i].key);
 	}
 	EXPECT(total > blocked * 95 / 100 && total < blocked * 105 / 100);
 	/*
@@ -343,7 +353,7 @@ static int run_blocker(bool raw_tp, __u64 seconds)
 	 * (its feeder runs late under load), so the split is checked loosely: the
 	 * read dominates, both kinds of block are seen under their own stacks.
 	 */
-	EXPECT(rd_stack >= 0 && nap_stack >= 0 && rd_stack != nap_stack);
+	EXPECT(rd_stack && nap_stack && rd_stack != nap_stack);
 	EXPECT(rd_ns > 3 * nap_ns && nap_ns > 0);
 	ret = TEST_OK;
 out:
@@ -698,20 +708,21 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) static int sleep_at
 }
 
 /*
- * offcpu__clear empties a stack map more than 3/4 full. A block that began
- * before then (its ids may name other stacks now) reads back as
- * OFFCPU_STACK_LOST; one captured after resolves.
+ * A stack map of 16 stacks fills: the stacks past it are lost, counted, and
+ * their keys say why (-E2BIG). offcpu__clear empties a stack map more than
+ * 3/4 full. A block that began before then (its stack may be gone) reads
+ * back as OFFCPU_STACK_LOST; one captured after resolves.
  */
 static int test_stack_reset(void)
 {
 	__u32 pid = getpid();
 	struct offcpu_opts opts = { .pids = &pid, .n_pids = 1, .per_thread = true,
 				    .double_buffer = true, .stack_entries = 16 };
-	__u64 ips[MAX_STACK_DEPTH];
+	__u64 ips[MAX_STACK_DEPTH], stats[OFFCPU_STAT_MAX];
 	struct entries es = {};
 	struct offcpu *o;
 	const char *why;
-	int slot, lost = 0, resolved = 0, ret = TEST_FAIL;
+	int slot, lost = 0, resolved = 0, full = 0, ret = TEST_FAIL;
 	pthread_t t;
 
 	o = new_or_skip(&opts, &why);
@@ -726,10 +737,18 @@ static int test_stack_reset(void)
 	for (int d = 0; d < 64; d++)
 		sleep_at_depth(d);
 	slot = offcpu__harvest(o, 0);
-	if (slot < 0 || offcpu__clear(o, slot))
+	if (slot < 0 || collect(o, slot, &es) || offcpu__stats(o, stats))
+		goto out_join;
+	for (int i = 0; i < es.n; i++)
+		full += es.e[i].key.user_stack_id == -E2BIG;
+	printf("  64 stacks into a map of 16: %d keys and %llu user stacks lost to a full map\n",
+	       full, (unsigned long long)stats[OFFCPU_STAT_USTACK_MAP_FULL]);
+	EXPECT(full > 0 && stats[OFFCPU_STAT_USTACK_MAP_FULL] >= (__u64)full);
+	es.n = 0;
+	if (offcpu__clear(o, slot))
 		goto out_join;
 	if (offcpu__stack_resets(o) != 1) {
-		fprintf(stderr, "  64 stacks did not fill 3/4 of 16 buckets\n");
+		fprintf(stderr, "  64 stacks did not fill 3/4 of 16 entries\n");
 		goto out_join;
 	}
 	pthread_join(t, NULL);
@@ -740,13 +759,12 @@ static int test_stack_reset(void)
 		const struct offcpu_key *k = &es.e[i].key;
 
 		lost += k->kern_stack_id == OFFCPU_STACK_LOST;
-		if (k->kern_stack_id >= 0 && offcpu__stack(o, k->kern_stack_id, ips,
-							    MAX_STACK_DEPTH) > 0)
+		if (k->kern_stack_id == STACK_ID_HASHED &&
+		    offcpu__stack(o, k->kern_hash, ips, MAX_STACK_DEPTH) > 0)
 			resolved++;
 	}
 	printf("  after the reset: %d kernel stacks lost, %d resolved\n", lost, resolved);
 	EXPECT(lost > 0 && resolved > 0);
-	EXPECT(offcpu__stack(o, OFFCPU_STACK_LOST, ips, MAX_STACK_DEPTH) == -ENOENT);
 	ret = TEST_OK;
 	goto out;
 out_join:
@@ -816,15 +834,15 @@ static int test_cost(void)
 	cnt1 -= cnt0;
 	printf("  %s: %llu switches in %.2f s (%.0f/s), %.0f ns of BPF per switch; "
 	       "%llu blocks, %llu wakes, %llu without start, stack errors %llu/%llu, "
-	       "collisions %llu/%llu, counts full %llu\n",
+	       "stack map full %llu/%llu, counts full %llu\n",
 	       load, (unsigned long long)cnt1, wall / 1e9, cnt1 * 1e9 / wall,
 	       cnt1 ? (double)ns1 / cnt1 : 0.0, (unsigned long long)stats[OFFCPU_STAT_BLOCKS],
 	       (unsigned long long)stats[OFFCPU_STAT_WAKES],
 	       (unsigned long long)stats[OFFCPU_STAT_NO_START],
 	       (unsigned long long)stats[OFFCPU_STAT_KSTACK_ERROR],
 	       (unsigned long long)stats[OFFCPU_STAT_USTACK_ERROR],
-	       (unsigned long long)stats[OFFCPU_STAT_KSTACK_COLLISION],
-	       (unsigned long long)stats[OFFCPU_STAT_USTACK_COLLISION],
+	       (unsigned long long)stats[OFFCPU_STAT_KSTACK_MAP_FULL],
+	       (unsigned long long)stats[OFFCPU_STAT_USTACK_MAP_FULL],
 	       (unsigned long long)stats[OFFCPU_STAT_COUNTS_FULL]);
 	EXPECT(cnt1 > 1000 && stats[OFFCPU_STAT_WAKES] > 1000);
 	ret = TEST_OK;
@@ -857,8 +875,7 @@ static int test_harvest_rules(void)
 	EXPECT(offcpu__harvest(o, now + NS) == -EINVAL);
 	EXPECT(offcpu__harvest(o, now) == 0);
 	EXPECT(offcpu__harvest(o, now - 1) == -EINVAL);
-	EXPECT(offcpu__stack(o, OFFCPU_STACK_LOST, (__u64[4]){}, 4) == -ENOENT);
-	EXPECT(offcpu__stack(o, STACK_ID_SKIPPED, (__u64[4]){}, 4) == 0);
+	EXPECT(offcpu__stack(o, 0, (__u64[4]){}, 4) == -ENOENT);	/* 0: no stack, never stored */
 	EXPECT(!strcmp(offcpu__state_name(OFFCPU_STATE_DISK), "disk"));
 	ret = TEST_OK;
 out:
