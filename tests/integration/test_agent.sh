@@ -122,7 +122,7 @@ test_rejected_and_metrics() {	# a 400 drops one window, counted; /metrics parses
 	# every line is a comment or "name{labels} value"; the sampler counters are there, and the
 	# stack maps' fill of the last harvest (a window of samples stored some stack)
 	local malformed stored
-	malformed=$(grep -Evc '^(# (HELP|TYPE) [a-z_]+ .*|[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+]+)$' "$tmp/metrics.txt")
+	malformed=$(grep -Evc '^(# (HELP|TYPE) [a-z_][a-z0-9_]* .*|[a-z_][a-z0-9_]*(\{[a-z_][a-z0-9_]*="[^"]*"(,[a-z_][a-z0-9_]*="[^"]*")*\})? -?[0-9.e+]+)$' "$tmp/metrics.txt")
 	stored=$(awk '/^ebpfprof_stack_map_entries\{/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
 	if [ "$malformed" = 0 ] && grep -Eq '^ebpfprof_samples_total [1-9]' "$tmp/metrics.txt" &&
 		grep -q '^ebpfprof_resident_memory_bytes' "$tmp/metrics.txt" && [ "$health" = ok ] &&

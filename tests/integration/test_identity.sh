@@ -165,6 +165,44 @@ test_recycled_pid_idle() {
 		pass recycled_pid_idle || fail recycled_pid_idle "a holder's samples unnamed, not whole, or off by more than 5 points"
 }
 
+# Two programs at one pid under the agent (3 s windows): each holder named by its own maps
+test_recycled_pid_agent() {
+	local p
+	p=$(free_pid)
+	EBPFPROF_INTERVAL=3 "$EBPFPROF" agent --frequency 99 --output-dir "$tmp/rwindows" \
+		--retention 100 2>"$tmp/ragent.err" &
+	local agent=$!
+	wait_started "$tmp/ragent.err"
+	sleep 1	# the processes running before it are read first
+	"$ID" at "$p" "$ID" burn alpha 1.5 >"$tmp/ragent.1" &&
+		"$ID" at "$p" "$ID" burn beta 1.5 >"$tmp/ragent.2" ||
+		{ stop $agent; fail recycled_pid_agent "could not run both at one pid"; return; }
+	echo "  both at pid $p"
+	sleep 3.5	# the last window closes
+	stop $agent
+	folded "$tmp"/rwindows/*.pb.gz >"$tmp/ragent.folded"
+	halves "$tmp/ragent.folded" "identity:burn_alpha:$(measured "$tmp/ragent.1" alpha_cpu_ms)" \
+		"identity:burn_beta:$(measured "$tmp/ragent.2" beta_cpu_ms)" &&
+		pass recycled_pid_agent ||
+		fail recycled_pid_agent "a holder's samples unnamed, not whole, or off by more than 5 points"
+}
+
+# Threads a process starts after it was first sampled and read: named, whole to their start
+test_threads() {
+	profile threads --duration 4 --frequency 99 --output "$tmp/threads.pb.gz" ||
+		{ fail threads "ebpfprof did not start"; return; }
+	"$ID" threads 2 1.5
+	wait $PROF || { fail threads "ebpfprof failed: $(tail -1 "$tmp/threads.err")"; return; }
+	folded "$tmp/threads.pb.gz" >"$tmp/threads.folded"
+	awk -v w="$WHOLE_MAX" '$1 ~ /^identity;/ && /burn_thread/ {
+		n = $NF; t += n
+		if ($0 !~ /;start_thread;burn_thread/ || $0 ~ /;\[(truncated|unknown|lost)/) b += n
+	} END {
+		printf "  burn_thread: %d samples, %d not named whole to start_thread\n", t, b
+		exit !(t > 100 && b <= w)
+	}' "$tmp/threads.folded" && pass threads || fail threads "threads unnamed or not whole"
+}
+
 # 50 forked children computing 40 ms each and exiting, and a vfork+exec child: all named (their
 # first samples, walked by frame pointers until their tables load, end marked truncated)
 test_forks() {
@@ -189,4 +227,6 @@ run_test test_python_exec_agent python_exec_agent
 run_test test_recycled_pid recycled_pid
 run_test test_recycled_pid_other recycled_pid_other
 run_test test_recycled_pid_idle recycled_pid_idle
+run_test test_recycled_pid_agent recycled_pid_agent
+run_test test_threads threads
 run_test test_forks forks

@@ -94,6 +94,17 @@ static inline bool runtime__is_image(struct proc_image *have, const struct proc_
 	return true;
 }
 
+/*
+ * Whether OLD, an image a runtime just superseded by NEW, was of the same
+ * process (an exec, or found running before its announcement): a verdict
+ * counted per process (an unknown version) is not counted again.
+ */
+static inline bool runtime__same_process(const struct proc_image *old,
+					 const struct proc_image *new)
+{
+	return old->pid == new->pid && old->start == new->start;
+}
+
 /* An rt_event's image. */
 static inline struct proc_image rt_event__image(const struct rt_event *e)
 {

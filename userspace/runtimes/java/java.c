@@ -254,6 +254,7 @@ static void wait_for(struct java *j, const struct proc_image *img)
 int java__add_image(struct java *j, const struct proc_image *img)
 {
 	__u32 pid = img->pid;
+	bool counted = false;
 	struct proc_map *maps = NULL;
 	struct jvm_layout layout;
 	struct java_proc proc = {};
@@ -282,6 +283,8 @@ int java__add_image(struct java *j, const struct proc_image *img)
 	p_debug("pid %u: java probe %d", pid, found);
 	p = find_current(j, pid);
 	if (p && !proc_image__eq(&p->img, img)) {
+		/* the same process counted unknown before (found running, or before its exec): once */
+		counted = p->unknown && !p->unsure && runtime__same_process(&p->img, img);
 		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */
 		p->superseded = true;
 		bpf_map_delete_elem(j->opts.procs_fd, &pid);
@@ -320,6 +323,10 @@ int java__add_image(struct java *j, const struct proc_image *img)
 	p = new_pid(j, img);
 	if (!p)
 		return -ENOMEM;
+	if (found && counted) {
+		p->unknown = true;
+		return found;
+	}
 	if (found) {
 		/*
 		 * Tables read while libjvm is still being loaded (relocated,

@@ -314,6 +314,7 @@ static struct py_pid *new_pid(struct python *py, const struct proc_image *img)
 
 int python__add_image(struct python *py, const struct proc_image *img)
 {
+	bool said = false;
 	__u32 pid = img->pid;
 	struct proc_map *maps = NULL;
 	struct py_layout layout;
@@ -353,6 +354,7 @@ int python__add_image(struct python *py, const struct proc_image *img)
 		drop_pid(py, p);	/* the same image, another layout: what it read is replaced */
 	} else if (p) {
 		/* another image: its code objects name its own samples until the second sweep */
+		said = p->unknown && runtime__same_process(&p->img, img);
 		p->superseded = true;
 		if (found == -ENOENT)
 			bpf_map_delete_elem(py->opts.procs_fd, &pid);
@@ -364,7 +366,7 @@ int python__add_image(struct python *py, const struct proc_image *img)
 		return -ENOMEM;
 	if (found == -ENOTSUP) {
 		p->unknown = true;
-		py->stats.unknown_versions++;
+		py->stats.unknown_versions += !said;	/* per process */
 		return found;
 	}
 	p->layout = layout;

@@ -489,8 +489,8 @@ int v8__add_image(struct v8_rt *r, const struct proc_image *img)
 	bool said = false;
 
 	if (p && !proc_image__eq(&p->img, img)) {
-		/* found running (its exec count unknown) and told unknown then: not told twice */
-		said = p->unknown && p->img.exec == PROC_EXEC_ANY && p->img.start == img->start;
+		/* the same process told unknown before (found running, or before its exec): once */
+		said = p->unknown && runtime__same_process(&p->img, img);
 		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */
 		p->superseded = true;
 		bpf_map_delete_elem(r->o.procs_fd, &pid);
