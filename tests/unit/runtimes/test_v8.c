@@ -16,7 +16,7 @@
 /* V8's encoding (source-position-table.cc): zigzag VLQs, 7 bits a byte, low first */
 static size_t put_vlq(__u8 *out, __s64 v)
 {
-	__u64 u = (__u64)(v << 1) ^ (__u64)(v >> 63);
+	__u64 u = ((__u64)v << 1) ^ (__u64)(v >> 63);
 	size_t n = 0;
 
 	do {
