@@ -393,7 +393,11 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	e.ts = now;
 	e.claimed = now;
 	e.runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
-	current_image(&img, pid);
+	/* prev is current: its image straight from it, the leader read once for start and comm */
+	leader = BPF_CORE_READ(prev, group_leader);
+	img.pid = pid;
+	img.exec = BPF_CORE_READ(prev, self_exec_id);
+	img.start = BPF_CORE_READ(leader, start_boottime) / PROC_TICK_NS;
 	e.pid = pid;
 	e.start = img.start;
 	e.exec = img.exec;
@@ -408,7 +412,6 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	if (collect_user && !kthread)
 		sc = user_stack(ctx, &img, &e);
 	/* the process's name, not the thread's: labels and folded lines group by process */
-	leader = BPF_CORE_READ(prev, group_leader);
 	bpf_core_read_str(e.comm, sizeof(e.comm), &leader->comm);
 	store_stacks(g & 1, &e, sc);
 	err = bpf_map_update_elem(&start, &tid, &e, BPF_NOEXIST);
