@@ -68,9 +68,11 @@ DEPS_FIXTURES := g++ golang-go golang-github-google-pprof-dev dwz xz-utils pytho
 # debootstrap: the container suite; debuginfod, nodejs (perf maps; its npm fetches the Node
 # binaries test_node profiles into /var/cache/ebpfprof/node) and a JDK are profiled or served;
 # libclang-rt-dev holds libFuzzer and the sanitizers' runtimes (clang only recommends it);
-# util-linux: setpriv, unshare
+# util-linux: setpriv, unshare; ruby, php-cli, php-fpm and perl are profiled (Debian 13's through
+# tests/lib/trixie_root.sh)
 DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf chromium docker.io \
-	debootstrap debuginfod nodejs openjdk-17-jdk-headless libclang-rt-dev util-linux curl
+	debootstrap debuginfod nodejs openjdk-17-jdk-headless libclang-rt-dev util-linux curl \
+	ruby php-cli php-fpm perl
 # make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
 DEPS_VMTEST := $(DEPS_FIXTURES) qemu-system-x86 busybox-static cpio bc
 # make bench: perf and bpftrace side by side; the flame, Java and Node benches; eu-addr2line
