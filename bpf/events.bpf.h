@@ -35,6 +35,31 @@ struct {
 	__uint(max_entries, 16384);
 } seen SEC(".maps");
 
+/*
+ * 1 + the subsystem (its line in /proc/cgroups) of the v1 hierarchy whose
+ * cgroup announcements carry, for userspace's cgroup cache on v1 and hybrid
+ * hosts; 0: none (a v2-only host, or the one-shot).
+ */
+const volatile __u32 announce_cgroup1_ssid = 0;
+
+/* The current task's cgroup's kernfs id in that hierarchy, 0 if none. */
+static __always_inline __u64 current_cgroup1_id(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cgs;
+
+	if (!announce_cgroup1_ssid)
+		return 0;
+	cgs = BPF_CORE_READ(task, cgroups);
+	if (!cgs || bpf_probe_read_kernel(&css, sizeof(css),
+					  (void *)cgs + bpf_core_field_offset(struct css_set, subsys) +
+						  ((announce_cgroup1_ssid - 1) & 63) * sizeof(css)) ||
+	    !css)
+		return 0;
+	return BPF_CORE_READ(css, cgroup, kn, id);
+}
+
 /* announcements lost to a full ring buffer, by either program: userspace then scans /proc */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -96,6 +121,7 @@ static __always_inline bool announce(const struct proc_image *img, __u32 kind)
 	e->ns = now = bpf_ktime_get_ns();	/* one clock read for the record and the wake */
 	/* the process announced is the current task (an exec, a sample, a walk) */
 	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->cgroup1_id = current_cgroup1_id();
 	bpf_ringbuf_submit(e, wake_flag(kind, now));
 	return true;
 }

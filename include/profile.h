@@ -133,6 +133,7 @@ struct task_event {
 	__u32 pad;
 	__u64 ns;	/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of the announcement: waits count from it */
 	__u64 cgroup_id;	/* the announcing task's cgroup v2 id (its directory's inode); 0: none */
+	__u64 cgroup1_id;	/* its cgroup's kernfs id in the v1 hierarchy userspace picked; 0: none */
 };
 
 #endif /* EBPFPROF_PROFILE_H */

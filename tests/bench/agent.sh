@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# agent.sh -- the agent's own CPU, peak and steady RSS and BPF cost per sample on a busy machine with process churn
+# agent.sh -- the agent's CPU, RSS, BPF cost per sample and cost per new process on two busy loads, each a median of runs with its spread
 set -u
 cd "$(dirname "$0")/../.."
 EBPFPROF=${EBPFPROF:-build/ebpfprof}
-SECONDS_RUN=${BENCH_AGENT_SECONDS:-60}
+SECONDS_RUN=${BENCH_AGENT_SECONDS:-45}
+RUNS=${BENCH_AGENT_RUNS:-3}
 FREQS=${BENCH_AGENT_FREQUENCIES:-19 99}
+LOADS=${BENCH_AGENT_LOADS:-many_idle sampled_churn}
 INTERVAL=${BENCH_AGENT_INTERVAL:-15}
 BT_SECONDS=${BENCH_BPFTRACE_SECONDS:-30}	# bpftrace's run: at 19 Hz, 8 s held too few samples to compare
-LOAD_SECONDS=$((SECONDS_RUN + 2 * BT_SECONDS + 50))
 out=$(mktemp -d)
 . tests/bench/lib.sh
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 mounted_tracefs=""
+LOAD_PIDS=()
 cleanup() {
+	load_stop
 	kill $(jobs -p) 2>/dev/null; wait 2>/dev/null
 	sysctl -qw kernel.bpf_stats_enabled="$old_stats"
 	[ -z "$mounted_tracefs" ] || umount /sys/kernel/tracing
@@ -20,34 +23,52 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# a busy machine for one run: CPU-bound and syscall-bound processes, 100 idle ones, and churn of
-# short-lived ones (started again for every frequency, so each is measured under the same load)
-busy() {
-	for _ in $(seq "$(nproc)"); do
-		build/fixtures/cpu_split $LOAD_SECONDS &
-		build/fixtures/syscall_heavy $LOAD_SECONDS &
-	done
-	for _ in $(seq 100); do sleep $LOAD_SECONDS & done
-	( end=$((SECONDS + LOAD_SECONDS - 5)); while [ $SECONDS -lt $end ]; do
+# ten /bin/true every 0.1 s: about 100 new processes a second on both loads
+churn() {
+	( end=$((SECONDS + $1)); while [ $SECONDS -lt $end ]; do
 		for _ in $(seq 10); do /bin/true; done; sleep 0.1; done ) &
+	LOAD_PIDS+=($!)
+}
+
+# load_start NAME SECONDS. many_idle: per CPU a cpu_split and a syscall_heavy, 100 idle processes
+# and the churn; the samples land on long-lived processes. sampled_churn: one CPU-bound process, one
+# dd copying 64-byte blocks (a system call each) and the churn, with a CPU to spare: the new
+# processes are sampled in their first millisecond, so each is read
+load_start() {
+	local i
+	case $1 in
+	many_idle)
+		for i in $(seq "$(nproc)"); do
+			build/fixtures/cpu_split "$2" >/dev/null & LOAD_PIDS+=($!)
+			build/fixtures/syscall_heavy "$2" >/dev/null & LOAD_PIDS+=($!)
+		done
+		for i in $(seq 100); do sleep "$2" & LOAD_PIDS+=($!); done ;;
+	sampled_churn)
+		build/fixtures/cpu_split "$2" >/dev/null & LOAD_PIDS+=($!)
+		timeout "$2" dd if=/dev/zero of=/dev/null bs=64 2>/dev/null & LOAD_PIDS+=($!) ;;
+	*) echo "agent.sh: unknown load $1" >&2; exit 2 ;;
+	esac
+	churn "$2"
+}
+load_stop() {
+	[ ${#LOAD_PIDS[@]} = 0 ] && return 0
+	kill "${LOAD_PIDS[@]}" 2>/dev/null
+	wait "${LOAD_PIDS[@]}" 2>/dev/null
+	LOAD_PIDS=()
 }
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# metric FILE NAME: a /metrics value summed over its labels (0 when absent)
+metric() { awk -v n="$2" '$1 == n || index($1, n "{") == 1 { s += $2 } END { print s + 0 }' "$1"; }
+# per T C: T / C as a whole number, "-" when C is 0
+per() { awk -v t="$1" -v c="$2" 'BEGIN { if (c) printf "%d", t / c; else print "-" }'; }
 
 sysctl -qw kernel.bpf_stats_enabled=1	# BPF ns per sample; costs the programs a few ns a run
-echo "ebpfprof agent bench: ${SECONDS_RUN} s per run, ${INTERVAL} s windows, $(nproc) CPUs, ~100 new processes/s"
-# bpftrace after the agent, at the same rate under the same load of the same run: the BPF cost of
-# its sampling alone (kernel and user stacks per sample) and of the agent's whole job. Not at
-# the same time: the agent would profile bpftrace too (libLLVM's tables and symbols in its memory)
 bt=$(command -v bpftrace || true)
-echo "bpftrace beside it: ${bt:-not installed, no comparison}"
 # bpftrace's tracepoint probes attach through tracefs, which a fresh machine may not have mounted
 if [ -n "$bt" ] && [ ! -e /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing && mounted_tracefs=1
 fi
-
-# per T C: T / C as a whole number, "-" when C is 0
-per() { awk -v t="$1" -v c="$2" 'BEGIN { if (c) printf "%d", t / c; else print "-" }'; }
 
 # bt_cost PROG HZ: bpftrace's BPF ns per sample running PROG for BT_SECONDS: all of its programs over
 # its profile probe's runs ("-" without bpftrace). HZ names that probe's program; "-" too where an
@@ -66,49 +87,94 @@ bt_cost() {
 	per $((all1 - all0)) $((cnt1 - cnt0))
 }
 
-# BPF ns/sample: the sampler's runs alone, then all of the agent's programs (its exec tracepoint runs
-# at every exec) over the same samples: the whole cost to the machine. bpftrace's beside them: its
-# sampling alone (BT_PROG), then the agent's whole job (BT_JOB: each new process told to userspace too)
-printf '%-6s %-14s %-12s %-14s %-14s %-14s %-10s %-14s %-6s %-14s %s\n' "Hz" "CPU % of core" "peak RSS MB" "steady RSS MB" "BPF ns/sample" "all BPF ns/s." "windows" "bytes/window" "lost" "bpftrace ns/s." "bpftrace, whole job"
-for f in $FREQS; do
-	busy
-	log=$out/collector-$f.log
+# agent_run LOAD HZ UNWIND RUN: one agent run under LOAD (started for it, so every run has the same);
+# appends "cpu% peak_mb steady_mb bpf_ns all_bpf_ns reads_per_s ms_per_read builds resets lost
+# ms_per_read_without_table_builds" to
+# $out/LOAD-HZ-UNWIND, and leaves the load running for bpftrace when KEEP_LOAD is set
+agent_run() {
+	local load=$1 f=$2 unwind=$3 log=$out/collector.log apid cpid addr port t0 t1 bns0 bcnt0 ball0
+	local bns1 bcnt1 ball1 steady hwm m reads read_s build_s
+	load_start "$load" $((SECONDS_RUN + 2 * BT_SECONDS + 40))
 	build/fixtures/collector -log "$log" >"$out/c.out" 2>&1 &
 	cpid=$!
-	sleep 0.5
+	wait_line "$out/c.out" '^listening' 10
 	addr=$(awk '/^listening/ { print $2; exit }' "$out/c.out")
-	"$EBPFPROF" agent --frequency "$f" --interval "$INTERVAL" --push "http://$addr" \
-		--listen 127.0.0.1:0 2>"$out/agent-$f.err" &
+	"$EBPFPROF" agent --frequency "$f" --interval "$INTERVAL" --unwind "$unwind" --push "http://$addr" \
+		--listen 127.0.0.1:0 2>"$out/agent.err" &
 	apid=$!
-	wait_line "$out/agent-$f.err" '^ebpfprof: agent: ' 60	# BPF verification takes seconds
-	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/agent-$f.err")
+	wait_line "$out/agent.err" '^ebpfprof: agent: ' 60	# BPF verification takes seconds
+	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/agent.err")
+	curl -sf "http://127.0.0.1:$port/metrics" >"$out/m0.txt"
 	t0=$(ticks $apid)
 	read -r bns0 bcnt0 ball0 <<<"$(bpf_prog_stats $apid)"
-	: >"$out/rss-$f"
+	: >"$out/rss"
 	for _ in $(seq "$SECONDS_RUN"); do	# steady: the largest RSS after the first window
 		sleep 1
-		awk '/^VmRSS/ { print $2 }' "/proc/$apid/status" >>"$out/rss-$f"
+		awk '/^VmRSS/ { print $2 }' "/proc/$apid/status" >>"$out/rss"
 	done
 	t1=$(ticks $apid)
 	read -r bns1 bcnt1 ball1 <<<"$(bpf_prog_stats $apid)"
-	steady=$(tail -n +$((INTERVAL + 2)) "$out/rss-$f" | sort -n | tail -1)
-	curl -sf "http://127.0.0.1:$port/metrics" >"$out/metrics-$f.txt"
+	steady=$(tail -n +$((INTERVAL + 2)) "$out/rss" | sort -n | tail -1)
+	m=$out/m1.txt
+	curl -sf "http://127.0.0.1:$port/metrics" >"$m"
 	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$apid/status")
 	kill -TERM $apid; wait $apid
 	kill -TERM $cpid; wait $cpid
-	# bpftrace after the agent, under the same load, which outlives the agent's run by both of its runs
-	btns=$(bt_cost "$BT_PROG" "$f")
-	btjob=$(bt_cost "$BT_JOB" "$f")
-	kill $(jobs -p) 2>/dev/null; wait 2>/dev/null	# this run's load
-	windows=$(awk '/^ebpfprof_windows_total/ { print $2 }' "$out/metrics-$f.txt")
-	bytes=$(awk '/^ebpfprof_push_bytes_total/ { print $2 }' "$out/metrics-$f.txt")
-	lost=$(awk '/^ebpfprof_samples_lost_total/ { s += $2 } END { print s + 0 }' "$out/metrics-$f.txt")
-	printf '%-6s %-14s %-12s %-14s %-14s %-14s %-10s %-14s %-6s %-14s %s\n' "$f" \
+	[ -n "${KEEP_LOAD:-}" ] || load_stop
+	reads=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_processes_read_total)" -v b="$(metric "$m" ebpfprof_processes_read_total)" 'BEGIN { print b - a }')
+	read_s=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_process_read_seconds_total)" -v b="$(metric "$m" ebpfprof_process_read_seconds_total)" 'BEGIN { print b - a }')
+	build_s=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_unwind_table_build_seconds_total)" -v b="$(metric "$m" ebpfprof_unwind_table_build_seconds_total)" 'BEGIN { print b - a }')
+	printf '%s %s %s %s %s %s %s %s %s %s %s\n' \
 		"$(awk -v t="$((t1 - t0))" -v s="$SECONDS_RUN" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz / s * 100 }')" \
 		"$(awk -v k="$hwm" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"$(awk -v k="${steady:-0}" 'BEGIN { printf "%.1f", k / 1024 }')" \
-		"$(per $((bns1 - bns0)) $((bcnt1 - bcnt0)))" "$(per $((ball1 - ball0)) $((bcnt1 - bcnt0)))" "$windows" \
-		"$(awk -v b="$bytes" -v w="$windows" 'BEGIN { if (w) printf "%d", b / w; else print "-" }')" "$lost" "$btns" "$btjob"
-	# what the losses were, by the agent's own reasons
-	[ "$lost" = 0 ] || echo "  lost at $f Hz: $(awk '/^ebpfprof_samples_lost_total/ && $2 > 0 { sub(/.*reason="/, "", $1); sub(/".*/, "", $1); printf "%s %s, ", $1, $2 }' "$out/metrics-$f.txt")"
+		"$(per $((bns1 - bns0)) $((bcnt1 - bcnt0)))" "$(per $((ball1 - ball0)) $((bcnt1 - bcnt0)))" \
+		"$(awk -v n="$reads" -v s="$SECONDS_RUN" 'BEGIN { printf "%.1f", n / s }')" \
+		"$(awk -v n="$reads" -v t="$read_s" 'BEGIN { if (n) printf "%.3f", t * 1000 / n; else print "-" }')" \
+		"$(metric "$m" ebpfprof_unwind_table_files_total)" "$(metric "$m" ebpfprof_unwind_table_resets_total)" \
+		"$(metric "$m" ebpfprof_samples_lost_total)" \
+		"$(awk -v n="$reads" -v t="$read_s" -v b="$build_s" 'BEGIN { if (n) printf "%.3f", (t - b) * 1000 / n; else print "-" }')" \
+		>>"$out/$load-$f-$unwind"
+}
+
+# column FILE N: "median (min-max)" of column N of FILE
+column() {
+	local med lo hi
+	med=$(awk -v c="$2" '{ print $c }' "$1" | grep -v '^-$' | median)
+	lo=$(awk -v c="$2" '{ print $c }' "$1" | grep -v '^-$' | sort -g | head -1)
+	hi=$(awk -v c="$2" '{ print $c }' "$1" | grep -v '^-$' | sort -g | tail -1)
+	if [ "$lo" = "$hi" ]; then echo "$med"; else echo "$med ($lo-$hi)"; fi
+}
+
+echo "ebpfprof agent bench: $RUNS runs of ${SECONDS_RUN} s per load and rate, ${INTERVAL} s windows, $(nproc) CPUs, ~100 new processes/s"
+echo "bpftrace beside it: ${bt:-not installed, no comparison}"
+for load in $LOADS; do
+	echo
+	echo "load $load: median (min-max) of $RUNS runs; BPF ns/sample the sampler's, all BPF every program's over the same samples"
+	echo "ms per read: the CPU time reading a new process (maps, executable, cgroup, runtimes, CFI tables); its"
+	echo "part outside table builds beside it; builds: files whose CFI tables were parsed"
+	printf '%-4s %-20s %-18s %-18s %-20s %-20s %-18s %-20s %-20s %-9s %-7s %s\n' "Hz" "CPU % of core" "peak RSS MB" \
+		"steady RSS MB" "BPF ns/sample" "all BPF ns/s." "processes read/s" "ms per read" "ms, without builds" \
+		"builds" "resets" "lost"
+	for f in $FREQS; do
+		for r in $(seq "$RUNS"); do agent_run "$load" "$f" auto "$r"; done
+		rf=$out/$load-$f-auto
+		printf '%-4s %-20s %-18s %-18s %-20s %-20s %-18s %-20s %-20s %-9s %-7s %s\n' "$f" "$(column "$rf" 1)" \
+			"$(column "$rf" 2)" "$(column "$rf" 3)" "$(column "$rf" 4)" "$(column "$rf" 5)" \
+			"$(column "$rf" 6)" "$(column "$rf" 7)" "$(column "$rf" 11)" "$(column "$rf" 8)" \
+			"$(column "$rf" 9)" "$(column "$rf" 10)"
+	done
+	# the sampler alone with frame pointers, beside bpftrace's (which walks user stacks by frame
+	# pointers too), under one run's load: bpftrace after the agent, never at the same time (the agent
+	# would profile bpftrace, libLLVM's tables and symbols in its memory)
+	echo "load $load, frame pointers (--unwind fp) against bpftrace, one run each:"
+	printf '%-4s %-16s %-16s %-20s %s\n' "Hz" "ours ns/sample" "ours all ns/s." "bpftrace ns/sample" "bpftrace, whole job"
+	for f in $FREQS; do
+		KEEP_LOAD=1 agent_run "$load" "$f" fp 1
+		btns=$(bt_cost "$BT_PROG" "$f")
+		btjob=$(bt_cost "$BT_JOB" "$f")
+		load_stop
+		printf '%-4s %-16s %-16s %-20s %s\n' "$f" "$(awk '{ print $4 }' "$out/$load-$f-fp")" \
+			"$(awk '{ print $5 }' "$out/$load-$f-fp")" "$btns" "$btjob"
+	done
 done

@@ -220,6 +220,50 @@ test_cgroup_v1_scope() {	# --cgroup on a v1 hierarchy (v1 and hybrid hosts): a n
 	fi
 }
 
+# sh IN_CGROUP PROCS SHORT_LIVED: runs short_lived (300 ms of CPU) after moving itself (the pid $!
+# names) into the cgroup PROCS belongs to
+IN_CGROUP='echo $$ >"$1" && exec "$2" 0 300'
+
+test_cgroup_cache_v1() {	# v1 and hybrid hosts: each memory cgroup's file read once, each process labelled by its own
+	local mnt id_a id_b port agent saved bad
+	mnt=$(awk '$9 == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$mnt" ] || { skip cgroup_cache_v1 "no cgroup v1 memory hierarchy on this host (v2 only: make vmtest checks that cache)"; return; }
+	id_a=$(printf 'a%.0s' $(seq 64)) id_b=$(printf 'b%.0s' $(seq 64))
+	mkdir -p "$mnt/docker/$id_a" "$mnt/docker/$id_b" 2>/dev/null ||
+		{ skip cgroup_cache_v1 "cannot create a cgroup under $mnt"; return; }
+	"$EBPFPROF" agent --interval 1 --frequency 99 --group-by container --listen 127.0.0.1:0 \
+		--output-dir "$tmp/cc" 2>"$tmp/cc.err" & agent=$!
+	port=$(wait_port "$tmp/cc.err") || { fail cgroup_cache_v1 "agent did not listen"; stop $agent; return; }
+	# alternating, so each read follows one of the other container's
+	: >"$tmp/cc.pids"
+	for _ in 1 2 3 4 5; do
+		sh -c "$IN_CGROUP" _ "$mnt/docker/$id_a/cgroup.procs" "$FIX/short_lived" &
+		echo "a $!" >>"$tmp/cc.pids"; wait $!
+		sh -c "$IN_CGROUP" _ "$mnt/docker/$id_b/cgroup.procs" "$FIX/short_lived" &
+		echo "b $!" >>"$tmp/cc.pids"; wait $!
+	done
+	sleep 1.5
+	saved=$(curl -sf "http://127.0.0.1:$port/metrics" | awk '/^ebpfprof_process_cgroup_reads_saved_total/ { print $2 }')
+	stop $agent
+	rmdir "$mnt/docker/$id_a" "$mnt/docker/$id_b"
+	rmdir "$mnt/docker" 2>/dev/null
+	# every sample of a container's series is of a pid started in that container
+	bad=$(for c in a b; do
+		id=$id_a; [ $c = b ] && id=$id_b
+		for f in "$tmp/cc/$id"-*.pb.gz; do
+			[ -e "$f" ] || { echo "no series for container $c"; continue; }
+			go tool pprof -raw "$f" 2>/dev/null | sed -n 's/.*pid:\[\([0-9]*\)\].*/\1/p'
+		done | sort -u | while read -r pid; do
+			grep -q "^$c $pid\$" "$tmp/cc.pids" || echo "container $c has pid $pid"
+		done
+	done)
+	if [ -z "$bad" ] && [ "${saved:-0}" -ge 8 ]; then
+		pass "cgroup_cache_v1: $saved cgroup files not read, every sample under its own container"
+	else
+		tail -3 "$tmp/cc.err"; fail cgroup_cache_v1 "saved ${saved:-missing} (want >= 8); ${bad:-labels right}"
+	fi
+}
+
 test_bad_agent_flags() {
 	local ok=1 rc
 	for args in "--interval 0" "--group-by pod" "--label novalue" "--scope pod --cgroup /x" "--bogus"; do
@@ -241,3 +285,4 @@ run_test test_pull
 run_test test_output_dir
 run_test test_cgroup_scope
 run_test test_cgroup_v1_scope
+run_test test_cgroup_cache_v1

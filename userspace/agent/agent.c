@@ -62,9 +62,10 @@ static int open_sampler(struct agent *a)
 		.min_us = cfg->off_cpu_min_us,
 		.double_buffer = true,
 		.sampler = &maps,
+		.announce_cgroup1_ssid = a->cgroup1_ssid,
 	};
 
-	a->sampler = sampler_config__load(cfg, true, &a->scope);
+	a->sampler = sampler_config__load(cfg, true, &a->scope, a->cgroup1_ssid);
 	if (!a->sampler)
 		return -errno;
 	if (cfg->mode == MODE_CPU)
@@ -188,7 +189,8 @@ static int open_symbols(struct agent *a)
 	}
 	a->sym = symbolizer__new(&so);
 	a->procs = a->sym ? proc_table__new(NULL, a->cfg->ag.group_by, a->k8s,
-							    a->cfg->ag.docker_dir) : NULL;
+					    a->cfg->ag.docker_dir,
+					    a->cgroup1_ssid ? a->cgroup1_memory : NULL) : NULL;
 	if (!a->procs) {
 		p_err("cannot set up symbolization: %s", strerror(errno));
 		return -ENOMEM;
@@ -227,6 +229,9 @@ static int setup(struct agent *a)
 		return -errno;
 	if (preflight__check() || scope__open(a->cfg, &a->scope))
 		return -EINVAL;
+	/* v1 and hybrid hosts: announcements carry the memory cgroup, the cgroup cache's key */
+	if (scope__cgroup1_memory(a->cgroup1_memory, sizeof(a->cgroup1_memory), &a->cgroup1_ssid))
+		a->cgroup1_ssid = 0;
 	err = open_sampler(a);	/* before kallsyms: it reuses the memory libbpf frees */
 	malloc_trim(0);		/* what libbpf's parse of the kernel BTF left */
 	if (!err)
@@ -245,7 +250,7 @@ static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
 
 	struct proc_image img = proc_image__of(key->pid, key->start, key->exec);
 
-	if (key->pid && proc_table__get(a->procs, &img, key->comm, a->window_seq, 0))
+	if (key->pid && proc_table__get(a->procs, &img, key->comm, a->window_seq, NULL))
 		symbolizer__add_image(a->sym, &img);
 	return 0;
 }
@@ -254,6 +259,7 @@ static int on_task_event(const struct task_event *e, void *ctx)
 {
 	struct agent *a = ctx;
 	struct proc_image img = proc_image__of(e->pid, e->start, e->exec);
+	struct cgroup_key cg = { .v2 = e->cgroup_id, .v1 = e->cgroup1_id };
 	char comm[TASK_COMM_LEN] = "";
 
 	/* a new image: its labels and maps are read when it is handed on; the old one's stay */
@@ -261,7 +267,7 @@ static int on_task_event(const struct task_event *e, void *ctx)
 		symbolizer__image_began(a->sym, &img, (__s64)e->ns);
 		return 0;
 	}
-	if (!proc_table__get(a->procs, &img, comm, a->window_seq, e->cgroup_id))
+	if (!proc_table__get(a->procs, &img, comm, a->window_seq, &cg))
 		return 0;
 	if (e->kind == TASK_EVENT_REMAP)	/* code outside the maps we read */
 		symbolizer__refresh_image(a->sym, &img);
@@ -274,7 +280,7 @@ static int on_task_event(const struct task_event *e, void *ctx)
 static int add_everywhere(struct agent *a, const struct window_record *rec)
 {
 	static const struct proc_info unknown = { .service = "unknown" };
-	const struct proc_info *pi = proc_table__get(a->procs, &rec->img, rec->comm, a->window_seq, 0);
+	const struct proc_info *pi = proc_table__get(a->procs, &rec->img, rec->comm, a->window_seq, NULL);
 	int err = 0;
 
 	if (a->window)

@@ -92,6 +92,8 @@ struct agent {
 	__u64 harvest_samples;
 	char hostname[256];
 	struct cgroup_scope scope;	/* --cgroup, --scope pod */
+	char cgroup1_memory[256];	/* the v1 memory hierarchy's mount; cgroup1_ssid 0: none */
+	__u32 cgroup1_ssid;		/* 1 + its subsystem, which announcements carry */
 	int wake_fd;			/* eventfd: HTTP threads wake the loop */
 
 	pthread_mutex_t lock;		/* guards pending, n_pulls, figures, done flags */

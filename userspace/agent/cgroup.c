@@ -225,8 +225,24 @@ static void parse_path(struct span path, struct identity *out)
 	}
 }
 
+/* whether the comma-separated controllers list names NAME */
+static bool names_controller(struct span ctrls, const char *name)
+{
+	const char *p = ctrls.p, *end = ctrls.p + ctrls.n;
+
+	while (p < end) {
+		const char *comma = memchr(p, ',', end - p);
+		struct span one = { p, (comma ? comma : end) - p };
+
+		if (span_eq(one, name))
+			return true;
+		p = comma ? comma + 1 : end;
+	}
+	return false;
+}
+
 /* "ID:controllers:/path"; the path may itself contain ':' */
-static int parse_line(struct span line, bool *is_v2, struct span *path)
+static int parse_line(struct span line, bool *is_v2, struct span *ctrls, struct span *path)
 {
 	const char *end = line.p + line.n, *p = line.p, *colon;
 	size_t digits = 0;
@@ -243,6 +259,8 @@ static int parse_line(struct span line, bool *is_v2, struct span *path)
 	if (!colon || colon + 1 == end || colon[1] != '/')
 		return -EINVAL;
 	*is_v2 = digits == 1 && line.p[0] == '0' && colon == p + 1;
+	ctrls->p = p + 1;
+	ctrls->n = colon - ctrls->p;
 	path->p = colon + 1;
 	path->n = end - path->p;
 	return 0;
@@ -254,7 +272,7 @@ int cgroup__parse(const char *buf, size_t len, struct cgroup_info *out)
 	const char *end = buf + len, *p = buf;
 	int best = -1, score;
 	struct identity id;
-	struct span path;
+	struct span ctrls, path;
 
 	memset(out, 0, sizeof(*out));
 	if (!buf || len > CGROUP_FILE_MAX)
@@ -264,9 +282,14 @@ int cgroup__parse(const char *buf, size_t len, struct cgroup_info *out)
 		struct span line = { p, (eol ? eol : end) - p };
 
 		p = eol ? eol + 1 : end;
-		if (line.n > CGROUP_LINE_MAX || parse_line(line, &is_v2, &path))
+		if (line.n > CGROUP_LINE_MAX || parse_line(line, &is_v2, &ctrls, &path))
 			continue;
 		all_v2 &= is_v2;
+		/* the agent's cache key on v1 hosts; a path cut short would name another cgroup */
+		if (!is_v2 && names_controller(ctrls, "memory") && path.n < sizeof(out->memory_path)) {
+			memcpy(out->memory_path, path.p, path.n);
+			out->memory_path[path.n] = '\0';
+		}
 		if (!have_path || (is_v2 && !have_v2)) {
 			/* a longer path is cut; the identity below comes from all of it */
 			size_t n = path.n < sizeof(out->path) ? path.n : sizeof(out->path) - 1;

@@ -15,6 +15,7 @@ struct cgroup_info {
 	char pod_uid[POD_UID_LEN + 1];		/* "" when not in a pod; dashes, lower case */
 	char runtime[16];			/* "docker", "containerd", "cri-o", "podman", "" */
 	bool v2_only;				/* every line was the v2 hierarchy's ("0::") */
+	char memory_path[512];			/* the v1 memory hierarchy's path; "": none, or too long */
 };
 
 /*

@@ -26,15 +26,16 @@ struct proc_table {
 	struct hmap *index;		/* by image */
 	struct hmap *latest;		/* by pid: its newest image's entry */
 	/*
-	 * A process's cgroup v2 id stands for its whole cgroup file here: only
-	 * where /proc is ours (the kernel's ids are of the processes we read)
-	 * and the v2 hierarchy is mounted to check entries against. Else NULL.
+	 * A process's cgroup ids (v2's, and v1 memory's on v1 and hybrid
+	 * hosts) stand for its whole cgroup file here: only where /proc is
+	 * ours (the kernel's ids are of the processes we read) and the
+	 * hierarchies are mounted to check entries against. Else NULL.
 	 */
 	struct cgroup_cache *cgroups;
 };
 
 struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by, struct k8s *k8s,
-				   const char *docker_dir)
+				   const char *docker_dir, const char *cgroup1_memory)
 {
 	struct proc_table *t = calloc(1, sizeof(*t));
 
@@ -53,7 +54,7 @@ struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by
 		return NULL;
 	}
 	if (!strcmp(t->proc_root, "/proc"))
-		t->cgroups = cgroup_cache__new(CGROUP_CACHE_CAP);	/* NULL: every file is read */
+		t->cgroups = cgroup_cache__new(CGROUP_CACHE_CAP, cgroup1_memory);	/* NULL: all read */
 	return t;
 }
 
@@ -130,12 +131,12 @@ static void name_service(const struct proc_table *t, struct proc_info *pi, const
 	snprintf(pi->service, sizeof(pi->service), "%.127s", name[0] ? name : "unknown");
 }
 
-/* PID's cgroup: cached by the id its announcement came with (0: none), else read */
-static void read_cgroup(const struct proc_table *t, __u32 pid, __u64 cgroup_id,
+/* PID's cgroup: cached by the ids its announcement came with (NULL: none), else read */
+static void read_cgroup(const struct proc_table *t, __u32 pid, const struct cgroup_key *key,
 			struct cgroup_info *cg)
 {
-	const struct cgroup_info *known = t->cgroups && cgroup_id ?
-					  cgroup_cache__find(t->cgroups, cgroup_id) : NULL;
+	const struct cgroup_info *known = t->cgroups && key ?
+					  cgroup_cache__find(t->cgroups, key) : NULL;
 
 	if (known) {
 		*cg = *known;
@@ -143,12 +144,12 @@ static void read_cgroup(const struct proc_table *t, __u32 pid, __u64 cgroup_id,
 	}
 	if (cgroup__read(t->proc_root, pid, cg))
 		memset(cg, 0, sizeof(*cg));
-	else if (t->cgroups && cgroup_id)
-		cgroup_cache__add(t->cgroups, cgroup_id, cg);
+	else if (t->cgroups && key)
+		cgroup_cache__add(t->cgroups, key, cg);
 }
 
 static void read_info(const struct proc_table *t, struct proc_info *pi, const char *comm,
-		      __u64 cgroup_id)
+		      const struct cgroup_key *key)
 {
 	char path[96];
 	ssize_t n;
@@ -160,7 +161,7 @@ static void read_info(const struct proc_table *t, struct proc_info *pi, const ch
 	snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, pi->pid);
 	n = readlink(path, pi->exe, sizeof(pi->exe) - 1);
 	pi->exe[n > 0 ? n : 0] = '\0';
-	read_cgroup(t, pi->pid, cgroup_id, &pi->cg);
+	read_cgroup(t, pi->pid, key, &pi->cg);
 	if (t->k8s && pi->cg.pod_uid[0])
 		k8s__lookup(t->k8s, pi->cg.pod_uid, pi->cg.container_id, &pi->k8s);
 	/* without Kubernetes names, Docker's own, where its metadata is mounted */
@@ -210,7 +211,7 @@ static int index_latest(struct proc_table *t, __u32 id, struct proc_info *pi)
 }
 
 const struct proc_info *proc_table__get(struct proc_table *t, const struct proc_image *img,
-					const char *comm, __u64 window, __u64 cgroup_id)
+					const char *comm, __u64 window, const struct cgroup_key *cg)
 {
 	__u64 h = proc_image__hash(img);
 	__u32 id = hmap__find(t->index, h, image_eq, img, t);
@@ -242,7 +243,7 @@ const struct proc_info *proc_table__get(struct proc_table *t, const struct proc_
 		free(pi);
 		return NULL;
 	}
-	read_info(t, pi, comm, cgroup_id);
+	read_info(t, pi, comm, cg);
 	return pi;
 }
 

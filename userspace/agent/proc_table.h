@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "cgroup.h"
+#include "cgroup_cache.h"
 #include "lib/options.h"
 #include "k8s.h"
 #include "profile.h"
@@ -26,22 +27,23 @@ struct proc_info {
 
 /*
  * k8s may be NULL; docker_dir (NULL: none) is where dockerd's per-container
- * config.v2.json files are, for container names without Kubernetes. NULL
- * with errno set.
+ * config.v2.json files are, for container names without Kubernetes;
+ * cgroup1_memory (NULL: none) where the v1 memory hierarchy is mounted, on
+ * v1 and hybrid hosts. NULL with errno set.
  */
 struct proc_table *proc_table__new(const char *proc_root, enum group_by group_by, struct k8s *k8s,
-				   const char *docker_dir);
+				   const char *docker_dir, const char *cgroup1_memory);
 void proc_table__free(struct proc_table *t);
 
 /*
  * The entry of process image IMG, read from /proc on first sight (comm
  * names kernel threads and processes already gone, and an image first met
- * after a later one of its pid: /proc shows the later one). CGROUP_ID, the
- * cgroup v2 id BPF saw it in (0: not known), lets a process of a cgroup
- * read before skip its cgroup file. Borrowed: valid until proc_table__evict.
+ * after a later one of its pid: /proc shows the later one). CG, the cgroup
+ * ids BPF saw it in (NULL: not known), lets a process of cgroups read before
+ * skip its cgroup file. Borrowed: valid until proc_table__evict.
  */
 const struct proc_info *proc_table__get(struct proc_table *t, const struct proc_image *img,
-					const char *comm, __u64 window, __u64 cgroup_id);
+					const char *comm, __u64 window, const struct cgroup_key *cg);
 
 /*
  * Drops the entries not sampled since window `before` whose image ended

@@ -133,6 +133,42 @@ static int find_v1(const char *mnt, const char *opts, void *arg)
 	return -ENOENT;
 }
 
+struct memory_mount {
+	char *buf;
+	size_t len;
+};
+
+/* the v1 mount whose options ("rw,memory") name the memory controller */
+static int find_memory(const char *mnt, const char *opts, void *arg)
+{
+	struct memory_mount *mm = arg;
+
+	for (const char *o = opts; o && *o;) {
+		size_t len = strcspn(o, ",");
+
+		if (len == 6 && !strncmp(o, "memory", 6)) {
+			snprintf(mm->buf, mm->len, "%s", mnt);
+			return 0;
+		}
+		o = o[len] ? o + len + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int scope__cgroup1_memory(char *buf, size_t len, __u32 *ssid)
+{
+	struct memory_mount mm = { buf, len };
+	int idx, err = each_cgroup_mount("cgroup", find_memory, &mm);
+
+	if (err)
+		return err;
+	idx = subsys_index("memory", 6);
+	if (idx < 0)
+		return idx;
+	*ssid = (__u32)idx + 1;
+	return 0;
+}
+
 /* The v2 directory: an absolute path already under the mount is taken as it is. */
 static int open_v2(const char *rel, struct cgroup_scope *sc, char *path, size_t len)
 {

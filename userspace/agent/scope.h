@@ -20,4 +20,11 @@ int scope__open(const struct config *cfg, struct cgroup_scope *sc);
 /* Where cgroup2 is mounted ("/sys/fs/cgroup" or ".../unified"), from /proc/self/mountinfo. */
 int scope__cgroup2_mount(char *buf, size_t len);
 
+/*
+ * Where the cgroup v1 memory hierarchy is mounted (into buf) and 1 + its
+ * subsystem's line in /proc/cgroups (*ssid): what announcements carry on v1
+ * and hybrid hosts, for the agent's cgroup cache. 0, or -ENOENT (v2 only).
+ */
+int scope__cgroup1_memory(char *buf, size_t len, __u32 *ssid);
+
 #endif /* EBPFPROF_SCOPE_H */

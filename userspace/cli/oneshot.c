@@ -269,7 +269,7 @@ static int setup(struct run *r)
 	if (preflight__check())
 		return EXIT_USAGE;
 	/* load BPF first: libbpf frees the kernel BTF it parsed, and kallsyms reuses that memory */
-	r->sampler = sampler_config__load(r->cfg, false, NULL);
+	r->sampler = sampler_config__load(r->cfg, false, NULL, 0);
 	if (!r->sampler)
 		return EXIT_USAGE;
 	if (r->cfg->mode != MODE_CPU && load_offcpu(r))

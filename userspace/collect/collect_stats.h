@@ -14,6 +14,12 @@ struct sampler_figures {
 	__u64 execs_unsampled;	/* exited unsampled while their exec waited: never read */
 	__u64 execs_idle;	/* waits begun again: the process had hardly run */
 	__u64 execs_rechecked;	/* second looks after a busy first one */
+	__u64 processes_read;	/* new images handed on: maps, executable, cgroup, runtimes, tables */
+	__u64 process_read_ns;	/* this thread's CPU time reading them */
+	__u64 table_files;	/* files whose CFI tables were built and loaded */
+	__u64 table_build_ns;	/* time parsing and loading them (in process_read_ns) */
+	__u64 table_resets;	/* times the row array filled and every table was built again */
+	__u64 table_rows, table_rows_max;	/* rows in use, and the array's capacity */
 };
 
 /* How full a stack map pair is: stacks by content, and CFI-walked user stacks. */

@@ -36,6 +36,7 @@ struct deferred_exec {
 	__u32 exec;		/* the image exec'd (struct proc_image) */
 	__u64 start;
 	__u64 cgroup_id;
+	__u64 cgroup1_id;
 	__s64 exec_ns;		/* set by exec_defer__add */
 	int level;		/* 0 at the first wait, EXEC_DEFER_LEVELS - 1 at the last */
 	__u64 cpu_ns;		/* the process's CPU clock at the last look (0 before the first) */

@@ -146,6 +146,7 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	skel->rodata->filter_cgroup = opts->cgroup.fd > 0;
 	skel->rodata->filter_cgroup1_ssid = opts->cgroup.v1_ssid;
 	skel->rodata->filter_cgroup1_id = opts->cgroup.v1_id;
+	skel->rodata->announce_cgroup1_ssid = opts->announce_cgroup1_ssid;
 	if (pidns__child(&skel->rodata->pidns_dev, &skel->rodata->pidns_ino) < 0)
 		skel->rodata->pidns_ino = 0;	/* cannot tell: the host's pids */
 	skel->rodata->per_thread = opts->per_thread;

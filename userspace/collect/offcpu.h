@@ -38,6 +38,7 @@ struct offcpu_opts {
 	bool force_raw_tp;	/* load the raw_tp program even where tp_btf works (tests) */
 	/* the sampler's tables and announcements: user stacks by CFI as it walks them; NULL: fp */
 	const struct sampler_maps *sampler;
+	__u32 announce_cgroup1_ssid;	/* as struct sampler_opts' */
 };
 
 /* Opens, configures and loads the BPF object. NULL with errno set on failure. */

@@ -55,6 +55,8 @@ struct sampler {
 	__u64 execs_idle;	/* waits begun again by processes that had hardly run */
 	__u64 execs_rechecked;	/* looked at again after a busy first look */
 	__u64 events_seen;	/* announcements read, to tell a poll that found some */
+	__u64 images_read;	/* images handed on */
+	__s64 read_ns;		/* thread CPU time handing them on and loading their tables */
 	__s64 recheck_ns;	/* look for announcements that did not wake us (EVENTS_BATCH_NS) */
 	struct events_ctl *events_ctl;	/* the promise to BPF to look by a time, mmap'ed; NULL: none */
 	__u64 events_dropped;	/* STAT_EVENTS_DROPPED at the last sampler__announcements_lost */
@@ -172,6 +174,7 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	skel->rodata->per_thread = o->per_thread;
 	skel->rodata->filter_cgroup = o->cgroup.fd > 0;
 	skel->rodata->filter_cgroup1_ssid = o->cgroup.v1_ssid;
+	skel->rodata->announce_cgroup1_ssid = o->announce_cgroup1_ssid;
 	skel->rodata->filter_cgroup1_id = o->cgroup.v1_id;
 	/* a sidecar in a workload's PID namespace keeps that namespace, under its pids */
 	if (pidns__child(&skel->rodata->pidns_dev, &skel->rodata->pidns_ino) < 0)
@@ -216,11 +219,14 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
  */
 static int hand_on(struct sampler *s, const struct task_event *e)
 {
+	__s64 t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	int ret;
 
 	/* the symbolizer now, the unwinder and the runtimes in load_pending: one read of its maps */
 	proc_maps__share(NULL, e->pid);
 	ret = s->event_fn ? s->event_fn(e, s->event_ctx) : 0;
+	s->images_read++;
+	s->read_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	if (s->unwinder && s->n_pending < PENDING_MAX)	/* past that: frame pointers, counted in BPF */
 		s->pending[s->n_pending++] = proc_image__of(e->pid, e->start, e->exec);
 	else
@@ -232,7 +238,8 @@ static int hand_on(struct sampler *s, const struct task_event *e)
 static int hand_on_exec(struct sampler *s, const struct deferred_exec *x)
 {
 	struct task_event e = { .pid = x->pid, .kind = TASK_EVENT_NEW, .start = x->start,
-				.exec = x->exec, .ns = (__u64)x->exec_ns, .cgroup_id = x->cgroup_id };
+				.exec = x->exec, .ns = (__u64)x->exec_ns, .cgroup_id = x->cgroup_id,
+				.cgroup1_id = x->cgroup1_id };
 
 	return hand_on(s, &e);
 }
@@ -256,7 +263,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		/* the wait counts from the exec, not from when a batched wakeup brought the news */
 		__s64 now = clock_ns(CLOCK_MONOTONIC), at = e->ns && (__s64)e->ns < now ? (__s64)e->ns : now;
 		struct deferred_exec x = { .pid = e->pid, .exec = e->exec, .start = e->start,
-					   .cgroup_id = e->cgroup_id };
+					   .cgroup_id = e->cgroup_id, .cgroup1_id = e->cgroup1_id };
 		int ret = s->event_fn ? s->event_fn(e, s->event_ctx) : 0;
 
 		exec_defer__take(s->execs, e->pid);	/* exec'd again: the newer image counts */
@@ -312,6 +319,8 @@ static int hand_on_due(struct sampler *s)
 static void load_pending(struct sampler *s)
 {
 	for (int i = 0; i < s->n_pending; i++) {
+		__s64 t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
 		/*
 		 * The runtimes first: BPF walks a runtime's frames only in a
 		 * process whose native tables are of its image, so a runtime
@@ -320,6 +329,7 @@ static void load_pending(struct sampler *s)
 		runtime_set__add_image(s->runtimes, &s->pending[i]);	/* failure: native frames only */
 		unwinder__add_announced(s->unwinder, &s->pending[i]);	/* failure: frame pointers */
 		proc_maps__unshare(s->pending[i].pid);
+		s->read_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 		ring_buffer__consume(s->events);		/* may append to pending */
 	}
 	s->n_pending = 0;
@@ -599,10 +609,21 @@ __s64 sampler__next_event_ns(const struct sampler *s)
 
 int sampler__figures(struct sampler *s, struct sampler_figures *out)
 {
+	struct unwinder_stats us = {};
+
+	if (s->unwinder)
+		unwinder__stats(s->unwinder, &us);
 	*out = (struct sampler_figures){
+		.table_files = us.cache.builds,
+		.table_build_ns = us.cache.build_ns,
+		.table_resets = us.resets,
+		.table_rows = us.cache.rows,
+		.table_rows_max = us.cache.capacity,
 		.execs_unsampled = s->execs_skipped,
 		.execs_idle = s->execs_idle,
 		.execs_rechecked = s->execs_rechecked,
+		.processes_read = s->images_read,
+		.process_read_ns = (__u64)s->read_ns,
 	};
 	return sampler__stats(s, out->bpf);
 }

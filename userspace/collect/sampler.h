@@ -40,6 +40,7 @@ struct sampler_opts {
 	struct cgroup_scope cgroup;	/* only tasks in that subtree */
 	enum sampler_unwind unwind;
 	__u32 unwind_rows;	/* CFI rows BPF can hold (8 bytes each); 0: default */
+	__u32 announce_cgroup1_ssid;	/* 1 + the v1 subsystem whose cgroup announcements carry; 0: none */
 };
 
 /* Opens, configures and loads the BPF object. NULL with errno set on failure. */

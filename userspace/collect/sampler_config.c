@@ -6,7 +6,7 @@
 #include "unwind.h"
 
 struct sampler *sampler_config__load(const struct config *cfg, bool double_buffer,
-				       const struct cgroup_scope *cgroup)
+				       const struct cgroup_scope *cgroup, __u32 announce_cgroup1_ssid)
 {
 	struct sampler_opts so = {
 		.frequency = cfg->frequency,
@@ -22,6 +22,7 @@ struct sampler *sampler_config__load(const struct config *cfg, bool double_buffe
 		.cgroup = cgroup ? *cgroup : (struct cgroup_scope){ 0 },
 		.unwind = cfg->unwind,
 		.unwind_rows = (__u32)cfg->unwind_table_mb * ((1u << 20) / sizeof(struct unwind_row)),
+		.announce_cgroup1_ssid = announce_cgroup1_ssid,
 	};
 	struct sampler *s;
 	int err;

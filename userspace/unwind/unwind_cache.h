@@ -25,7 +25,8 @@ struct unwind_cache_stats {
 	__u64 capacity;		/* rows the array holds */
 	__u64 pages;		/* page index entries in use */
 	__u64 page_capacity;
-	__u64 build_ns;		/* time spent parsing and loading tables */
+	__u64 build_ns;		/* CPU time spent opening, parsing and loading tables */
+	__u64 builds;		/* files parsed (again after a reset) */
 	__u64 full;		/* tables that did not fit */
 };
 

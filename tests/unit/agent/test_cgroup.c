@@ -151,6 +151,12 @@ static int test_hybrid(void)
 	CHECK(!parse("12:memory:/docker/" ID "\n0::/\n", &ci) && !ci.v2_only);
 	CHECK(!parse("0::/docker/" ID, &ci) && ci.v2_only);
 	CHECK(!parse("0::/a\n0::/b\n", &ci) && ci.v2_only);
+	/* the memory hierarchy's path, the cache key on v1 hosts: by controller, co-mounted too */
+	CHECK(!parse("5:cpu,cpuacct:/x\n4:memory:/docker/" ID "\n0::/\n", &ci) &&
+	      !strcmp(ci.memory_path, "/docker/" ID) && !strcmp(ci.path, "/"));
+	CHECK(!parse("4:memory,pids:/m\n", &ci) && !strcmp(ci.memory_path, "/m"));
+	CHECK(!parse("4:memoryx:/m\n1:name=memory:/n\n", &ci) && !ci.memory_path[0]);
+	CHECK(!parse("0::/docker/" ID, &ci) && !ci.memory_path[0]);
 	return TEST_OK;
 }
 
