@@ -7,4 +7,7 @@
 /* Runs the whole profile; returns an exit code (EXIT_OK, EXIT_RUNTIME, EXIT_USAGE). */
 int oneshot__run(const struct config *cfg);
 
+/* --mode heap: every Go process's heap profile records, read once at the end (oneshot_heap.c) */
+int oneshot_heap__run(const struct config *cfg);
+
 #endif /* EBPFPROF_ONESHOT_H */

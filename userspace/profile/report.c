@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pprof_builder.h"
+#include "heap_report.h"
 #include "report.h"
 #include "stack.h"
 
@@ -56,7 +57,7 @@ void report__pprof_opts(struct pprof_opts *po, const struct report_opts *opts)
 
 int report__default_value(enum profile_mode mode)
 {
-	return mode == MODE_WALL ? 2 : 0;
+	return mode == MODE_WALL ? 2 : mode == MODE_HEAP ? HEAP_INUSE_SPACE : 0;
 }
 
 int report__cpu_values(enum profile_mode mode, __s64 period, __u64 count, __s64 *v)
