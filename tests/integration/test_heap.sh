@@ -83,8 +83,104 @@ check_release() {	# case bin
 	fi
 }
 
+# The agent with --go-heap: 1 s windows over both of the program's checkpoints, pushed to the
+# stand-in collector (push API and OTLP) and written to a directory. Its cases: deltas,
+# push_memory, otlp_memory.
+OTLP_INC=/var/cache/ebpfprof/otlp-proto-1.11.0-1/usr/include
+test_agent() {
+	local d=$tmp/agent bin=$FIX/goheap-go1.19 agent
+	[ -x "$bin" ] || { skip deltas "no fixture $bin"; return; }
+	mkdir -p "$d/prof" "$d/otlp"
+	start_collector "$d/coll.log" -otlp-dir "$d/otlp" || { fail deltas "collector did not start"; return; }
+	start_heap "$bin" "$d/fx" 1 || { fail deltas "the fixture never got ready"; return; }
+	"$EBPFPROF" agent --go-heap --interval 1 --pid "$HEAP_PID" --output-dir "$d/prof" \
+		--push "http://$COLLECTOR_ADDR" --push-api --push-otlp "http://$COLLECTOR_ADDR" \
+		2>"$d/agent.err" &
+	agent=$!
+	wait_started "$d/agent.err" || { fail deltas "the agent did not start: $(tail -1 "$d/agent.err")"; return; }
+	sleep 2.5	# a window or two of checkpoint 1
+	touch "$d/fx/go1"
+	wait_ready "$d/fx" 2 || { fail deltas "the fixture never reached checkpoint 2"; return; }
+	sleep 2.5	# and of checkpoint 2
+	stop $agent
+	stop $COLLECTOR_PID
+	check_deltas "$d"
+	check_push "$d"
+	check_otlp "$d"
+}
+
+# the windows' alloc_space, summed, is the program's own total over both checkpoints
+check_deltas() {	# dir
+	local d=$1 f why="" n
+	n=$(ls "$d"/prof/*.memory-*.pb.gz 2>/dev/null | wc -l)
+	[ "$n" -ge 3 ] || { fail deltas "$n heap windows written: $(tail -2 "$d/agent.err")"; return; }
+	for f in "$d"/prof/*.memory-*.pb.gz; do flat_values "$f" alloc_space; done >"$d/windows"
+	flat_values "$d/fx/own2.pb.gz" alloc_space >"$d/own"
+	for f in main.allocFreed main.allocRetained; do
+		local sum own
+		sum=$(awk -v f=$f '$1 == f { t += $2 } END { print t + 0 }' "$d/windows")
+		own=$(value_of "$d/own" $f)
+		echo "  deltas: $f: $n windows sum to $sum B, the program's own profile says $own B"
+		awk -v a="$sum" -v b="$own" 'BEGIN { exit !(b > 0 && a / b > 0.99 && a / b < 1.01) }' ||
+			why="$why $f($sum/$own)"
+	done
+	# each window is a delta: the first holds checkpoint 1's, not everything
+	[ -z "$why" ] && pass "deltas: $n windows' alloc_space sum to the program's total within 1 %" ||
+		fail deltas "sums off:$why"
+}
+
+# Pyroscope's push API: __name__ memory, the four sample types, alloc_* marked as deltas already
+check_push() {	# dir
+	local verdict
+	verdict=$(python3 - "$1/coll.log" <<'EOF2'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+mem = [r for r in recs if r.get("api") == "push" and r.get("profile_type") == "memory"]
+ok = [r for r in mem if r["status"] == 200 and r.get("labels", {}).get("__delta__") == "false"
+      and r.get("sample_types") == ["alloc_objects/count", "alloc_space/bytes", "inuse_objects/count", "inuse_space/bytes"]]
+errs = sorted({r.get("error") or str(r.get("sample_types")) for r in mem if r not in ok})
+print("ok %d" % len(ok) if ok and not errs else "%d accepted of %d: %s" % (len(ok), len(mem), "; ".join(errs[:3])))
+EOF2
+)
+	case $verdict in
+	ok*) pass "push_memory: ${verdict#ok } windows accepted as memory:{alloc,inuse}_{objects,space}" ;;
+	*) fail push_memory "$verdict" ;;
+	esac
+}
+
+# OTLP: the same windows decoded by the published proto, with the heap's sample types
+check_otlp() {	# dir
+	local d=$1 verdict
+	[ -d "$OTLP_INC/opentelemetry" ] && command -v protoc >/dev/null &&
+		/usr/bin/python3 -c 'import google.protobuf' 2>/dev/null ||
+		{ skip otlp_memory "no OpenTelemetry proto or protoc (make test TESTS=delivery fetches it)"; return; }
+	mkdir -p "$d/py"
+	protoc -I "$OTLP_INC" --python_out="$d/py" \
+		"$OTLP_INC"/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto \
+		"$OTLP_INC"/opentelemetry/proto/profiles/v1development/profiles.proto \
+		"$OTLP_INC"/opentelemetry/proto/common/v1/common.proto \
+		"$OTLP_INC"/opentelemetry/proto/resource/v1/resource.proto || { fail otlp_memory "protoc failed"; return; }
+	/usr/bin/python3 "$(dirname "$0")/otlp_decode.py" "$d/py" "$d"/otlp/*.bin >"$d/otlp.json" 2>"$d/otlp.err" ||
+		{ fail otlp_memory "the published proto does not decode our export: $(head -1 "$d/otlp.err")"; return; }
+	verdict=$(python3 - "$d/otlp.json" <<'EOF2'
+import json, sys
+want = ["alloc_objects/count", "alloc_space/bytes", "inuse_objects/count", "inuse_space/bytes"]
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+mem = [r for r in recs if r["types"] == want]
+errs = [e for r in mem for e in r["errors"]]
+alloc = sum(r["totals"][1] for r in mem)
+print("ok %d %d" % (len(mem), alloc) if mem and alloc > 0 and not errs else "%d heap exports, errors %s" % (len(mem), errs[:3]))
+EOF2
+)
+	case $verdict in
+	ok*) pass "otlp_memory: $(echo "$verdict" | cut -d' ' -f2) exports with the heap's sample types decode" ;;
+	*) fail otlp_memory "$verdict" ;;
+	esac
+}
+
 test_go119() { check_release go1.19 "$FIX/goheap-go1.19"; }
 test_go124() { check_release go1.24 "$FIX/goheap-go1.24"; }
 
 run_test test_go119 go1.19
 run_test test_go124 go1.24
+run_test test_agent deltas push_memory otlp_memory

@@ -47,6 +47,7 @@ struct agent_config {
 	char *docker_dir;	/* dockerd's containers directory, for names; "" none */
 	enum scope scope;
 	char *cgroup;			/* cgroup v2 path to restrict to */
+	bool go_heap;			/* --go-heap: every Go process's heap profile each window */
 };
 
 struct config {

@@ -33,6 +33,9 @@ void report__pprof_opts(struct pprof_opts *po, const struct report_opts *opts)
 		.duration_nanos = opts->duration_nanos,
 	};
 	switch (opts->mode) {
+	case MODE_HEAP:
+		heap_report__opts(po, GOHEAP_DEFAULT_RATE, opts->time_nanos, opts->duration_nanos);
+		break;
 	case MODE_OFFCPU:
 		po->sample_types[0] = off;
 		po->sample_types[1] = (struct pprof_value_type){ "blocks", "count" };
