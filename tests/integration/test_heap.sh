@@ -178,9 +178,33 @@ EOF2
 	esac
 }
 
+# The page: four types to switch between, each with its own split (Chromium renders it)
+test_html() {
+	local d=$tmp/html a f
+	command -v chromium >/dev/null || { skip html "chromium is not installed (make deps-test)"; return; }
+	start_heap "$FIX/goheap-go1.19" "$d" 1 || { fail html "the fixture never got ready"; return; }
+	"$EBPFPROF" --mode heap --pid "$HEAP_PID" --duration 0.1 --format html -o "$d/h.html" 2>"$d/err" ||
+		{ fail html "ebpfprof failed: $(tail -1 "$d/err")"; return; }
+	for t in alloc_space inuse_space; do
+		timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+			--user-data-dir="$d/chrome-$t" --dump-dom "file://$d/h.html?type=$t" >"$d/$t.dom" 2>/dev/null
+		python3 "$(dirname "$0")/flame_check.py" rows "$d/$t.dom" >"$d/$t.rows"
+	done
+	a=$(awk '$1 == "main.allocFreed" { print $2 + 0 }' "$d/alloc_space.rows")
+	f=$(awk '$1 == "main.allocRetained" { print $2 + 0 }' "$d/inuse_space.rows")
+	echo "  html: alloc_space allocFreed self ${a:-none} %, inuse_space allocRetained self ${f:-none} %"
+	if grep -q '>alloc_objects</button>.*>alloc_space</button>.*>inuse_objects</button>.*class="on">inuse_space</button>' "$d/inuse_space.dom" &&
+		awk -v a="${a:-0}" -v f="${f:-0}" 'BEGIN { exit !(a >= 70 && a <= 80 && f >= 95) }'; then
+		pass "html: the page switches alloc_space (allocFreed ${a} %) and inuse_space (allocRetained ${f} %)"
+	else
+		grep -o '<span id="types">.\{0,400\}' "$d/inuse_space.dom"; fail html "types or shares off"
+	fi
+}
+
 test_go119() { check_release go1.19 "$FIX/goheap-go1.19"; }
 test_go124() { check_release go1.24 "$FIX/goheap-go1.24"; }
 
 run_test test_go119 go1.19
 run_test test_go124 go1.24
 run_test test_agent deltas push_memory otlp_memory
+run_test test_html
