@@ -18,29 +18,40 @@ static int rec_eq(__u32 id, const void *key, const void *ctx)
 	return s->recs[id - 1].addr == *(const __u64 *)key;
 }
 
-/* one bucket at ADDR, whose header is W, appended to OUT; 0, -EFAULT or -ENOMEM */
-static int add_bucket(__u64 addr, const __u64 *w, goheap_read_fn read, void *ctx,
+/* a bucket of a stack this deep or less is read whole with its header, in one system call */
+#define SHALLOW 32
+
+/*
+ * One bucket at ADDR, appended to OUT: W holds its header, then what was
+ * read past it (HAVE words of stack and record, maybe none). 0, -EFAULT or
+ * -ENOMEM.
+ */
+static int add_bucket(__u64 addr, const __u64 *w, size_t have, goheap_read_fn read, void *ctx,
 		      struct goheap_snapshot *out, struct goheap_walk_stats *ws)
 {
 	size_t nstk = w[BK_NSTK], keep = nstk < GOHEAP_MAX_DEPTH ? nstk : GOHEAP_MAX_DEPTH;
+	size_t need = nstk + GO_MEMREC_CYCLES * 4;
 	__u64 body[GO_STACK_MAX + GO_MEMREC_CYCLES * 4];
+	const __u64 *b = w + GO_BUCKET_WORDS, *mr;
 	struct goheap_record *r;
-	const __u64 *mr;
 
-	/* the stack and the memRecord after it: at most 8 KiB + 128 bytes, one read */
-	if (read(ctx, addr + GO_BUCKET_HDR, body, (nstk + GO_MEMREC_CYCLES * 4) * 8))
-		return -EFAULT;
+	/* the stack and the memRecord after it: at most 8 KiB + 128 bytes, one more read */
+	if (need > have) {
+		if (read(ctx, addr + GO_BUCKET_HDR, body, need * 8))
+			return -EFAULT;
+		b = body;
+	}
 	if (ARRAY_RESERVE(out->recs, out->cap, out->n + 1) ||
 	    ARRAY_RESERVE(out->pcs, out->cap_pcs, out->n_pcs + keep))
 		return -ENOMEM;
 	if (keep < nstk)
 		ws->depth_cap++;
-	mr = body + nstk;
+	mr = b + nstk;
 	r = &out->recs[out->n++];
 	*r = (struct goheap_record){ .addr = addr, .allocs = mr[0], .frees = mr[1],
 				     .alloc_bytes = mr[2], .free_bytes = mr[3],
 				     .pc_off = out->n_pcs, .n_pcs = keep };
-	memcpy(out->pcs + out->n_pcs, body, keep * 8);
+	memcpy(out->pcs + out->n_pcs, b, keep * 8);
 	out->n_pcs += keep;
 	return 0;
 }
@@ -73,7 +84,8 @@ int goheap_walk(__u64 head, goheap_read_fn read, void *ctx, size_t max_buckets,
 {
 	struct hmap *seen = hmap__new();
 	bool any_active = false;
-	__u64 addr = head, w[GO_BUCKET_WORDS];
+	__u64 addr = head, w[GO_BUCKET_WORDS + SHALLOW + GO_MEMREC_CYCLES * 4];
+	size_t have;
 	int err = 0;
 
 	if (!seen)
@@ -88,11 +100,15 @@ int goheap_walk(__u64 head, goheap_read_fn read, void *ctx, size_t max_buckets,
 			ws->cycles++;
 			break;
 		}
-		if (addr & 7 || read(ctx, addr, w, sizeof(w)) || !goheap_bucket_ok(w)) {
+		/* a shallow bucket whole, or (the read ran off the mapping) its header alone */
+		have = SHALLOW + GO_MEMREC_CYCLES * 4;
+		if (!(addr & 7) && read(ctx, addr, w, sizeof(w)))
+			have = 0;
+		if (addr & 7 || (!have && read(ctx, addr, w, GO_BUCKET_HDR)) || !goheap_bucket_ok(w)) {
 			ws->bad++;
 			break;
 		}
-		err = add_bucket(addr, w, read, ctx, out, ws);
+		err = add_bucket(addr, w, have, read, ctx, out, ws);
 		if (err == -EFAULT) {
 			ws->bad++;	/* it went while we read: what came before stands */
 			err = 0;
