@@ -201,6 +201,33 @@ test_html() {
 	fi
 }
 
+# Go processes that start, exit and exec while host-wide reads run: every read ends in a profile
+test_churn() {
+	local d=$tmp/churn i bad=0 runs=12 churner
+	mkdir -p "$d"
+	(	# each copy lives 0-60 ms: many are read while they start, run and exit; half exec sleep
+		while :; do
+			for i in 1 2 3; do
+				if [ $((RANDOM % 2)) = 0 ]; then
+					"$FIX/goheap-go1.19" "$d" >/dev/null 2>&1 & p=$!
+				else
+					(sleep 0.0$((RANDOM % 5)); exec "$FIX/goheap-go1.19" "$d") >/dev/null 2>&1 & p=$!
+				fi
+				(sleep 0.0$((RANDOM % 6)); kill -9 $p) 2>/dev/null &
+			done
+			sleep 0.02
+		done
+	) & churner=$!
+	for i in $(seq $runs); do
+		timeout 30 "$EBPFPROF" --mode heap --duration 0.05 -v -o "$d/p$i.pb.gz" 2>"$d/e$i" &&
+			go tool pprof -raw "$d/p$i.pb.gz" >/dev/null 2>&1 || { bad=$((bad + 1)); tail -2 "$d/e$i"; }
+	done
+	kill $churner 2>/dev/null; wait $churner 2>/dev/null
+	grep -ho 'go heap: [0-9]* processes read, [0-9]* skipped' "$d"/e* | awk '{ r += $3; s += $6 } END { printf "  churn: %d reads, %d skipped over the runs\n", r, s }'
+	[ $bad = 0 ] && pass "churn: $runs host-wide reads under exits and execs, each a readable profile" ||
+		fail churn "$bad of $runs runs failed"
+}
+
 test_go119() { check_release go1.19 "$FIX/goheap-go1.19"; }
 test_go124() { check_release go1.24 "$FIX/goheap-go1.24"; }
 
@@ -208,3 +235,4 @@ run_test test_go119 go1.19
 run_test test_go124 go1.24
 run_test test_agent deltas push_memory otlp_memory
 run_test test_html
+run_test test_churn

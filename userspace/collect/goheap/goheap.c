@@ -126,7 +126,7 @@ static int open_exe(const struct goheap *h, __u32 pid, struct stat *st)
 	snprintf(path, sizeof(path), "%s/%u/exe", h->proc_root, pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return errno == ENOENT ? -ENOENT : -errno;	/* a kernel thread, or gone */
 	if (fstat(fd, st)) {
 		close(fd);
 		return -errno;
