@@ -28,6 +28,7 @@ struct agent_heap {
 	 * BPF announced and names CPU samples by.
 	 */
 	struct symbolizer *sym;
+	struct proc_table *procs;	/* its own, for the same reason: labels per image */
 	struct heap_prev *prev;
 	size_t n_prev, cap_prev;
 	struct goheap_snapshot cur;
@@ -46,10 +47,9 @@ int agent_heap__new(struct agent *a)
 		return -ENOMEM;
 	h->reader = goheap__new(NULL);
 	h->sym = symbolizer__new(&so);
-	if (!h->reader || !h->sym) {
-		goheap__free(h->reader);
-		symbolizer__free(h->sym);
-		free(h);
+	h->procs = proc_table__new(NULL, a->cfg->ag.group_by, a->k8s, a->cfg->ag.docker_dir);
+	if (!h->reader || !h->sym || !h->procs) {
+		agent_heap__free(h);
 		return -ENOMEM;
 	}
 	a->heap = h;
@@ -64,6 +64,7 @@ void agent_heap__free(struct agent_heap *h)
 		goheap_snapshot__fini(&h->prev[i].snap);
 	free(h->prev);
 	goheap_snapshot__fini(&h->cur);
+	proc_table__free(h->procs);
 	symbolizer__free(h->sym);
 	goheap__free(h->reader);
 	free(h);
@@ -126,7 +127,7 @@ static void add_pid(struct agent *a, struct window *w, __u32 pid)
 		return;	/* not Go, unknown, gone: counted by the reader */
 	comm_of(pid, comm, sizeof(comm));
 	symbolizer__add_image(h->sym, &img);
-	pi = proc_table__get(a->procs, &img, comm, a->window_seq, 0);
+	pi = proc_table__get(h->procs, &img, comm, h->seq, 0);
 	p = prev_of(h, &img);
 	if (pi && window__add_heap(w, pi, comm, h->sym, &h->cur, p ? &p->snap : NULL))
 		p_debug("go heap: pid %u left out of the window: out of memory", pid);
@@ -152,7 +153,12 @@ static void add_all(struct agent *a, struct window *w)
 	closedir(dir);
 }
 
-/* what processes gone held: their bases, their finds, their maps */
+static void forget_pid(__u32 pid, void *ctx)
+{
+	symbolizer__forget_pid(ctx, pid);
+}
+
+/* what processes gone held: their bases, their finds, their maps, their labels */
 static void sweep(struct agent_heap *h)
 {
 	size_t k = 0;
@@ -162,10 +168,10 @@ static void sweep(struct agent_heap *h)
 			h->prev[k++] = h->prev[i];
 			continue;
 		}
-		symbolizer__forget_pid(h->sym, h->prev[i].img.pid);
 		goheap_snapshot__fini(&h->prev[i].snap);
 	}
 	h->n_prev = k;
+	proc_table__evict(h->procs, h->seq, forget_pid, h->sym);
 	goheap__sweep(h->reader);
 	symbolizer__trim(h->sym, HEAP_SYMBOL_CACHE_BYTES);
 }
