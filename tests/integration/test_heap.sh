@@ -228,6 +228,45 @@ test_churn() {
 		fail churn "$bad of $runs runs failed"
 }
 
+# Native allocations through uprobes (--mode alloc): a C program's 3:1 split, its kept site in use,
+# and what a call to malloc or free costs with the probes, measured by the program itself
+test_native() {
+	local d=$tmp/native bin=$FIX/alloc_split eb why="" base probed a b live total stats_was
+	[ -x "$bin" ] || { skip native "no fixture $bin"; return; }
+	mkdir -p "$d/base" "$d/run"
+	touch "$d/base/go" "$d/base/end"
+	base=$("$bin" "$d/base" 40000 | awk '/^done/ { print $5 }')
+	stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
+	"$bin" "$d/run" 40000 >"$d/out" &
+	local pid=$!
+	"$EBPFPROF" --mode alloc --pid $pid --duration 120 -v -o "$d/p.pb.gz" 2>"$d/err" &
+	eb=$!
+	for _ in $(seq 300); do grep -q '^ebpfprof: sampling the allocations' "$d/err" && break; sleep 0.1; done
+	touch "$d/run/go"
+	for _ in $(seq 600); do grep -q '^done' "$d/out" && break; sleep 0.1; done
+	kill -INT $eb; wait $eb
+	sysctl -qw kernel.bpf_stats_enabled="$stats_was"
+	touch "$d/run/end"
+	read -r _ a b live probed < <(grep "^done" "$d/out")
+	flat_values "$d/p.pb.gz" alloc_space >"$d/alloc"
+	flat_values "$d/p.pb.gz" inuse_space >"$d/inuse"
+	local three one share
+	three=$(value_of "$d/alloc" alloc_three) one=$(value_of "$d/alloc" alloc_one)
+	share=$(share_of "$d/inuse" alloc_one)
+	total=$(awk '{ t += $2 } END { print t + 0 }' "$d/alloc")
+	echo "  native: alloc_space alloc_three $three B, alloc_one $one B (asked $a, $b); inuse alloc_one $share %"
+	echo "  native: a malloc or free call: ${base:-?} ns without the probes, ${probed:-?} ns with them (the program's own clock)"
+	grep -o 'alloc: .*\|alloc bpf: [0-9]* ns per entry probe run, [0-9]* ns per return' "$d/err" | sed 's/^/  native: /'
+	awk -v x="$three" -v y="$one" -v ta="$a" -v tb="$b" \
+		'BEGIN { if (!y) exit 1; r = (x / y) / (ta / tb); exit !(r > 0.9 && r < 1.1) }' || why="$why ratio($three:$one)"
+	awk -v t="$total" -v w="$((a + b))" 'BEGIN { r = t / w; exit !(r > 0.9 && r < 1.1) }' || why="$why total($total of $((a + b)))"
+	awk -v s="$share" 'BEGIN { exit !(s >= 95) }' || why="$why inuse($share)"
+	grep -q 'lost: 0 live blocks untracked' "$d/err" || why="$why losses"
+	[ -z "$why" ] && pass "native: 3:1 within 10 %, total within 10 %, only the kept site in use; ${base} -> ${probed} ns a call" ||
+		{ tail -3 "$d/err"; fail native "off:$why"; }
+}
+
 test_go119() { check_release go1.19 "$FIX/goheap-go1.19"; }
 test_go124() { check_release go1.24 "$FIX/goheap-go1.24"; }
 
@@ -236,3 +275,4 @@ run_test test_go124 go1.24
 run_test test_agent deltas push_memory otlp_memory
 run_test test_html
 run_test test_churn
+run_test test_native

@@ -273,7 +273,7 @@ static int agent_opt(struct config *cfg, int opt, const char *arg)
 	case OPT_CGROUP: return set_str(&ag->cgroup, arg);
 	case OPT_GO_HEAP: ag->go_heap = true; return 0;
 	case 'm':
-		if (!strcmp(arg, "heap")) {	/* the agent reads heaps beside its CPU profile */
+		if (!strcmp(arg, "heap") || !strcmp(arg, "alloc")) {	/* one-shot modes */
 			p_err("the agent takes --go-heap for heap profiles, beside --mode cpu, off-cpu or wall");
 			return -EINVAL;
 		}

@@ -1,4 +1,4 @@
-/* oneshot_heap.c -- `ebpfprof --mode heap`: every Go process's own heap profile, read at the end */
+/* oneshot_heap.c -- memory profiles: `--mode heap` (Go processes' own records), `--mode alloc` (uprobes on malloc) */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -11,6 +11,8 @@
 #include "output.h"
 #include "convert.h"
 #include "collect/goheap/goheap.h"
+#include "collect/alloc.h"
+#include "collect/preflight.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/proc_image.h"
@@ -76,7 +78,6 @@ static struct pprof_builder *new_builder_at(__s64 rate, enum demangle_mode dm, _
 	heap_report__opts(&po, rate, start, 0);
 	return pprof_builder__new(&po, dm);
 }
-#define new_builder(rate) new_builder_at((rate), r->cfg->demangle, r->start_real)
 
 /* one process: its records, its stacks named while it lives */
 static int add_pid(struct heap_run *r, __u32 pid)
@@ -101,7 +102,7 @@ static int add_pid(struct heap_run *r, __u32 pid)
 		return 0;
 	}
 	symbolizer__add_image(r->sym, &img);
-	if (!r->b && !(r->b = new_builder(r->snap.rate)))
+	if (!r->b && !(r->b = new_builder_at(r->snap.rate, r->cfg->demangle, r->start_real)))
 		return -errno;
 	snprintf(pid_s, sizeof(pid_s), "%u", pid);
 	comm_of(pid, comm, sizeof(comm));
@@ -176,7 +177,7 @@ static int build_and_write(struct heap_run *r, struct output *out)
 		p_err("failed to read heap profiles: %s", strerror(-err));
 		return EXIT_RUNTIME;
 	}
-	if (!r->b && !(r->b = new_builder(GOHEAP_DEFAULT_RATE))) {
+	if (!r->b && !(r->b = new_builder_at(GOHEAP_DEFAULT_RATE, r->cfg->demangle, r->start_real))) {
 		p_err("cannot build the profile: %s", strerror(errno));
 		return EXIT_RUNTIME;
 	}
@@ -223,5 +224,89 @@ out:
 	pprof_builder__free(r.b);
 	symbolizer__free(r.sym);
 	goheap__free(r.heap);
+	return ret;
+}
+
+/* -v: what the probes saw and lost, and what they cost per call */
+static void report_alloc(struct alloc_tracer *t, const struct config *cfg)
+{
+	__u64 st[ALLOC_STAT_MAX], en, ec, xn, xc;
+
+	alloc_tracer__stats(t, st);
+	alloc_tracer__cost(t, &en, &ec, &xn, &xc);
+	p_info("alloc: %llu allocation calls, %llu sampled, %llu frees; lost: %llu live blocks untracked (map full), %llu to a full stack map, %llu without a stack, %llu returns missed",
+	       (unsigned long long)st[ALLOC_STAT_CALLS], (unsigned long long)st[ALLOC_STAT_SAMPLED],
+	       (unsigned long long)st[ALLOC_STAT_FREES], (unsigned long long)st[ALLOC_STAT_LIVE_FULL],
+	       (unsigned long long)st[ALLOC_STAT_STACKS_FULL], (unsigned long long)st[ALLOC_STAT_NO_STACK],
+	       (unsigned long long)st[ALLOC_STAT_RET_MISSED]);
+	if (cfg->verbose)
+		p_info("alloc bpf: %.0f ns per entry probe run, %.0f ns per return probe run (BPF time only, needs kernel.bpf_stats_enabled=1; the uprobe traps come on top)",
+		       ec ? (double)en / ec : 0.0, xc ? (double)xn / xc : 0.0);
+}
+
+int oneshot_alloc__run(const struct config *cfg)
+{
+	struct symbolizer_opts syo = { .no_kernel = true, .dwarf_budget = (size_t)cfg->dwarf_mb << 20,
+				       .debuginfod = cfg->debuginfod };
+	struct heap_run r = { .cfg = cfg, .start_real = clock_ns(CLOCK_REALTIME) };
+	struct alloc_tracer_opts ao = { .pid = cfg->n_pids == 1 ? cfg->pids[0] : 0 };
+	struct output *out = NULL;
+	struct alloc_tracer *t = NULL;
+	struct proc_image img;
+	__u64 start;
+	int ret = EXIT_USAGE, err;
+
+	if (!ao.pid) {
+		p_err("--mode alloc takes one process: --pid PID");
+		return EXIT_USAGE;
+	}
+	if (proc_image__start_of("/proc", ao.pid, &start)) {
+		p_err("no process %u", ao.pid);
+		return EXIT_USAGE;
+	}
+	img = proc_image__of(ao.pid, start, PROC_EXEC_ANY);
+	out = output__open(cfg->output);
+	if (!out || preflight__check()) {
+		if (!out)
+			p_err("cannot write %s: %s", cfg->output, strerror(errno));
+		goto out;
+	}
+	r.sym = symbolizer__new(&syo);
+	t = alloc_tracer__new(&ao);
+	if (!t || !r.sym) {
+		p_err("cannot probe the allocator of pid %u: %s", ao.pid,
+		      errno == ENOENT ? "no glibc, jemalloc or tcmalloc mapped" : strerror(errno));
+		goto out;
+	}
+	symbolizer__add_image(r.sym, &img);	/* its maps while it lives */
+	p_info("sampling the allocations of pid %u (%s) every %d KiB on average for %.1f s",
+	       ao.pid, alloc_tracer__libs(t), ALLOC_DEFAULT_RATE >> 10, cfg->duration);
+	wait_until_end(cfg->duration);
+	ret = EXIT_RUNTIME;
+	err = alloc_tracer__read(t, &r.snap);
+	if (!err && !(r.b = new_builder_at(r.snap.rate, cfg->demangle, r.start_real)))
+		err = -errno;
+	if (!err)
+		err = heap_report__add(r.b, r.sym, &img, &r.snap, NULL, NULL, 0);
+	if (!err) {
+		pprof__set_time(pprof_builder__pprof(r.b), r.start_real,
+				clock_ns(CLOCK_REALTIME) - r.start_real);
+		err = write_heap(cfg, pprof_builder__pprof(r.b), out);
+	}
+	if (!err) {
+		err = output__commit(out);
+		out = NULL;
+	}
+	if (err)
+		p_err("failed to write the profile: %s", strerror(-err));
+	else
+		ret = EXIT_OK;
+	report_alloc(t, cfg);
+out:
+	output__abort(out);
+	alloc_tracer__free(t);
+	goheap_snapshot__fini(&r.snap);
+	pprof_builder__free(r.b);
+	symbolizer__free(r.sym);
 	return ret;
 }

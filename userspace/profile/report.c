@@ -34,6 +34,7 @@ void report__pprof_opts(struct pprof_opts *po, const struct report_opts *opts)
 	};
 	switch (opts->mode) {
 	case MODE_HEAP:
+	case MODE_ALLOC:
 		heap_report__opts(po, GOHEAP_DEFAULT_RATE, opts->time_nanos, opts->duration_nanos);
 		break;
 	case MODE_OFFCPU:
@@ -60,7 +61,7 @@ void report__pprof_opts(struct pprof_opts *po, const struct report_opts *opts)
 
 int report__default_value(enum profile_mode mode)
 {
-	return mode == MODE_WALL ? 2 : mode == MODE_HEAP ? HEAP_INUSE_SPACE : 0;
+	return mode == MODE_WALL ? 2 : mode == MODE_HEAP || mode == MODE_ALLOC ? HEAP_INUSE_SPACE : 0;
 }
 
 int report__cpu_values(enum profile_mode mode, __s64 period, __u64 count, __s64 *v)
