@@ -75,12 +75,17 @@ struct {
 	__type(value, struct alloc_stack);
 } scratch SEC(".maps");
 
-static __always_inline void count(__u32 i)
+static __always_inline void add(__u32 i, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &i);
 
 	if (v)
-		(*v)++;
+		*v += n;
+}
+
+static __always_inline void count(__u32 i)
+{
+	add(i, 1);
 }
 
 /* Whether this call of SIZE bytes is sampled: the bytes left run out, and are drawn anew. */
@@ -144,14 +149,17 @@ static __always_inline __u64 take_stack(struct pt_regs *ctx)
 static __always_inline int on_alloc(struct pt_regs *ctx, __u64 size)
 {
 	struct pending p = { .size = size };
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), t0;
 	__u32 tid = (__u32)id;
 
 	if (id >> 32 != target_tgid)
 		return 0;
+	t0 = bpf_ktime_get_ns();	/* the cost of each path, told apart */
 	count(ALLOC_STAT_CALLS);
-	if (!size || !sample(size))
+	if (!size || !sample(size)) {
+		add(ALLOC_STAT_NS_UNSAMPLED, bpf_ktime_get_ns() - t0);
 		return 0;
+	}
 	count(ALLOC_STAT_SAMPLED);
 	p.stack = take_stack(ctx);
 	if (!p.stack) {
@@ -160,6 +168,7 @@ static __always_inline int on_alloc(struct pt_regs *ctx, __u64 size)
 	}
 	if (bpf_map_update_elem(&pending, &tid, &p, BPF_ANY))
 		count(ALLOC_STAT_RET_MISSED);
+	add(ALLOC_STAT_NS_SAMPLED, bpf_ktime_get_ns() - t0);
 	return 0;
 }
 

@@ -40,6 +40,8 @@ enum alloc_stat {
 	ALLOC_STAT_STACKS_FULL,	/* a sample lost: stack map full */
 	ALLOC_STAT_NO_STACK,	/* a sample without a stack */
 	ALLOC_STAT_RET_MISSED,	/* a sampled call whose return was not seen */
+	ALLOC_STAT_NS_SAMPLED,	/* ns the entry probe spent on sampled calls (its own clock) */
+	ALLOC_STAT_NS_UNSAMPLED,	/* and on the others */
 	ALLOC_STAT_MAX,
 };
 

@@ -257,7 +257,7 @@ test_native() {
 	total=$(awk '{ t += $2 } END { print t + 0 }' "$d/alloc")
 	echo "  native: alloc_space alloc_three $three B, alloc_one $one B (asked $a, $b); inuse alloc_one $share %"
 	echo "  native: a malloc or free call: ${base:-?} ns without the probes, ${probed:-?} ns with them (the program's own clock)"
-	grep -o 'alloc: .*\|alloc bpf: [0-9]* ns per entry probe run, [0-9]* ns per return' "$d/err" | sed 's/^/  native: /'
+	grep -o 'alloc: .*\|alloc cost: .*\|alloc bpf: [0-9]* ns per entry probe run, [0-9]* ns per return' "$d/err" | sed 's/^/  native: /'
 	awk -v x="$three" -v y="$one" -v ta="$a" -v tb="$b" \
 		'BEGIN { if (!y) exit 1; r = (x / y) / (ta / tb); exit !(r > 0.9 && r < 1.1) }' || why="$why ratio($three:$one)"
 	awk -v t="$total" -v w="$((a + b))" 'BEGIN { r = t / w; exit !(r > 0.9 && r < 1.1) }' || why="$why total($total of $((a + b)))"
