@@ -227,12 +227,6 @@ static int read_records(struct goheap *h, struct image_entry *e, struct goheap_s
 	__u64 head, rate = GOHEAP_DEFAULT_RATE;
 	int err;
 
-	if (!e->checked) {
-		err = check_mbuckets(pid, e->mbuckets);
-		if (err)
-			return err == -EAGAIN ? 0 : err;	/* empty so far */
-		e->checked = true;
-	}
 	if (e->rate && proc_mem__read(pid, e->rate, &rate, 8))
 		return -ESTALE;
 	if (!e->rate)
@@ -244,6 +238,12 @@ static int read_records(struct goheap *h, struct image_entry *e, struct goheap_s
 		return -ENODATA;
 	out->rate = (__s64)rate > 0 ? (__s64)rate : 0;	/* 0: runtime/pprof leaves counts unscaled */
 	snprintf(out->version, sizeof(out->version), "%s", e->version);
+	if (!e->checked) {
+		err = check_mbuckets(pid, e->mbuckets);
+		if (err)
+			return err == -EAGAIN ? 0 : err;	/* nothing sampled yet: empty, checked later */
+		e->checked = true;
+	}
 	err = goheap_walk(head, read_pid, &pid, GOHEAP_MAX_BUCKETS, out, &ws);
 	h->st.buckets += ws.buckets;
 	h->st.bucket_cap += ws.bucket_cap;
