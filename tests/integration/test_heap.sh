@@ -178,6 +178,34 @@ EOF2
 	esac
 }
 
+# /ingest: the heap windows as pprof with the four sample types, each accepted (no __delta__:
+# the ingest names types by the profile's sample types)
+test_ingest() {
+	local d=$tmp/ingest agent verdict
+	mkdir -p "$d"
+	start_collector "$d/coll.log" || { fail ingest_memory "collector did not start"; return; }
+	start_heap "$FIX/goheap-go1.19" "$d/fx" 1 || { fail ingest_memory "the fixture never got ready"; return; }
+	"$EBPFPROF" agent --go-heap --interval 1 --pid "$HEAP_PID" --push "http://$COLLECTOR_ADDR" 2>"$d/err" &
+	agent=$!
+	wait_started "$d/err" || { fail ingest_memory "the agent did not start"; return; }
+	sleep 2.5
+	stop $agent
+	stop $COLLECTOR_PID
+	verdict=$(python3 - "$d/coll.log" <<'EOF2'
+import json, sys
+want = ["alloc_objects/count", "alloc_space/bytes", "inuse_objects/count", "inuse_space/bytes"]
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+mem = [r for r in recs if r.get("api") == "ingest" and r.get("sample_types") == want]
+bad = [r.get("error") or r["status"] for r in mem if r["status"] != 200 or "__delta__" in r.get("labels", {})]
+print("ok %d" % len(mem) if mem and not bad else "%d heap windows, refused or labelled: %s" % (len(mem), bad[:3]))
+EOF2
+)
+	case $verdict in
+	ok*) pass "ingest_memory: ${verdict#ok } heap windows accepted by /ingest" ;;
+	*) fail ingest_memory "$verdict" ;;
+	esac
+}
+
 # The page: four types to switch between, each with its own split (Chromium renders it)
 test_html() {
 	local d=$tmp/html a f
@@ -273,6 +301,7 @@ test_go124() { check_release go1.24 "$FIX/goheap-go1.24"; }
 run_test test_go119 go1.19
 run_test test_go124 go1.24
 run_test test_agent deltas push_memory otlp_memory
+run_test test_ingest ingest_memory
 run_test test_html
 run_test test_churn
 run_test test_native

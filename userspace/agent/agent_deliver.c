@@ -175,7 +175,8 @@ static int push_series(struct deliver_ctx *dc, const struct window_series *s, st
 	struct push_item item = {
 		.name = s->name,
 		.labels = labels,
-		.n_labels = push_labels(a, s, labels, dc->kind != NULL),
+		/* the push API's series only: /ingest and OTLP name types by their sample types */
+		.n_labels = push_labels(a, s, labels, dc->kind && !otlp && a->cfg->ag.push_api),
 		.from_ns = dc->start_real,
 		.until_ns = dc->end_real,
 		.sample_rate = a->cfg->frequency,
