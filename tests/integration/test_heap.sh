@@ -88,25 +88,40 @@ check_release() {	# case bin
 # push_memory, otlp_memory.
 OTLP_INC=/var/cache/ebpfprof/otlp-proto-1.11.0-1/usr/include
 test_agent() {
-	local d=$tmp/agent bin=$FIX/goheap-go1.19 agent
+	local d=$tmp/agent bin=$FIX/goheap-go1.19 agent port
 	[ -x "$bin" ] || { skip deltas "no fixture $bin"; return; }
 	mkdir -p "$d/prof" "$d/otlp"
 	start_collector "$d/coll.log" -otlp-dir "$d/otlp" || { fail deltas "collector did not start"; return; }
 	start_heap "$bin" "$d/fx" 1 || { fail deltas "the fixture never got ready"; return; }
 	"$EBPFPROF" agent --go-heap --interval 1 --pid "$HEAP_PID" --output-dir "$d/prof" \
 		--push "http://$COLLECTOR_ADDR" --push-api --push-otlp "http://$COLLECTOR_ADDR" \
-		2>"$d/agent.err" &
+		--listen 127.0.0.1:0 2>"$d/agent.err" &
 	agent=$!
-	wait_started "$d/agent.err" || { fail deltas "the agent did not start: $(tail -1 "$d/agent.err")"; return; }
+	port=$(wait_port "$d/agent.err") || { fail deltas "the agent did not start: $(tail -1 "$d/agent.err")"; return; }
 	sleep 2.5	# a window or two of checkpoint 1
 	touch "$d/fx/go1"
 	wait_ready "$d/fx" 2 || { fail deltas "the fixture never reached checkpoint 2"; return; }
 	sleep 2.5	# and of checkpoint 2
+	curl -sf "http://127.0.0.1:$port/metrics" >"$d/metrics"
 	stop $agent
 	stop $COLLECTOR_PID
 	check_deltas "$d"
 	check_push "$d"
 	check_otlp "$d"
+	check_metrics "$d"
+}
+
+# /metrics: what the windows read, as counters
+check_metrics() {	# dir
+	local reads buckets
+	reads=$(awk '/^ebpfprof_goheap_reads_total / { print $2 }' "$1/metrics")
+	buckets=$(awk '/^ebpfprof_goheap_buckets_total / { print $2 }' "$1/metrics")
+	if [ "${reads:-0}" -ge 3 ] && [ "${buckets:-0}" -ge 3 ] &&
+		grep -q '^ebpfprof_goheap_skipped_total{reason="unknown_version"} 0' "$1/metrics"; then
+		pass "heap_metrics: /metrics says $reads reads of $buckets buckets"
+	else
+		grep goheap "$1/metrics" | head -5; fail heap_metrics "reads ${reads:-none}, buckets ${buckets:-none}"
+	fi
 }
 
 # the windows' alloc_space, summed, is the program's own total over both checkpoints
@@ -300,7 +315,7 @@ test_go124() { check_release go1.24 "$FIX/goheap-go1.24"; }
 
 run_test test_go119 go1.19
 run_test test_go124 go1.24
-run_test test_agent deltas push_memory otlp_memory
+run_test test_agent deltas push_memory otlp_memory heap_metrics
 run_test test_ingest ingest_memory
 run_test test_html
 run_test test_churn
