@@ -249,59 +249,84 @@ static void report_alloc(struct alloc_tracer *t, const struct config *cfg)
 		       (double)en / ec, xc ? (double)xn / xc : 0.0);
 }
 
+/* IMG's samples so far as a profile in *OUT, committed (*OUT is then NULL): 0 or a negative errno */
+static int write_alloc(struct heap_run *r, struct alloc_tracer *t, const struct proc_image *img,
+		       struct output **out)
+{
+	int err = alloc_tracer__read(t, &r->snap);
+
+	if (!err && !(r->b = new_builder_at(r->snap.rate, r->cfg->demangle, r->start_real)))
+		err = -errno;
+	if (!err)
+		err = heap_report__add(r->b, r->sym, img, &r->snap, NULL, NULL, 0);
+	if (!err) {
+		pprof__set_time(pprof_builder__pprof(r->b), r->start_real,
+				clock_ns(CLOCK_REALTIME) - r->start_real);
+		err = write_heap(r->cfg, pprof_builder__pprof(r->b), *out);
+	}
+	if (!err) {
+		err = output__commit(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* the process of --pid, one: its image; 0 or EXIT_USAGE */
+static int alloc_target(const struct config *cfg, struct proc_image *img)
+{
+	__u64 start;
+
+	if (cfg->n_pids != 1) {
+		p_err("--mode alloc takes one process: --pid PID");
+		return EXIT_USAGE;
+	}
+	if (proc_image__start_of("/proc", cfg->pids[0], &start)) {
+		p_err("no process %u", cfg->pids[0]);
+		return EXIT_USAGE;
+	}
+	*img = proc_image__of(cfg->pids[0], start, PROC_EXEC_ANY);
+	return 0;
+}
+
 int oneshot_alloc__run(const struct config *cfg)
 {
 	struct symbolizer_opts syo = { .no_kernel = true, .dwarf_budget = (size_t)cfg->dwarf_mb << 20,
 				       .debuginfod = cfg->debuginfod };
 	struct heap_run r = { .cfg = cfg, .start_real = clock_ns(CLOCK_REALTIME) };
-	struct alloc_tracer_opts ao = { .pid = cfg->n_pids == 1 ? cfg->pids[0] : 0 };
-	struct output *out = NULL;
+	struct alloc_tracer_opts ao = {};
 	struct alloc_tracer *t = NULL;
+	struct output *out = NULL;
 	struct proc_image img;
-	__u64 start;
-	int ret = EXIT_USAGE, err;
+	int ret = alloc_target(cfg, &img), err;
 
-	if (!ao.pid) {
-		p_err("--mode alloc takes one process: --pid PID");
-		return EXIT_USAGE;
-	}
-	if (proc_image__start_of("/proc", ao.pid, &start)) {
-		p_err("no process %u", ao.pid);
-		return EXIT_USAGE;
-	}
-	img = proc_image__of(ao.pid, start, PROC_EXEC_ANY);
+	if (ret)
+		return ret;
+	ret = EXIT_USAGE;
+	ao.pid = img.pid;
 	out = output__open(cfg->output);
-	if (!out || preflight__check()) {
-		if (!out)
-			p_err("cannot write %s: %s", cfg->output, strerror(errno));
+	if (!out) {
+		p_err("cannot write %s: %s", cfg->output, strerror(errno));
 		goto out;
 	}
-	r.sym = symbolizer__new(&syo);
+	if (preflight__check())
+		goto out;
 	t = alloc_tracer__new(&ao);
-	if (!t || !r.sym) {
+	if (!t) {
 		p_err("cannot probe the allocator of pid %u: %s", ao.pid,
 		      errno == ENOENT ? "no glibc, jemalloc or tcmalloc mapped" : strerror(errno));
+		goto out;
+	}
+	ret = EXIT_RUNTIME;
+	r.sym = symbolizer__new(&syo);
+	if (!r.sym) {
+		p_err("cannot set up symbolization: %s", strerror(errno));
 		goto out;
 	}
 	symbolizer__add_image(r.sym, &img);	/* its maps while it lives */
 	p_info("sampling the allocations of pid %u (%s) every %d KiB on average for %.1f s",
 	       ao.pid, alloc_tracer__libs(t), ALLOC_DEFAULT_RATE >> 10, cfg->duration);
 	wait_until_end(cfg->duration);
-	ret = EXIT_RUNTIME;
-	err = alloc_tracer__read(t, &r.snap);
-	if (!err && !(r.b = new_builder_at(r.snap.rate, cfg->demangle, r.start_real)))
-		err = -errno;
-	if (!err)
-		err = heap_report__add(r.b, r.sym, &img, &r.snap, NULL, NULL, 0);
-	if (!err) {
-		pprof__set_time(pprof_builder__pprof(r.b), r.start_real,
-				clock_ns(CLOCK_REALTIME) - r.start_real);
-		err = write_heap(cfg, pprof_builder__pprof(r.b), out);
-	}
-	if (!err) {
-		err = output__commit(out);
-		out = NULL;
-	}
+	err = write_alloc(&r, t, &img, &out);
 	if (err)
 		p_err("failed to write the profile: %s", strerror(-err));
 	else

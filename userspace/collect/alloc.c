@@ -44,12 +44,11 @@ static int find_libs(__u32 pid, char paths[MAX_LIBS][512])
 			continue;
 		path[strcspn(path, "\n")] = '\0';
 		for (int i = 0; i < n; i++)
-			seen |= !strcmp(paths[i] + strlen(paths[i]) - strlen(path), path);
+			seen |= !strcmp(paths[i], path);
 		for (size_t k = 0; !seen && k < sizeof(names) / sizeof(names[0]); k++) {
 			if (!strstr(path, names[k]))
 				continue;
-			/* through the process's root: its own library, in a container too */
-			snprintf(paths[n++], 512, "/proc/%u/root%s", pid, path);
+			snprintf(paths[n++], 512, "%s", path);
 			break;
 		}
 	}
@@ -116,9 +115,13 @@ static int attach_all(struct alloc_tracer *t, __u32 pid)
 	if (n <= 0)
 		return n ? n : -ENOENT;
 	for (int i = 0; i < n && !err; i++) {
-		err = attach_lib(t, pid, paths[i]);
+		char in_root[600];
+
+		/* through the process's root: its own library, in a container too */
+		snprintf(in_root, sizeof(in_root), "/proc/%u/root%.511s", pid, paths[i]);
+		err = attach_lib(t, pid, in_root);
 		snprintf(t->libs + strlen(t->libs), sizeof(t->libs) - strlen(t->libs), "%s%s",
-			 i ? ", " : "", paths[i] + strcspn(paths[i] + 6, "/") + 6 + 5);
+			 i ? ", " : "", paths[i]);
 	}
 	return err;
 }
