@@ -41,24 +41,32 @@ void heap_report__scale(__u64 count, __u64 bytes, __s64 rate, __s64 *out_count, 
 	*out_bytes = (__s64)(bytes * scale);
 }
 
-static bool is_runtime(const struct frame *f)
+/*
+ * Whether runtime/pprof hides the frame of return address PC: it asks
+ * runtime.FuncForPC(PC) (the address itself, not the call before it) for
+ * the innermost function there, and hides a runtime one. At a return
+ * address the inlined calls may already be left: the call's own innermost
+ * function can differ, so this lookup is not the one that names the frame.
+ */
+static bool hidden_by_pprof(struct symbolizer *sym, const struct proc_image *img, __u64 pc)
 {
-	const char *name = f->n_lines ? f->lines[0].function : f->name;
+	struct sym_frame f;
+	const char *name;
 
+	symbolizer__user(sym, img, pc, &f);
+	name = f.n_lines ? f.lines[0].function : f.name;
 	return name && (!strncmp(name, "runtime.", 8) || !strncmp(name, "internal/runtime/", 17));
 }
 
-/* runtime/pprof shows a stack from its first non-runtime frame on, or whole if it has none */
-static void hide_runtime(struct stack *st)
+/* runtime/pprof shows a stack from its first frame it does not hide on, or whole if it hides all */
+static int first_shown(struct symbolizer *sym, const struct proc_image *img, const __u64 *pcs,
+		       int n)
 {
 	int i = 0;
 
-	while (i < st->n && is_runtime(&st->frames[i]))
+	while (i < n && hidden_by_pprof(sym, img, pcs[i]))
 		i++;
-	if (i == 0 || i == st->n)
-		return;
-	memmove(st->frames, st->frames + i, (st->n - i) * sizeof(st->frames[0]));
-	st->n -= i;
+	return i == n ? 0 : i;
 }
 
 static int rec_eq(__u32 id, const void *key, const void *ctx)
@@ -104,6 +112,8 @@ static int add_record(struct pprof_builder *b, struct stack *st, struct symboliz
 		      const struct goheap_record *r, const __s64 *v, const struct pprof_label *labels,
 		      int n_labels)
 {
+	const __u64 *pcs = snap->pcs + r->pc_off;
+	int skip = first_shown(sym, img, pcs, r->n_pcs);
 	struct pprof_label l[HEAP_LABELS_MAX + 1];
 	int n = n_labels < HEAP_LABELS_MAX ? n_labels : HEAP_LABELS_MAX;
 
@@ -111,8 +121,7 @@ static int add_record(struct pprof_builder *b, struct stack *st, struct symboliz
 	if (r->allocs && r->alloc_bytes / r->allocs)
 		l[n++] = (struct pprof_label){ .key = "bytes",
 					       .num = (__s64)(r->alloc_bytes / r->allocs) };
-	stack__resolve_return_pcs(st, sym, img, snap->pcs + r->pc_off, r->n_pcs);
-	hide_runtime(st);
+	stack__resolve_return_pcs(st, sym, img, pcs + skip, r->n_pcs - skip);
 	return pprof_builder__add(b, st, v, l, n);
 }
 

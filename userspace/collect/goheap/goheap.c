@@ -22,6 +22,7 @@ struct image_entry {
 	bool checked;		/* mbuckets' candidate was seen to hold a memory bucket (or symtab) */
 	dev_t dev;		/* the executable, to notice an exec during a read */
 	ino_t ino;
+	__u64 stack_mark;	/* where its stack starts: new at each exec (ASLR), the same binary too */
 	char version[32];
 };
 
@@ -117,6 +118,35 @@ static int load_bias(const struct goheap *h, __u32 pid, const struct goheap_layo
 	return err;
 }
 
+/*
+ * The start of PID's stack (/proc/PID/stat field 28): randomized anew by
+ * every exec, so it tells an exec of the same binary apart; 0 when unreadable.
+ */
+static __u64 stack_mark(const struct goheap *h, __u32 pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", h->proc_root, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* the name may hold spaces and parentheses */
+	/* after ") ": field 3 (state) on; field 28 is the 26th */
+	for (int field = 3; p && field < 28; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		sscanf(p + 1, "%llu", &v);
+	return v;
+}
+
 /* the executable of PID, open, and its identity */
 static int open_exe(const struct goheap *h, __u32 pid, struct stat *st)
 {
@@ -161,6 +191,7 @@ static int find_image(struct goheap *h, struct image_entry *e)
 		return fd;
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
+	e->stack_mark = stack_mark(h, e->img.pid);
 	err = goheap_layout__find(fd, &l);
 	close(fd);
 	snprintf(e->version, sizeof(e->version), "%s", l.version);
@@ -193,7 +224,7 @@ static struct image_entry *entry_of(struct goheap *h, const struct proc_image *i
 	return e;
 }
 
-/* Whether the process is still the one whose records were read: same start, same executable. */
+/* Whether the process is still the image whose records were read: same start, stack, executable. */
 static bool still_image(const struct goheap *h, const struct image_entry *e)
 {
 	char path[64];
@@ -203,6 +234,8 @@ static bool still_image(const struct goheap *h, const struct image_entry *e)
 	snprintf(path, sizeof(path), "%s/%u/exe", h->proc_root, e->img.pid);
 	if (proc_image__start_of(h->proc_root, e->img.pid, &start) || start != e->img.start)
 		return false;
+	if (stack_mark(h, e->img.pid) != e->stack_mark)
+		return false;	/* an exec, of the same binary maybe */
 	return !stat(path, &st) && st.st_dev == e->dev && st.st_ino == e->ino;
 }
 
