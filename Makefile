@@ -17,7 +17,7 @@ VMLINUX_DIR := vmlinux/$(ARCH)
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
 	-D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUTPUT)
-LDLIBS := -lbpf -ldw -lelf -lz -llzma -liberty -lhttp_parser -lmicrohttpd -ljson-c -lpthread
+LDLIBS := -lbpf -ldw -lelf -lz -llzma -liberty -lhttp_parser -lmicrohttpd -ljson-c -lpthread -lm
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR)
 
 ifeq ($(TEST_RUNTIMES),1)

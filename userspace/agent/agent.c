@@ -80,13 +80,15 @@ static int open_sampler(struct agent *a)
 }
 
 /* A pusher to url; an OTLP one spools in its own subdirectory. NULL: said why. */
-static struct pusher *open_pusher(struct agent *a, const char *url, bool otlp)
+static struct pusher *open_pusher(struct agent *a, const char *url, bool otlp, bool heap)
 {
 	const struct agent_config *ag = &a->cfg->ag;
+	const char *sub = otlp ? (heap ? "otlp-memory" : "otlp") : heap ? "memory" : NULL;
 	char *spool = NULL;
 	struct pusher *p;
 
-	if (otlp && ag->spool_dir && asprintf(&spool, "%s/otlp", ag->spool_dir) < 0)
+	/* each pusher spools in a directory of its own */
+	if (sub && ag->spool_dir && asprintf(&spool, "%s/%s", ag->spool_dir, sub) < 0)
 		return NULL;
 	{
 		struct pusher_opts po = {
@@ -99,12 +101,13 @@ static struct pusher *open_pusher(struct agent *a, const char *url, bool otlp)
 			.max_attempts = ag->push_max_attempts,
 			.max_age_ms = ag->push_max_age_ms,
 			.queue_max_bytes = ag->queue_max_bytes,
-			.spool_dir = otlp ? spool : ag->spool_dir,
+			.spool_dir = sub ? spool : ag->spool_dir,
 			.spool_max_bytes = ag->spool_max_bytes,
 			.push_api = !otlp && ag->push_api,
 			.otlp = otlp,
 			/* Pyroscope's names for the three kinds of profile */
-			.profile_type = a->cfg->mode == MODE_WALL	? "wall" :
+			.profile_type = heap ? "memory" :
+					a->cfg->mode == MODE_WALL	? "wall" :
 					a->cfg->mode == MODE_OFFCPU ? "off_cpu" :
 								      "process_cpu",
 		};
@@ -123,10 +126,18 @@ static int open_delivery(struct agent *a)
 {
 	const struct agent_config *ag = &a->cfg->ag;
 
-	if (ag->push_url && !(a->pusher = open_pusher(a, ag->push_url, false)))
+	if (ag->push_url && !(a->pusher = open_pusher(a, ag->push_url, false, false)))
 		return -errno;
-	if (ag->otlp_url && !(a->otlp = open_pusher(a, ag->otlp_url, true)))
+	if (ag->otlp_url && !(a->otlp = open_pusher(a, ag->otlp_url, true, false)))
 		return -errno;
+	if (ag->go_heap) {
+		if (agent_heap__new(a))
+			return -ENOMEM;
+		if (ag->push_url && !(a->heap_push = open_pusher(a, ag->push_url, false, true)))
+			return -errno;
+		if (ag->otlp_url && !(a->heap_otlp = open_pusher(a, ag->otlp_url, true, true)))
+			return -errno;
+	}
 	if (ag->output_dir) {
 		a->dir = profile_dir__open(ag->output_dir, ag->retention);
 		if (!a->dir) {
@@ -527,10 +538,11 @@ static void shutdown_agent(struct agent *a)
 	}
 	agent_pull__activate(a, clock_ns(CLOCK_MONOTONIC), now_real);
 	agent_pull__finish_due(a, clock_ns(CLOCK_MONOTONIC), now_real, true);
-	/* one drain budget for both: the second waits only for what the first left */
+	/* one drain budget for all: each waits only for what those before it left */
 	drain_start = clock_ns(CLOCK_MONOTONIC);
-	for (int i = 0; i < 2; i++) {
-		struct pusher *p = i ? a->otlp : a->pusher;
+	for (int i = 0; i < 4; i++) {
+		struct pusher *const all[] = { a->pusher, a->otlp, a->heap_push, a->heap_otlp };
+		struct pusher *p = all[i];
 		__s64 left = SHUTDOWN_DRAIN_MS - (clock_ns(CLOCK_MONOTONIC) - drain_start) / 1000000;
 
 		if (!p)
@@ -538,7 +550,7 @@ static void shutdown_agent(struct agent *a)
 		err = pusher__drain(p, left > 0 ? (int)left : 0);
 		if (err)
 			p_warn("%s unreachable at shutdown: undelivered windows %s",
-			       i ? "OTLP backend" : "backend",
+			       i % 2 ? "OTLP backend" : "backend",
 			       a->cfg->ag.spool_dir ? "stay in the spool directory" : "are lost");
 	}
 	report_totals(a);
@@ -550,6 +562,9 @@ static void teardown(struct agent *a)
 	agent_page__free(a);
 	pusher__free(a->pusher);
 	pusher__free(a->otlp);
+	pusher__free(a->heap_push);
+	pusher__free(a->heap_otlp);
+	agent_heap__free(a->heap);
 	profile_dir__free(a->dir);
 	window__free(a->window);
 	proc_table__free(a->procs);

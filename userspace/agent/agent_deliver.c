@@ -43,11 +43,15 @@ int agent_deliver__encode(const struct pprof *p, void **data, size_t *len)
 }
 
 /* Series labels: the window's own (container, pod), then static ones, then host and node. */
-static int push_labels(const struct agent *a, const struct window_series *s, struct push_label *l)
+static int push_labels(const struct agent *a, const struct window_series *s, struct push_label *l,
+		       bool delta)
 {
 	const struct agent_config *ag = &a->cfg->ag;
 	int n = 0;
 
+	/* alloc_* are already deltas: Pyroscope must not take differences of them again */
+	if (delta)
+		l[n++] = (struct push_label){ "__delta__", "false" };
 	/* __name__ and service_name count too */
 	for (int i = 0; i < s->n_labels && n < MAX_PUSH_LABELS - 2; i++)
 		l[n++] = s->labels[i];
@@ -64,6 +68,8 @@ struct deliver_ctx {
 	struct agent *a;
 	__s64 start_real;
 	__s64 end_real;
+	struct pusher *push, *otlp;
+	const char *kind;	/* NULL: the CPU window; "memory": a heap window */
 };
 
 /*
@@ -169,7 +175,8 @@ static int push_series(struct deliver_ctx *dc, const struct window_series *s, st
 	struct push_item item = {
 		.name = s->name,
 		.labels = labels,
-		.n_labels = push_labels(a, s, labels),
+		/* the push API's series only: /ingest and OTLP name types by their sample types */
+		.n_labels = push_labels(a, s, labels, dc->kind && !otlp && a->cfg->ag.push_api),
 		.from_ns = dc->start_real,
 		.until_ns = dc->end_real,
 		.sample_rate = a->cfg->frequency,
@@ -203,22 +210,29 @@ static int deliver_series(const struct window_series *s, void *ctx)
 	size_t len;
 	int err = 0;
 
-	if (a->pusher)
-		err = push_series(dc, s, a->pusher, false);
-	if (a->otlp)
-		err = push_series(dc, s, a->otlp, true) ?: err;
+	char kind_name[160];
+	struct window_series named = *s;
+
+	if (dc->kind) {	/* "nginx.memory": beside the CPU series in the directory and the page */
+		snprintf(kind_name, sizeof(kind_name), "%s.%s", s->name, dc->kind);
+		named.name = kind_name;
+	}
+	if (dc->push)
+		err = push_series(dc, s, dc->push, false);
+	if (dc->otlp)
+		err = push_series(dc, s, dc->otlp, true) ?: err;
 	if (a->dir) {
 		int e = agent_deliver__encode(s->prof, &data, &len);
 
 		if (!e)
-			e = profile_dir__write(a->dir, s->name, dc->start_real, data, len);
+			e = profile_dir__write(a->dir, named.name, dc->start_real, data, len);
 		if (e)
 			p_warn("cannot write the %s profile to %s: %s", s->name, a->cfg->ag.output_dir,
 			       strerror(-e));
 		err = err ?: e;
 	}
 	free(data);
-	if (a->delivering && agent_page__add(a->delivering, s))
+	if (a->delivering && agent_page__add(a->delivering, &named))
 		p_debug("the page will miss the %s series: out of memory", s->name);
 	pthread_mutex_lock(&a->lock);
 	if (err)
@@ -231,11 +245,13 @@ static int deliver_series(const struct window_series *s, void *ctx)
 
 int agent_deliver__window(struct agent *a, struct window *w, __s64 end_real)
 {
-	struct deliver_ctx dc = { a, window__start(w), end_real };
+	struct deliver_ctx dc = { a, window__start(w), end_real, a->pusher, a->otlp, NULL };
 	int err;
 
 	agent_page__window_begin(a, dc.start_real);
 	err = window__finish(w, end_real, deliver_series, &dc);
+	if (a->heap)	/* the same span; its series join the page's window */
+		agent_heap__window(a, dc.start_real, end_real);
 	agent_page__window_end(a, end_real);
 
 	pthread_mutex_lock(&a->lock);
@@ -244,4 +260,13 @@ int agent_deliver__window(struct agent *a, struct window *w, __s64 end_real)
 	p_debug("window %.3f s: %llu samples", (end_real - dc.start_real) / 1e9,
 		(unsigned long long)window__samples(w));
 	return err;
+}
+
+int agent_deliver__heap_window(struct agent *a, struct window *w, __s64 end_real)
+{
+	struct deliver_ctx dc = { a, window__start(w), end_real, a->heap_push, a->heap_otlp,
+				  "memory" };
+
+	/* the page keeps the CPU window's series; the heaps join them when it is open */
+	return window__finish(w, end_real, deliver_series, &dc);
 }

@@ -9,6 +9,7 @@
 #include "deliver/deliver.h"
 #include "k8s.h"
 #include "collect/collect.h"
+#include "collect/goheap/goheap.h"
 #include "proc_table.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -68,6 +69,8 @@ struct agent_figures {
 	__u64 push_folded_samples;	/* folded into "[other]" to fit the backend's limits */
 	__u64 push_cut_values;		/* label values cut to the backend's length limit */
 	__u64 push_dropped_labels;	/* sample labels left out past the backend's name limit */
+	struct goheap_stats heap;	/* --go-heap: the reader's, as of the last window */
+	double heap_window_seconds;	/* reading and naming the last window's heaps */
 };
 
 struct agent {
@@ -79,6 +82,9 @@ struct agent {
 	struct k8s *k8s;
 	struct pusher *pusher;
 	struct pusher *otlp;		/* --push-otlp */
+	struct agent_heap *heap;	/* --go-heap; NULL: off */
+	struct pusher *heap_push;	/* its windows: Pyroscope's memory types, OTLP */
+	struct pusher *heap_otlp;
 	struct http_server *http;
 	struct profile_dir *dir;
 	struct window *window;		/* NULL when windows go nowhere (pull only) */
@@ -130,6 +136,15 @@ __s64 agent_pull__next_end(const struct agent *a);
 /* agent_deliver.c */
 int agent_deliver__window(struct agent *a, struct window *w, __s64 end_real);
 int agent_deliver__encode(const struct pprof *p, void **data, size_t *len);
+
+/* agent_heap.c: --go-heap, each window every Go process's heap records */
+int agent_heap__new(struct agent *a);
+void agent_heap__free(struct agent_heap *h);
+/* Reads, names and delivers the window [start_real, end_real)'s heaps. */
+void agent_heap__window(struct agent *a, __s64 start_real, __s64 end_real);
+
+/* agent_deliver.c: a heap window's series, to the heap pushers, the directory, the page */
+int agent_deliver__heap_window(struct agent *a, struct window *w, __s64 end_real);
 
 /* agent_metrics.c */
 int agent_metrics__write(void *ctx, FILE *out);

@@ -156,6 +156,13 @@ int agent_metrics__write(void *ctx, FILE *out)
 	runtime_set__each_stats(sampler__runtimes(a->sampler), write_runtime, out);
 	write_pusher(out, a->pusher, "ebpfprof_push_");
 	write_pusher(out, a->otlp, "ebpfprof_otlp_");
+	if (a->heap) {
+		prom__stats(out, "ebpfprof_goheap_", goheap_stat_descs, n_goheap_stat_descs, &f.heap);
+		gauge(out, "ebpfprof_goheap_window_seconds",
+		      "Reading and naming the last window's Go heap profiles", f.heap_window_seconds);
+		write_pusher(out, a->heap_push, "ebpfprof_push_memory_");
+		write_pusher(out, a->heap_otlp, "ebpfprof_otlp_memory_");
+	}
 	gauge(out, "ebpfprof_resident_memory_bytes", "Resident set size", rss_bytes());
 	counter(out, "ebpfprof_cpu_seconds_total", "User and system CPU time of the agent",
 		ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +

@@ -143,6 +143,30 @@ int window__add(struct window *w, const struct proc_info *pi, const struct windo
 	return err;
 }
 
+int window__add_heap(struct window *w, const struct proc_info *pi, const char *comm,
+		     struct symbolizer *sym, const struct goheap_snapshot *snap,
+		     const struct goheap_snapshot *prev)
+{
+	struct window_record rec = { .pid = pi->pid, .img = pi->img, .comm = comm };
+	struct pprof_label labels[10];
+	char bufs[3][24];
+	struct series *s;
+	int n, err;
+
+	if (w->opts.pid && rec.pid != w->opts.pid)
+		return 0;
+	s = series_of(w, pi);
+	if (!s)
+		return -ENOMEM;
+	n = sample_labels(pi, &rec, false, bufs, labels);
+	err = heap_report__add(s->builder, sym, &pi->img, snap, prev, labels, n);
+	if (!err) {
+		s->samples += snap->n;	/* records: a process with none sends no series */
+		w->samples += snap->n;
+	}
+	return err;
+}
+
 static int series_labels(const struct series *s, struct push_label *l)
 {
 	const struct push_label all[SERIES_LABELS] = {

@@ -51,6 +51,16 @@ int window__add(struct window *w, const struct proc_info *pi, const struct windo
 		const struct stack *st);
 
 /*
+ * Adds a Go process's heap records (a window of mode MODE_HEAP): SNAP, and
+ * PREV the same image's at the last window (NULL: none, the totals so far),
+ * its stacks named by SYM, to PI's series, with the labels a CPU sample
+ * gets (COMM: its name, TASK_COMM_LEN bytes at most). 0 or a negative errno.
+ */
+int window__add_heap(struct window *w, const struct proc_info *pi, const char *comm,
+		     struct symbolizer *sym, const struct goheap_snapshot *snap,
+		     const struct goheap_snapshot *prev);
+
+/*
  * Closes the window at end_ns and calls fn for each series that has samples
  * (zero entries are never emitted). Returns the first error fn or the
  * window returned; every series is offered even after an error.

@@ -17,7 +17,7 @@
 static const char usage[] =
 	"usage: ebpfprof [--duration SEC] [--frequency HZ] [--pid PID[,PID...]] [--output PATH|-]\n"
 	"                [--format pprof|folded|top] [--include-idle] [--no-kernel] [--no-user]\n"
-	"                [--per-thread] [--top N] [--mode cpu|off-cpu|wall] [--off-cpu-min-us N]\n"
+	"                [--per-thread] [--top N] [--mode cpu|off-cpu|wall|heap|alloc] [--off-cpu-min-us N]\n"
 	"                [--demangle none|short|full] [--dwarf-mb N] [--debuginfod] [--verbose]\n"
 	"                [--unwind auto|fp|cfi] [--unwind-table-mb N]\n"
 	"       ebpfprof agent [OPTIONS]   (continuous profiling; see ebpfprof agent --help)\n"
@@ -41,7 +41,9 @@ static const char usage[] =
 	"      --debuginfod       fetch missing debug info from $DEBUGINFOD_URLS (cached on disk)\n"
 	"      --dwarf-mb N       memory for DWARF file:line and inline frames (default 8; 0: none)\n"
 	"  -m, --mode MODE        cpu (default), off-cpu (time blocked), wall (both: cpu, off_cpu\n"
-	"                         and wall sample types in one profile)\n"
+	"                         and wall sample types in one profile), heap (every Go\n"
+	"                         process's own heap profile, read from its memory at the end),\n"
+	"                         alloc (--pid P's malloc/free sampled by bytes through uprobes)\n"
 	"      --off-cpu-min-us N ignore off-CPU blocks shorter than N microseconds (default 1)\n"
 	"      --unwind METHOD    user stacks: cfi (.eh_frame tables, frame pointers where a file\n"
 	"                         has none), fp (frame pointers only), auto (cfi if the kernel\n"
@@ -160,8 +162,12 @@ int config__common(struct config *cfg, int opt, const char *arg)
 			cfg->mode = MODE_OFFCPU;
 		else if (!strcmp(arg, "wall"))
 			cfg->mode = MODE_WALL;
+		else if (!strcmp(arg, "heap"))
+			cfg->mode = MODE_HEAP;
+		else if (!strcmp(arg, "alloc"))
+			cfg->mode = MODE_ALLOC;
 		else {
-			p_err("invalid --mode '%s' (expected cpu, off-cpu or wall)", arg);
+			p_err("invalid --mode '%s' (expected cpu, off-cpu, wall, heap or alloc)", arg);
 			return -EINVAL;
 		}
 		return 0;

@@ -56,6 +56,8 @@ static const char usage[] =
 	"                             (default /var/lib/docker/containers; \"\" for none)\n"
 	"      --scope node|pod       pod: only the processes of the agent's own pod (sidecar)\n"
 	"      --cgroup PATH          only processes in this cgroup subtree (v2, else v1)\n"
+	"      --go-heap              also every Go process's heap profile each window, read from\n"
+	"                             its memory (alloc_* as deltas, Pyroscope's memory types)\n"
 	"  -p, --pid LIST             only these processes\n"
 	"      --include-idle, --no-kernel, --no-user, --per-thread, --stack-storage-size N,\n"
 	"      --count-storage-size N, --demangle MODE, --debuginfod, --dwarf-mb N,\n"
@@ -69,7 +71,7 @@ enum {
 	OPT_CA_FILE, OPT_PUSH_TIMEOUT, OPT_QUEUE_MAX, OPT_SPOOL_DIR, OPT_SPOOL_MAX, OPT_LISTEN,
 	OPT_HTTP_TOKEN_FILE, OPT_OUTPUT_DIR, OPT_RETENTION, OPT_LABEL, OPT_GROUP_BY,
 	OPT_KUBERNETES, OPT_NODE_NAME, OPT_DOCKER_DIR, OPT_SCOPE, OPT_CGROUP, OPT_PUSH_MAX_ATTEMPTS,
-	OPT_PUSH_MAX_AGE, OPT_PUSH_SAMPLE_LABELS, OPT_PUSH_MAX_SAMPLES, OPT_PUSH_OTLP,
+	OPT_PUSH_MAX_AGE, OPT_PUSH_SAMPLE_LABELS, OPT_PUSH_MAX_SAMPLES, OPT_PUSH_OTLP, OPT_GO_HEAP,
 };
 
 static const struct option agent_opts[] = {
@@ -100,6 +102,7 @@ static const struct option agent_opts[] = {
 	{ "docker-dir", required_argument, NULL, OPT_DOCKER_DIR },
 	{ "scope", required_argument, NULL, OPT_SCOPE },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "go-heap", no_argument, NULL, OPT_GO_HEAP },
 	CONFIG_COMMON_OPTIONS,
 	{},
 };
@@ -268,6 +271,13 @@ static int agent_opt(struct config *cfg, int opt, const char *arg)
 		ag->scope = e;
 		return err;
 	case OPT_CGROUP: return set_str(&ag->cgroup, arg);
+	case OPT_GO_HEAP: ag->go_heap = true; return 0;
+	case 'm':
+		if (!strcmp(arg, "heap") || !strcmp(arg, "alloc")) {	/* one-shot modes */
+			p_err("the agent takes --go-heap for heap profiles, beside --mode cpu, off-cpu or wall");
+			return -EINVAL;
+		}
+		return config__common(cfg, opt, arg);
 	default: return config__common(cfg, opt, arg);
 	}
 }

@@ -359,6 +359,10 @@ int oneshot__run(const struct config *cfg)
 	struct run r = { .cfg = cfg };
 	int ret;
 
+	if (cfg->mode == MODE_HEAP)
+		return oneshot_heap__run(cfg);	/* no BPF: the processes' own records */
+	if (cfg->mode == MODE_ALLOC)
+		return oneshot_alloc__run(cfg);
 	ret = setup(&r);
 	if (ret == EXIT_OK)
 		ret = profile(&r);

@@ -10,7 +10,7 @@ enum output_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_TOP, FORMAT_HTML };
 enum command { CMD_PROFILE, CMD_AGENT, CMD_CONVERT, CMD_DIFF };
 enum group_by { GROUP_PROCESS, GROUP_CONTAINER, GROUP_NONE };
 enum scope { SCOPE_NODE, SCOPE_POD };
-enum profile_mode { MODE_CPU, MODE_OFFCPU, MODE_WALL };
+enum profile_mode { MODE_CPU, MODE_OFFCPU, MODE_WALL, MODE_HEAP, MODE_ALLOC };
 
 struct label {
 	char *key;
@@ -47,6 +47,7 @@ struct agent_config {
 	char *docker_dir;	/* dockerd's containers directory, for names; "" none */
 	enum scope scope;
 	char *cgroup;			/* cgroup v2 path to restrict to */
+	bool go_heap;			/* --go-heap: every Go process's heap profile each window */
 };
 
 struct config {
@@ -68,7 +69,7 @@ struct config {
 	int demangle;			/* enum demangle_mode: none, short (default), full */
 	bool debuginfod;		/* may download debug info from $DEBUGINFOD_URLS */
 	int dwarf_mb;			/* memory for DWARF line tables over all files; 0: none */
-	enum profile_mode mode;		/* cpu (default), off-cpu, wall */
+	enum profile_mode mode;		/* cpu (default), off-cpu, wall, heap, alloc */
 	int off_cpu_min_us;		/* off-CPU blocks shorter than this are ignored */
 	int unwind;			/* enum sampler_unwind: auto (default), fp, cfi */
 	int unwind_table_mb;		/* kernel memory for CFI rows */

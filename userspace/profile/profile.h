@@ -7,5 +7,6 @@
 #include "pprof_builder.h"
 #include "stack.h"
 #include "report.h"
+#include "heap_report.h"
 
 #endif /* EBPFPROF_PROFILE_MODULE_H */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pprof_builder.h"
+#include "heap_report.h"
 #include "report.h"
 #include "stack.h"
 
@@ -32,6 +33,10 @@ void report__pprof_opts(struct pprof_opts *po, const struct report_opts *opts)
 		.duration_nanos = opts->duration_nanos,
 	};
 	switch (opts->mode) {
+	case MODE_HEAP:
+	case MODE_ALLOC:
+		heap_report__opts(po, GOHEAP_DEFAULT_RATE, opts->time_nanos, opts->duration_nanos);
+		break;
 	case MODE_OFFCPU:
 		po->sample_types[0] = off;
 		po->sample_types[1] = (struct pprof_value_type){ "blocks", "count" };
@@ -56,7 +61,7 @@ void report__pprof_opts(struct pprof_opts *po, const struct report_opts *opts)
 
 int report__default_value(enum profile_mode mode)
 {
-	return mode == MODE_WALL ? 2 : 0;
+	return mode == MODE_WALL ? 2 : mode == MODE_HEAP || mode == MODE_ALLOC ? HEAP_INUSE_SPACE : 0;
 }
 
 int report__cpu_values(enum profile_mode mode, __s64 period, __u64 count, __s64 *v)

@@ -96,6 +96,19 @@ static void push_ips(struct stack *st, struct symbolizer *sym, struct runtime_se
 	}
 }
 
+void stack__resolve_return_pcs(struct stack *st, struct symbolizer *sym,
+			       const struct proc_image *img, const __u64 *pcs, int n)
+{
+	struct sym_frame f;
+
+	st->n = 0;
+	st->n_lines = 0;
+	for (int i = 0; i < n; i++) {
+		symbolizer__user(sym, img, pcs[i] - 1, &f);
+		push_frame(st, &f, pcs[i]);
+	}
+}
+
 /* Where a thread's user stack begins: a walk that reached one of these is whole. */
 static bool is_thread_entry(const char *name)
 {

@@ -49,4 +49,11 @@ int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symboli
 int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct runtime_set *rts,
 			  struct symbolizer *sym, const struct offcpu_key *key);
 
+/*
+ * A stack of return addresses only, leaf first (a Go heap profile's: each
+ * is looked up at the call before it), named as a user stack of IMG.
+ */
+void stack__resolve_return_pcs(struct stack *st, struct symbolizer *sym,
+			       const struct proc_image *img, const __u64 *pcs, int n);
+
 #endif /* EBPFPROF_STACK_H */

@@ -219,6 +219,36 @@ int gopclntab__for_each_sp(const struct gopclntab *t, gopclntab_sp_fn fn, void *
 	return ret;
 }
 
+int gopclntab__find_func(const struct gopclntab *t, const char *name, __u64 *entry, __u64 *end)
+{
+	struct func_info fi;
+	sigjmp_buf env;
+	volatile int ret = -ENOENT;	/* kept across the jump */
+
+	if (!t || t->faulted)
+		return t ? -EIO : -ENOENT;
+	sigbus__arm(&env);
+	if (sigsetjmp(env, 0)) {
+		((struct gopclntab *)t)->faulted = true;
+		return -EIO;
+	}
+	for (__u32 i = 0; i < t->nfunc; i++) {
+		const char *fn;
+
+		if (pcln_func(t, i, &fi) || fi.end <= fi.entry)
+			continue;
+		fn = pcln_name(t, fi.nameoff);
+		if (fn && !strcmp(fn, name)) {
+			*entry = fi.entry;
+			*end = fi.end;
+			ret = 0;
+			break;
+		}
+	}
+	sigbus__disarm();
+	return ret;
+}
+
 /* a NUL-terminated string starting at OFF inside [base, end), or NULL */
 static const char *table_string(const struct gopclntab *t, size_t base, size_t end, __s64 off)
 {

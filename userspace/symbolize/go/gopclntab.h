@@ -64,6 +64,14 @@ void gopclntab__free(struct gopclntab *t);
  */
 int gopclntab__lookup(const struct gopclntab *t, __u64 vaddr, struct src_line *out, int max);
 
+/*
+ * The code [*entry, *end) of the function named NAME (ELF virtual
+ * addresses, as in the file), for finding what a runtime function refers to
+ * in a stripped binary. A linear search: for a few names, not per sample.
+ * 0, or -ENOENT (-EIO when the file shrank under the mapping).
+ */
+int gopclntab__find_func(const struct gopclntab *t, const char *name, __u64 *entry, __u64 *end);
+
 /* Bytes of memory the object holds, for accounting. */
 size_t gopclntab__mem_size(const struct gopclntab *t);
 
