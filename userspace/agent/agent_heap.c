@@ -47,7 +47,8 @@ int agent_heap__new(struct agent *a)
 		return -ENOMEM;
 	h->reader = goheap__new(NULL);
 	h->sym = symbolizer__new(&so);
-	h->procs = proc_table__new(NULL, a->cfg->ag.group_by, a->k8s, a->cfg->ag.docker_dir);
+	h->procs = proc_table__new(NULL, a->cfg->ag.group_by, a->k8s, a->cfg->ag.docker_dir,
+				   a->cgroup1_ssid ? a->cgroup1_memory : NULL);
 	if (!h->reader || !h->sym || !h->procs) {
 		agent_heap__free(h);
 		return -ENOMEM;
@@ -127,7 +128,7 @@ static void add_pid(struct agent *a, struct window *w, __u32 pid)
 		return;	/* not Go, unknown, gone: counted by the reader */
 	comm_of(pid, comm, sizeof(comm));
 	symbolizer__add_image(h->sym, &img);
-	pi = proc_table__get(h->procs, &img, comm, h->seq, 0);
+	pi = proc_table__get(h->procs, &img, comm, h->seq, NULL);
 	p = prev_of(h, &img);
 	if (pi && window__add_heap(w, pi, comm, h->sym, &h->cur, p ? &p->snap : NULL))
 		p_debug("go heap: pid %u left out of the window: out of memory", pid);
