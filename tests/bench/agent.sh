@@ -3,7 +3,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 EBPFPROF=${EBPFPROF:-build/ebpfprof}
-SECONDS_RUN=${BENCH_AGENT_SECONDS:-45}
+SECONDS_RUN=${BENCH_AGENT_SECONDS:-46}	# three 15 s windows: reads are counted over the last two
 RUNS=${BENCH_AGENT_RUNS:-3}
 FREQS=${BENCH_AGENT_FREQUENCIES:-19 99}
 LOADS=${BENCH_AGENT_LOADS:-many_idle sampled_churn}
@@ -104,13 +104,15 @@ agent_run() {
 	apid=$!
 	wait_line "$out/agent.err" '^ebpfprof: agent: ' 60	# BPF verification takes seconds
 	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$out/agent.err")
-	curl -sf "http://127.0.0.1:$port/metrics" >"$out/m0.txt"
 	t0=$(ticks $apid)
 	read -r bns0 bcnt0 ball0 <<<"$(bpf_prog_stats $apid)"
 	: >"$out/rss"
-	for _ in $(seq "$SECONDS_RUN"); do	# steady: the largest RSS after the first window
+	for i in $(seq "$SECONDS_RUN"); do	# steady: the largest RSS after the first window
 		sleep 1
 		awk '/^VmRSS/ { print $2 }' "/proc/$apid/status" >>"$out/rss"
+		# /metrics is the last window's: reads are counted from the first window's end, past the
+		# tables of running processes loaded at start
+		[ "$i" != $((INTERVAL + 2)) ] || curl -sf "http://127.0.0.1:$port/metrics" >"$out/m0.txt"
 	done
 	t1=$(ticks $apid)
 	read -r bns1 bcnt1 ball1 <<<"$(bpf_prog_stats $apid)"
@@ -121,6 +123,7 @@ agent_run() {
 	kill -TERM $apid; wait $apid
 	kill -TERM $cpid; wait $cpid
 	[ -n "${KEEP_LOAD:-}" ] || load_stop
+	[ -s "$out/m0.txt" ] || cp "$m" "$out/m0.txt"	# a run shorter than a window: no reads counted
 	reads=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_processes_read_total)" -v b="$(metric "$m" ebpfprof_processes_read_total)" 'BEGIN { print b - a }')
 	read_s=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_process_read_seconds_total)" -v b="$(metric "$m" ebpfprof_process_read_seconds_total)" 'BEGIN { print b - a }')
 	build_s=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_unwind_table_build_seconds_total)" -v b="$(metric "$m" ebpfprof_unwind_table_build_seconds_total)" 'BEGIN { print b - a }')
@@ -129,7 +132,8 @@ agent_run() {
 		"$(awk -v k="$hwm" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"$(awk -v k="${steady:-0}" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"$(per $((bns1 - bns0)) $((bcnt1 - bcnt0)))" "$(per $((ball1 - ball0)) $((bcnt1 - bcnt0)))" \
-		"$(awk -v n="$reads" -v s="$SECONDS_RUN" 'BEGIN { printf "%.1f", n / s }')" \
+		"$(awk -v n="$reads" -v w="$(($(metric "$m" ebpfprof_windows_total) - $(metric "$out/m0.txt" ebpfprof_windows_total)))" \
+			-v i="$INTERVAL" 'BEGIN { if (w > 0) printf "%.1f", n / w / i; else print "-" }')" \
 		"$(awk -v n="$reads" -v t="$read_s" 'BEGIN { if (n) printf "%.3f", t * 1000 / n; else print "-" }')" \
 		"$(metric "$m" ebpfprof_unwind_table_files_total)" "$(metric "$m" ebpfprof_unwind_table_resets_total)" \
 		"$(metric "$m" ebpfprof_samples_lost_total)" \
