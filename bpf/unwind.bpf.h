@@ -17,12 +17,15 @@
 /*
  * Every table's rows, back to back; userspace owns the layout and sizes the
  * array before load. A process's mappings say which slice is whose.
+ * Mmapable: userspace copies a table in with memcpy, not a system call
+ * that copies each row on its own.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, struct unwind_row);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } unwind_rows SEC(".maps");
 
 /* each table's page index: where a page's rows begin (struct unwind_mapping) */
@@ -31,6 +34,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } unwind_pages SEC(".maps");
 
 /* pid -> its executable mappings; a process not here is unwound with frame pointers */

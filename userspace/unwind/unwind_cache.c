@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include "lib/clock.h"
@@ -121,12 +122,40 @@ static struct unwind_table *read_file(int fd, struct cached_file *f)
 	return t;
 }
 
-/* Copies n values of elem bytes into the BPF array fd from index at, in batches. */
+/*
+ * Copies n values of elem bytes into the mmapable BPF array fd from index
+ * at: its pages mapped for the copy only, so they do not stay in our RSS.
+ * The kernel lays an array's values out 8-byte aligned (a __u32 takes 8).
+ * -EOPNOTSUPP where the array cannot be mapped.
+ */
+static int load_mapped(int fd, __u32 at, const void *values, __u32 n, size_t elem)
+{
+	size_t stride = (elem + 7) & ~(size_t)7, page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t from = (size_t)at * stride, off = from & ~(page - 1);
+	size_t len = from + (size_t)n * stride - off;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	char *dst;
+
+	if (m == MAP_FAILED)
+		return -EOPNOTSUPP;
+	dst = (char *)m + (from - off);
+	if (stride == elem)
+		memcpy(dst, values, (size_t)n * elem);
+	else
+		for (__u32 i = 0; i < n; i++)
+			memcpy(dst + (size_t)i * stride, (const char *)values + (size_t)i * elem, elem);
+	munmap(m, len);
+	return 0;
+}
+
+/* Copies n values of elem bytes into the BPF array fd from index at: mapped, else in batches. */
 static int load_batch(struct unwind_cache *c, int fd, __u32 at, const void *values, __u32 n,
 		      size_t elem)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 
+	if (!load_mapped(fd, at, values, n, elem))
+		return 0;
 	for (__u32 done = 0; done < n;) {
 		__u32 count = n - done < BATCH_ROWS ? n - done : BATCH_ROWS;
 

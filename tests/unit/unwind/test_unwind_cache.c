@@ -18,9 +18,16 @@ __attribute__((noinline)) static int probe_fn(int x)
 	return x * 3 + 1;
 }
 
+static int new_array_flags(__u32 n, __u32 value_size, __u32 flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+
+	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_unwind", sizeof(__u32), value_size, n, &opts);
+}
+
 static int new_array(__u32 n, __u32 value_size)
 {
-	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_unwind", sizeof(__u32), value_size, n, NULL);
+	return new_array_flags(n, value_size, 0);
 }
 
 /* The BPF search (bpf/unwind.bpf.h find_row), in C over the maps: the page, then the rows in it. */
@@ -85,10 +92,11 @@ static int check_addr(struct unwind_cache *c, int fd, int pages_fd, const struct
 	return TEST_OK;
 }
 
-static int test_self_and_libc(void)
+/* FLAGS: BPF_F_MMAPABLE as the sampler's arrays (copied in by mmap; a __u32 takes 8 bytes there), or 0 */
+static int self_and_libc(__u32 flags)
 {
-	int fd = new_array(1 << 20, sizeof(struct unwind_row)), ret = TEST_FAIL;
-	int pages_fd = new_array(1 << 18, sizeof(__u32));
+	int fd = new_array_flags(1 << 20, sizeof(struct unwind_row), flags), ret = TEST_FAIL;
+	int pages_fd = new_array_flags(1 << 18, sizeof(__u32), flags);
 	struct unwind_cache *c = NULL;
 	struct proc_map *maps = NULL;
 	char exe[4096];
@@ -117,6 +125,16 @@ out:
 	close(fd);
 	close(pages_fd);
 	return ret;
+}
+
+static int test_self_and_libc(void)
+{
+	return self_and_libc(0);
+}
+
+static int test_self_and_libc_mapped(void)
+{
+	return self_and_libc(BPF_F_MMAPABLE);
 }
 
 /* A table that does not fit says so, is not parsed again, and a reset forgets that. */
@@ -243,5 +261,5 @@ out:
 	return ret;
 }
 
-TEST_MAIN("unwind_cache", TEST(test_self_and_libc), TEST(test_no_room),
+TEST_MAIN("unwind_cache", TEST(test_self_and_libc), TEST(test_self_and_libc_mapped), TEST(test_no_room),
 	  TEST(test_shared_by_build_id))
