@@ -67,20 +67,32 @@ static bool is_injected(const char *f)
 	       is_func(f, "runtime.asyncPreempt") || is_func(f, "runtime.debugCallV2");
 }
 
+/*
+ * Whether FUNC may be one of the functions named above, all of which begin
+ * so: most of a binary's functions are told apart by three comparisons
+ * instead of thirty (a Go binary has tens of thousands of SP runs).
+ */
+static bool may_be_special(const char *f)
+{
+	return !strncmp(f, "runtime.", 8) || !strncmp(f, "time.now", 8) ||
+	       !strncmp(f, "crosscall2", 10);
+}
+
 /* One function's rule at an SP delta: CFA = rsp + delta + 8, its caller's rbp saved below the return address once it has a frame. */
 static struct unwind_row go_row(__s32 delta, const char *func)
 {
 	struct unwind_row r = { .cfa_type = UNWIND_CFA_NONE };
+	bool special = func && may_be_special(func);
 
-	if (!func || switches_stack(func))
+	if (!func || (special && switches_stack(func)))
 		return r;
-	if (is_outermost(func))
+	if (special && is_outermost(func))
 		return (struct unwind_row){ .cfa_type = UNWIND_CFA_END };
-	if (is_signal_return(func))
+	if (special && is_signal_return(func))
 		return (struct unwind_row){ .cfa_type = UNWIND_CFA_SIGNAL };
 	if (delta + 8 > INT16_MAX)
 		return r;	/* a frame too big for a row: frame pointers there */
-	r.cfa_type = is_injected(func) ? UNWIND_CFA_RSP_INJECTED : UNWIND_CFA_RSP;
+	r.cfa_type = special && is_injected(func) ? UNWIND_CFA_RSP_INJECTED : UNWIND_CFA_RSP;
 	r.cfa_off = delta + 8;
 	/* Go saves rbp right under the return address as its frame's first act */
 	r.rbp_off = delta > 0 ? -2 : 0;
