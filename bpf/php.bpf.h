@@ -64,7 +64,7 @@ static __always_inline int php_frame(struct unwind_scratch *sc, const struct php
 		return 0;
 	if (bpf_probe_read_user(head, sizeof(head), (const void *)func))
 		return -1;
-	if ((__u8)head[0] == PHP_USER_FUNCTION) {
+	if (php_user_code((__u8)head[0])) {
 		if (bpf_probe_read_user(tail, sizeof(tail), (const void *)(func + p->op_filename)))
 			return -1;
 		line = php_line(sc, p, f, func, ex[p->ex_opline & (PHP_EX_WORDS - 1)], exact);

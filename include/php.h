@@ -23,7 +23,15 @@
 
 #define PHP_EX_WORDS 8		/* words of a zend_execute_data read at once, from its start */
 #define PHP_CALL_TOP (1u << 17)	/* ZEND_CALL_TOP in the call info (Z_TYPE_INFO(This)), 8.0 to 8.4 */
-#define PHP_USER_FUNCTION 2	/* zend_function.type: ZEND_USER_FUNCTION (else internal, 1) */
+#define PHP_INTERNAL_FUNCTION 1	/* zend_function.type: ZEND_INTERNAL_FUNCTION, a C handler */
+#define PHP_USER_FUNCTION 2	/* ZEND_USER_FUNCTION: an op_array */
+#define PHP_EVAL_CODE 4		/* ZEND_EVAL_CODE: an op_array of eval()'d code */
+
+/* whether a zend_function of TYPE is an op_array (ZEND_USER_CODE) */
+static inline bool php_user_code(__u8 type)
+{
+	return !(type & 1);
+}
 
 /*
  * One PHP process: where its current frame pointer and its VM loop are,

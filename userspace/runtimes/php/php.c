@@ -135,7 +135,7 @@ static int check(__u32 pid, const struct php_proc *proc)
 		return 0;	/* nothing running yet (an idle php-fpm worker) */
 	if (proc_mem__read(pid, ex + 8 * proc->ex_func, &func, sizeof(func)) || !func)
 		return 0;	/* a frame popped as we looked: no verdict */
-	if (proc_mem__read(pid, func, &type, 1) || (type != 1 && type != PHP_USER_FUNCTION))
+	if (proc_mem__read(pid, func, &type, 1) || (type != PHP_INTERNAL_FUNCTION && !php_user_code(type)))
 		return -ENOTSUP;
 	return 0;
 }

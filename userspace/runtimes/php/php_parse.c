@@ -114,16 +114,17 @@ int php_func__read(const struct php_mem *m, __u64 func, __u32 tag, struct php_fu
 	if (m->read(m->ctx, func, &type, 1) || m->read(m->ctx, func + l->fn_name, &name_p, 8) ||
 	    m->read(m->ctx, func + l->fn_scope, &scope, 8))
 		goto out;
-	out->internal = type != PHP_USER_FUNCTION;
+	if (type != PHP_INTERNAL_FUNCTION && !php_user_code(type))
+		goto out;	/* not a function type we know */
+	out->internal = type == PHP_INTERNAL_FUNCTION;
 	if (!out->internal && m->read(m->ctx, func + l->bpf.op_filename, tail, sizeof(tail)))
 		goto out;
 	err = -ESTALE;
 	if (php_func_tag(name_p, tail[0], (__u32)tail[1]) != tag)
 		goto out;	/* another function is there now: never named as this one */
 	err = -EFAULT;
-	if (type != PHP_USER_FUNCTION && type != 1)
-		goto out;
-	name = name_p ? read_string(m, name_p) : strdup("{main}");
+	/* code outside functions: a file's top code, or eval()'d code (php -r's too) */
+	name = name_p ? read_string(m, name_p) : strdup(type == PHP_EVAL_CODE ? "{eval}" : "{main}");
 	if (!name)
 		goto out;
 	if (scope && !m->read(m->ctx, scope + l->ce_name, &class_p, 8))
