@@ -5,12 +5,12 @@ SUITE=php
 . "$(dirname "$0")/lib.sh"
 FDIR=$(cd "$(dirname "$0")/../fixtures/php" && pwd)
 FREQ=${PHP_FREQUENCY:-499}
-SECS=${PHP_SECONDS:-4}		# seconds of each profile
+SECS=${PHP_SECONDS:-3}		# CPU seconds of each split workload, wall seconds of the others
 TOL=${PHP_TOLERANCE:-5}
 ROOT=$(bash "$(dirname "$0")/../lib/trixie_root.sh" 2>/dev/null) || ROOT=
 # the suite's files sit inside the Debian 13 root, so its PHP sees them at ${tmp#$ROOT}
 tmp=$(mktemp -d "${ROOT:-/tmp}/tmp/ebpfprof-php.XXXXXX" 2>/dev/null || mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ -n "${PHP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 cp "$FDIR"/*.php "$tmp/"
 
 # the versions: each a tag, how to run its php and its php-fpm
@@ -31,12 +31,12 @@ start() {
 	PIDS[$name]=$!
 }
 
-# profile NAME PIDS [options...]: profiles the pids for SECS into $tmp/NAME.pb.gz, opening $tmp/gate
-# once sampling runs (the workloads count from then)
+# profile NAME PIDS [options...]: profiles the pids into $tmp/NAME.pb.gz, opening $tmp/gate (or $GATE)
+# once sampling runs (the workloads count from then) and stopping when the pids in $WAIT have ended
+# (their SECS done, at any machine's speed), or after SECS without WAIT
 profile() {
 	local name=$1 pids=$2 prof
 	shift 2
-	rm -f "$tmp/gate"
 	"$EBPFPROF" -v --pid "$pids" --frequency "$FREQ" --duration 120 "$@" --output "$tmp/$name.pb.gz" \
 		2>"$tmp/$name.err" &
 	prof=$!
@@ -45,12 +45,22 @@ profile() {
 		kill -0 $prof 2>/dev/null || break
 		sleep 0.1
 	done
-	touch "$tmp/gate"
-	sleep "$SECS"
+	touch "${GATE:-$tmp/gate}"
+	if [ -n "${WAIT:-}" ]; then
+		for _ in $(seq 1200); do
+			alive $WAIT || break
+			sleep 0.1
+		done
+	else
+		sleep "$SECS"
+	fi
 	kill -INT $prof 2>/dev/null
 	wait $prof
+	rm -f "${GATE:-$tmp/gate}"	# closed for the next run's workloads, started before its profile
 	go tool pprof -traces "$tmp/$name.pb.gz" >"$tmp/$name.traces" 2>/dev/null
 }
+
+alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
 
 # stop NAME: SIGTERM to the workload, which prints what it measured
 end() { kill -TERM "${PIDS[$1]}" 2>/dev/null; wait "${PIDS[$1]}" 2>/dev/null; }
@@ -104,7 +114,7 @@ counter() { counters "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 split_check() {
 	local t=$1 run=$2 name=$1-split pid=${PIDS[$1-split]} a want la lb ga gb msg ok=1
 	end "$name"
-	read -r _ want _ _ <"$tmp/$name.out" || true
+	read -r _ want _ _ < <(grep '^alpha ' "$tmp/$name.out") || true
 	a=$(share "$tmp/$run.traces" "$pid" Hot::alpha beta)
 	if [ -z "$a" ] || [ -z "${want:-}" ]; then
 		fail "$name" "alpha ${a:-unnamed}, measured '$(head -c 200 "$tmp/$name.out")'"
@@ -148,21 +158,22 @@ internal_check() {
 
 # the CPU run: every selected split and internal workload, and a PHP we do not know, in one profile
 cpu_run() {
-	local t pids=
+	local t pids= wait_for=
 	for t in $VERSIONS; do
 		[ -n "${PHP[$t]:-}" ] || continue
-		selected "$t-split" && start "$t-split" "${PHP[$t]}" "${IN[$t]}/split.php" 60 "${IN[$t]}/gate"
-		selected "$t-internal" && start "$t-internal" "${PHP[$t]}" "${IN[$t]}/internal.php" 60
+		selected "$t-split" && start "$t-split" "${PHP[$t]}" "${IN[$t]}/split.php" "$SECS" "${IN[$t]}/gate" &&
+			wait_for=$wait_for${wait_for:+ }${PIDS[$t-split]}
+		selected "$t-internal" && start "$t-internal" "${PHP[$t]}" "${IN[$t]}/internal.php" 120
 	done
 	if selected php-unknown && [ -n "${PHP[php8.2]:-}" ]; then
 		# a copy of php8.2 that says it is 7.0, a version without a layout here
 		sed 's|X-Powered-By: PHP/8\.2\.|X-Powered-By: PHP/7.0.|' /usr/bin/php8.2 >"$tmp/php" && chmod +x "$tmp/php"
-		start php-unknown "$tmp/php" "$tmp/split.php" 60
+		start php-unknown "$tmp/php" "$tmp/split.php" 120
 	fi
 	for t in "${!PIDS[@]}"; do pids=$pids${pids:+,}${PIDS[$t]}; done
 	[ -n "$pids" ] || return 0
 	sleep 0.5
-	profile cpu "$pids"
+	WAIT=$wait_for profile cpu "$pids"
 	for t in $VERSIONS; do
 		[ -n "${PIDS[$t-split]:-}" ] && split_check "$t" cpu
 		[ -n "${PIDS[$t-internal]:-}" ] && internal_check "$t" cpu
@@ -190,16 +201,16 @@ wall_run() {
 	local t pids= c want
 	for t in $VERSIONS; do
 		[ -n "${PHP[$t]:-}" ] && selected "$t-wall" &&
-			start "$t-wall" "${PHP[$t]}" "${IN[$t]}/wall.php" 60 "${IN[$t]}/gate" &&
+			start "$t-wall" "${PHP[$t]}" "${IN[$t]}/wall.php" "$SECS" "${IN[$t]}/gate" &&
 			pids=$pids${pids:+,}${PIDS[$t-wall]}
 	done
 	[ -n "$pids" ] || return 0
 	sleep 0.5
-	profile wall "$pids" --mode wall
+	WAIT=${pids//,/ } profile wall "$pids" --mode wall
 	for t in $VERSIONS; do
 		[ -n "${PIDS[$t-wall]:-}" ] || continue
 		end "$t-wall"
-		read -r _ want _ _ <"$tmp/$t-wall.out" || true
+		read -r _ want _ _ < <(grep '^compute ' "$tmp/$t-wall.out") || true
 		c=$(share "$tmp/wall.traces" "${PIDS[$t-wall]}" compute rest)
 		if [ -n "$c" ] && [ -n "${want:-}" ] && within "$c" "$want" &&
 			[ -n "$(share "$tmp/wall.traces" "${PIDS[$t-wall]}" usleep)" ]; then
@@ -213,7 +224,7 @@ wall_run() {
 # fpm: a pool of two workers serving fpm.php over loopback; its workers' stacks name render_page on its loop
 fpm_run() {
 	local t port pids= load=() line w n ok c
-	declare -A PORT
+	declare -A PORT=()
 	for t in $VERSIONS; do
 		[ -n "${FPM[$t]:-}" ] && selected "$t-fpm" || continue
 		port=$(free_port)
@@ -253,6 +264,55 @@ fpm_run() {
 	done
 }
 
+# container: Debian 13's php8.4 alone in a Docker image (its binary, its libraries, the script), profiled
+# from the host by its host pid; its frames named with the container's paths
+container_run() {
+	local name=php8.4-container img=ebpfprof-php-test ct=ebpfprof-php-test pid a want started=0 lib
+	[ -n "${PHP[php8.4]:-}" ] || { skip $name "no Debian 13 root"; return; }
+	command -v dockerd >/dev/null || { skip $name "no dockerd (make deps-test installs docker.io)"; return; }
+	if ! docker info >/dev/null 2>&1; then
+		(dockerd >/var/log/ebpfprof-dockerd.log 2>&1 &)
+		started=1
+		for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+	fi
+	docker info >/dev/null 2>&1 || { skip $name "dockerd does not start here"; return; }
+	mkdir -p "$tmp/img/app" "$tmp/img/usr/bin"
+	cp "$ROOT/usr/bin/php8.4" "$tmp/img/usr/bin/"
+	cp "$FDIR/split.php" "$tmp/img/app/"
+	for lib in $(chroot "$ROOT" ldd /usr/bin/php8.4 | grep -o '/[^ ]*'); do
+		mkdir -p "$tmp/img$(dirname "$lib")" && cp -L "$ROOT$lib" "$tmp/img$lib"
+	done
+	docker rm -f $ct >/dev/null 2>&1
+	tar -C "$tmp/img" -c . | docker import \
+		-c "ENTRYPOINT [\"/usr/bin/php8.4\", \"-n\", \"/app/split.php\", \"$SECS\", \"/app/gate\"]" - $img >/dev/null &&
+		docker run -d --name $ct $img >/dev/null && pid=$(docker inspect -f '{{.State.Pid}}' $ct)
+	if [ -z "${pid:-}" ] || [ "$pid" = 0 ]; then
+		fail $name "the container did not start"
+	else
+		sleep 0.5
+		# the gate, inside the container's root, seen from the host
+		rm -f "$tmp/gate"
+		GATE="/proc/$pid/root/app/gate" WAIT=$pid profile container "$pid"
+		docker stop -t 10 $ct >/dev/null
+		docker logs $ct >"$tmp/$name.out" 2>&1
+		read -r _ want _ _ < <(grep '^alpha ' "$tmp/$name.out") || true
+		a=$(share "$tmp/container.traces" "$pid" Hot::alpha beta)
+		if [ -n "$a" ] && [ -n "${want:-}" ] && within "$a" "$want" &&
+			go tool pprof -lines -top -nodecount=200 "$tmp/container.pb.gz" 2>/dev/null |
+			awk '$6 == "Hot::alpha" && $7 ~ /^\/app\/split.php:/ { f = 1 } END { exit !f }'; then
+			pass "$name: Hot::alpha $a% of alpha and beta (measured $want%), named at /app/split.php inside the container"
+		else
+			fail $name "alpha ${a:-unnamed}, measured '$(head -c 200 "$tmp/$name.out")'"
+		fi
+	fi
+	docker rm -f $ct >/dev/null 2>&1
+	docker image rm -f $img >/dev/null 2>&1
+	if [ $started = 1 ] && [ -s /var/run/docker.pid ]; then
+		kill "$(cat /var/run/docker.pid)" 2>/dev/null
+		for _ in $(seq 40); do [ -e /var/run/docker.pid ] || break; sleep 0.25; done
+	fi
+}
+
 for t in $VERSIONS; do
 	[ -n "${PHP[$t]:-}" ] && continue
 	for c in split internal wall fpm; do skip "$t-$c" "no $t here (Debian 13's is in the root tests/lib/trixie_root.sh builds)"; done
@@ -260,3 +320,4 @@ done
 cpu_run
 wall_run
 fpm_run
+selected php8.4-container && container_run
