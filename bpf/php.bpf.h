@@ -26,6 +26,11 @@ static __always_inline bool php_in_exec(const struct php_proc *p, __u64 pc)
 	return pc >= p->exec_start && pc < p->exec_end;
 }
 
+static __always_inline bool php_in_jit(const struct php_proc *p, __u64 pc)
+{
+	return pc >= p->jit_start && pc < p->jit_end;
+}
+
 /*
  * The line of the frame's current opline. The hybrid VM keeps the frame
  * in r14 and the opline in r15 while execute_ex runs and writes the
@@ -78,11 +83,14 @@ static __always_inline int php_frame(struct unwind_scratch *sc, const struct php
 /*
  * One execute_ex call met by the native walk: records the PHP frames it
  * runs, innermost first, two slots each (include/php.h), and leaves in
- * w->frame the first frame of the next call out. A global function,
- * verified once on its own. Returns 0.
+ * w->frame the first frame of the next call out. JIT: the pc is opcache's
+ * JIT code, which keeps no frame pointer and has no CFI, so the native
+ * walk ends here: a mark says so, then every PHP frame left is recorded,
+ * whichever execute_ex call it is of. A global function, verified once on
+ * its own. Returns 0.
  */
 __noinline int php_frames(struct unwind_scratch *sc, const struct php_proc *p, struct php_walk *w,
-			  __u32 exact)
+			  __u32 exact, __u32 jit)
 {
 	__u64 f, ex[PHP_EX_WORDS];
 	int i, ret = 0;
@@ -95,6 +103,8 @@ __noinline int php_frames(struct unwind_scratch *sc, const struct php_proc *p, s
 			w->frame = 0;
 	}
 	f = w->frame;
+	if (jit)
+		walk_push_mark(sc, PHP_TAG_LOST, PHP_LOST_JIT);
 	if (!f) {
 		walk_push_mark(sc, PHP_TAG_LOST, PHP_LOST_NO_FRAME);
 		return 0;
@@ -102,11 +112,11 @@ __noinline int php_frames(struct unwind_scratch *sc, const struct php_proc *p, s
 	for (i = 0; i < PHP_MAX_RUN && f; i++) {
 		if (bpf_probe_read_user(ex, sizeof(ex), (const void *)f))
 			goto lost;
-		ret = php_frame(sc, p, ex, f, exact && i == 0);
+		ret = php_frame(sc, p, ex, f, exact && i == 0 && !jit);
 		if (ret < 0)
 			goto lost;
 		f = ex[p->ex_prev & (PHP_EX_WORDS - 1)];
-		if (ret)
+		if (ret && !jit)
 			break;
 	}
 	if (i == PHP_MAX_RUN)

@@ -72,10 +72,15 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 		return java_step(sc, w->java, exact) ? RT_STOP : RT_STEPPED;
 	if (w->v8 && v8_is_code(w->v8, sc->pc))
 		return v8_step(sc, w->v8, exact) ? RT_STOP : RT_STEPPED;
+	if (w->php && php_in_jit(w->php, sc->pc)) {
+		php_frames(sc, w->php, &w->php_walk, exact, 1);
+		sc->stack.flags |= USTACK_TRUNCATED;
+		return RT_STOP;
+	}
 	if (w->py && py_in_eval(w->py, sc->pc))
 		py_frames(sc, w->py, &w->py_walk);
 	if (w->php && php_in_exec(w->php, sc->pc))
-		php_frames(sc, w->php, &w->php_walk, exact);
+		php_frames(sc, w->php, &w->php_walk, exact, 0);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (w->null && null_in_eval(w->null, sc->pc))
 		null_frames(sc, w->null, &w->null_walk);

@@ -42,6 +42,8 @@ struct php_proc {
 	__u64 current;		/* &executor_globals.current_execute_data */
 	__u64 exec_start;	/* execute_ex: [start, end) */
 	__u64 exec_end;
+	__u64 jit_start;	/* opcache's JIT code: [start, end), or [0, 0) */
+	__u64 jit_end;
 	__u32 version;		/* PHP_VERSION_ID / 100: 802 for 8.2 */
 	__u8 ex_opline;		/* zend_execute_data.opline */
 	__u8 ex_func;		/* .func */
@@ -78,7 +80,8 @@ enum php_lost_reason {
 	PHP_LOST_READ = 1,	/* a frame or its function could not be read */
 	PHP_LOST_RUN = 2,	/* more than PHP_MAX_RUN frames in one execute_ex call */
 	PHP_LOST_NO_FRAME = 3,	/* an execute_ex call with no frame left in the chain */
+	PHP_LOST_JIT = 4,	/* opcache's JIT code ran here: the native frames below it are not walked */
 };
-#define PHP_LOST_MAX 4
+#define PHP_LOST_MAX 5
 
 #endif /* EBPFPROF_PHP_H */

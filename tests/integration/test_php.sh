@@ -165,6 +165,11 @@ cpu_run() {
 			wait_for=$wait_for${wait_for:+ }${PIDS[$t-split]}
 		selected "$t-internal" && start "$t-internal" "${PHP[$t]}" "${IN[$t]}/internal.php" 120
 	done
+	if selected php8.2-jit && [ -n "${PHP[php8.2]:-}" ]; then
+		# opcache's tracing JIT on, as a site would turn it on; the script just copied is cached at once
+		start php8.2-jit "${PHP[php8.2]}" -d opcache.enable_cli=1 -d opcache.jit=tracing \
+			-d opcache.jit_buffer_size=32M -d opcache.file_update_protection=0 "$tmp/split.php" 120
+	fi
 	if selected php-unknown && [ -n "${PHP[php8.2]:-}" ]; then
 		# a copy of php8.2 that says it is 7.0, a version without a layout here
 		sed 's|X-Powered-By: PHP/8\.2\.|X-Powered-By: PHP/7.0.|' /usr/bin/php8.2 >"$tmp/php" && chmod +x "$tmp/php"
@@ -179,6 +184,21 @@ cpu_run() {
 		[ -n "${PIDS[$t-internal]:-}" ] && internal_check "$t" cpu
 	done
 	[ -n "${PIDS[php-unknown]:-}" ] && unknown_check cpu
+	[ -n "${PIDS[php8.2-jit]:-}" ] && jit_check cpu
+}
+
+# JIT: samples in JIT code marked, the PHP frames above named from the frame chain
+jit_check() {
+	local run=$1 pid=${PIDS[php8.2-jit]} marked named
+	end php8.2-jit
+	marked=$(share "$tmp/$run.traces" "$pid" "[php jit code]")
+	named=$(share "$tmp/$run.traces" "$pid" "{main}")
+	if [ "${marked%.*}" -ge 50 ] && [ "${named%.*}" -ge 90 ] &&
+		[ -n "$(share "$tmp/$run.traces" "$pid" Hot::alpha)" ] && [ "$(counter "$run" jit_frames_total)" -gt 0 ]; then
+		pass "php8.2-jit: ${marked}% of the samples in [php jit code], ${named}% under {main}, Hot::alpha named"
+	else
+		fail php8.2-jit "[php jit code] in ${marked:-no}%, {main} in ${named:-no}% of the samples"
+	fi
 }
 
 # a PHP we do not know: native frames only, said once, never guessed

@@ -140,6 +140,21 @@ static int check(__u32 pid, const struct php_proc *proc)
 	return 0;
 }
 
+/*
+ * opcache's JIT code: the executable part of its shared memory, a
+ * deleted /dev/zero mapping (anonymous shared memory) it made executable.
+ * Nothing else of a PHP process maps that way.
+ */
+static void jit_range(const struct proc_map *maps, size_t n, struct php_proc *proc)
+{
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].perms[2] == 'x' && maps[i].deleted && !strcmp(maps[i].path, "/dev/zero")) {
+			proc->jit_start = maps[i].start;
+			proc->jit_end = maps[i].end;
+			return;
+		}
+}
+
 /* The process's table for BPF: 0, -ENOENT (no PHP), -ENOTSUP (a version we do not know). */
 static int probe(struct php_rt *r, __u32 pid, const struct php_layout **lp, struct php_proc *proc)
 {
@@ -167,6 +182,7 @@ static int probe(struct php_rt *r, __u32 pid, const struct php_layout **lp, stru
 	proc->current = pf.eg + bias + (*lp)->eg_current;
 	proc->exec_start = pf.exec + bias;
 	proc->exec_end = pf.exec + bias + pf.exec_size;
+	jit_range(maps, n, proc);
 	err = check(pid, proc);
 out:
 	proc_maps__free(maps);

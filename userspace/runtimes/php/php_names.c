@@ -116,6 +116,8 @@ const char *php__mark(struct php_rt *r, __u64 slot)
 		return "[php frames lost: too deep]";
 	case PHP_LOST_NO_FRAME:
 		return "[php frames lost: no frame left]";
+	case PHP_LOST_JIT:
+		return "[php jit code]";
 	default:
 		return "[php frames lost: unreadable frame]";
 	}

@@ -78,6 +78,9 @@ static const struct stat_desc php_stats[] = {
 		   "Marks of PHP frames past the bound of one execute_ex call", PS(frames_lost[PHP_LOST_RUN])),
 	STAT_COUNT("frames_lost_chain_total", "Marks of execute_ex calls with no PHP frame left",
 		   PS(frames_lost[PHP_LOST_NO_FRAME])),
+	STAT_COUNT("jit_frames_total",
+		   "Samples in opcache's JIT code: marked, the native frames below not walked",
+		   PS(frames_lost[PHP_LOST_JIT])),
 	STAT_NS_AS_SECONDS("read_seconds_total", "Time spent reading functions", STAT_TYPE_COUNTER,
 			   PS(read_ns)),
 };

@@ -14,7 +14,7 @@ struct php_stats {
 	__u64 func_cache_full;	/* functions not read: their process's cache was full */
 	__u64 frames_named;	/* PHP frames named at harvests */
 	__u64 frames_unnamed;	/* PHP frames left unnamed */
-	__u64 frames_lost[4];	/* marks of frames BPF could not read, by enum php_lost_reason */
+	__u64 frames_lost[5];	/* marks of frames BPF could not read, by enum php_lost_reason */
 	__u64 read_ns;		/* time spent reading functions */
 };
 
