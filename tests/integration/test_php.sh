@@ -333,6 +333,36 @@ container_run() {
 	fi
 }
 
+# the agent's pull endpoint names PHP frames; /metrics has the php families
+agent_run() {
+	local name=php8.2-agent agent pid named try
+	[ -n "${PHP[php8.2]:-}" ] || return 0
+	"$EBPFPROF" agent --listen 127.0.0.1:0 --frequency 99 2>"$tmp/$name.err" &
+	agent=$!
+	port=$(wait_port "$tmp/$name.err") || { fail $name "agent did not listen"; stop $agent; return; }
+	start $name "${PHP[php8.2]}" "$tmp/split.php" 120
+	pid=${PIDS[$name]}
+	# a process starting on a busy machine may miss the first window: up to three 2 s pulls
+	for try in 1 2 3; do
+		sleep 1
+		go tool pprof -top "http://127.0.0.1:$port/debug/pprof/profile?seconds=2&pid=$pid" \
+			>"$tmp/$name.top" 2>/dev/null
+		awk '$6 == "Hot::alpha" { a = 1 } $6 == "beta" { b = 1 } END { exit !(a && b) }' \
+			"$tmp/$name.top" && break
+	done
+	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/$name.metrics"
+	end $name
+	stop $agent
+	named=$(sed -n 's/^ebpfprof_php_frames_named_total \([0-9]*\)$/\1/p' "$tmp/$name.metrics")
+	if awk '$6 == "Hot::alpha" { a = 1 } $6 == "beta" { b = 1 } END { exit !(a && b) }' "$tmp/$name.top" &&
+		[ "${named:-0}" -gt 0 ] && grep -Eq '^ebpfprof_php_processes_total [1-9]' "$tmp/$name.metrics" &&
+		grep -q '^# HELP ebpfprof_php_unknown_versions_total ' "$tmp/$name.metrics"; then
+		pass "$name: Hot::alpha and beta named by the pull endpoint, $named frames named in /metrics"
+	else
+		fail $name "pull: $(grep -cE ' (Hot::alpha|beta)$' "$tmp/$name.top") of Hot::alpha, beta; frames named: ${named:-none}"
+	fi
+}
+
 for t in $VERSIONS; do
 	[ -n "${PHP[$t]:-}" ] && continue
 	for c in split internal wall fpm; do skip "$t-$c" "no $t here (Debian 13's is in the root tests/lib/trixie_root.sh builds)"; done
@@ -340,4 +370,5 @@ done
 cpu_run
 wall_run
 fpm_run
+selected php8.2-agent && agent_run
 selected php8.4-container && container_run
