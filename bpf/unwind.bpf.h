@@ -404,6 +404,8 @@ static __always_inline struct unwind_scratch *unwind_user(const struct proc_imag
 	c.sc->bp = regs->bp;
 	c.sc->r13 = regs->r13;
 	c.sc->r9 = regs->r9;
+	c.sc->r14 = regs->r14;
+	c.sc->r15 = regs->r15;
 	c.sc->hash = 0xcbf29ce484222325ULL;
 	c.sc->unknown_pc = 0;
 	c.sc->exact_pc = 0;

@@ -30,6 +30,7 @@ struct unwind_scratch {
 	struct proc_image img;	/* the process image walked: runtime events name it */
 	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
 	__u64 r9;		/* the sampled r9: V8's interpreter keeps the bytecode offset there */
+	__u64 r14, r15;		/* the sampled r14, r15: the Zend VM keeps its frame and opline there */
 	struct user_stack stack;
 	/*
 	 * The stack from the sampled rsp up, copied once: a read of user

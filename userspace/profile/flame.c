@@ -129,7 +129,8 @@ static bool has_suffix(const char *s, const char *suffix)
 static enum frame_kind frame_kind(const char *name, const char *file, const char *mapping, bool kernel)
 {
 	if (has_prefix(name, "[lost ") || has_prefix(name, "[truncated ") ||
-	    has_prefix(name, "[python frames lost") || has_prefix(name, "[unknown") ||
+	    has_prefix(name, "[python frames lost") || has_prefix(name, "[php frames lost") ||
+	    has_prefix(name, "[unknown") ||
 	    !strcmp(name, "[other]"))
 		return KIND_MARKER;
 	if (kernel || has_suffix(name, "_[k]") || has_suffix(name, " [k]"))
@@ -137,6 +138,7 @@ static enum frame_kind frame_kind(const char *name, const char *file, const char
 	if (has_suffix(file, ".go"))
 		return KIND_GO;
 	if (has_suffix(file, ".py") || has_suffix(file, ".rb") || has_suffix(file, ".js") ||
+	    has_suffix(file, ".php") || !strcmp(name, "[php jit code]") ||
 	    has_suffix(file, ".java") || has_prefix(mapping, "/tmp/perf-") ||
 	    strstr(mapping, "[jit") || has_prefix(mapping, "[anon") || has_prefix(mapping, "//anon"))
 		return KIND_JIT;

@@ -1,0 +1,132 @@
+/* php.bpf.h -- walks the Zend VM's frames when the native walk reaches execute_ex (include/php.h) */
+#ifndef EBPFPROF_PHP_BPF_H
+#define EBPFPROF_PHP_BPF_H
+
+#include "php.h"
+#include "walk.bpf.h"
+
+/* pid -> its Zend VM's layout; a process not here has native frames only */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct php_proc);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} php_procs SEC(".maps");
+
+/* Walk state kept across native frames: the next PHP frame to hand out. */
+struct php_walk {
+	__u64 frame;
+	__u32 started;		/* frame was read from executor_globals */
+	__u32 pad;
+};
+
+static __always_inline bool php_in_exec(const struct php_proc *p, __u64 pc)
+{
+	return pc >= p->exec_start && pc < p->exec_end;
+}
+
+static __always_inline bool php_in_jit(const struct php_proc *p, __u64 pc)
+{
+	return pc >= p->jit_start && pc < p->jit_end;
+}
+
+/*
+ * The line of the frame's current opline. The hybrid VM keeps the frame
+ * in r14 and the opline in r15 while execute_ex runs and writes the
+ * opline to the frame only before a call: where the sample struck
+ * execute_ex itself (EXACT) with r14 this frame, r15 is the one, if it
+ * lies in the function's opcodes. Else the frame's saved one.
+ */
+static __always_inline __u32 php_line(const struct unwind_scratch *sc, const struct php_proc *p,
+				      __u64 f, __u64 func, __u64 opline, __u32 exact)
+{
+	__u64 code[2];
+	__u32 line = 0;
+
+	if (exact && sc->r14 == f &&
+	    !bpf_probe_read_user(code, sizeof(code), (const void *)(func + p->op_last)) &&
+	    sc->r15 >= code[1] && sc->r15 < code[1] + (__u64)(__u32)code[0] * p->zop_size)
+		opline = sc->r15;
+	if (opline)
+		bpf_probe_read_user(&line, sizeof(line), (const void *)(opline + p->zop_lineno));
+	return line;
+}
+
+/*
+ * One PHP frame: pushes it and announces its function. Returns 1 if it
+ * ends this execute_ex call's run, -1 if it could not be read. A frame
+ * without a function is a fake one zend_call_function inserts before a
+ * magic method's call: skipped, it is not a call.
+ */
+static __always_inline int php_frame(struct unwind_scratch *sc, const struct php_proc *p,
+				     const __u64 *ex, __u64 f, __u32 exact)
+{
+	__u64 func = ex[p->ex_func & (PHP_EX_WORDS - 1)], head[2], tail[2] = {};
+	__u32 info = (__u32)ex[p->ex_info & (PHP_EX_WORDS - 1)], tag, line = 0;
+
+	if (!func)
+		return 0;
+	if (bpf_probe_read_user(head, sizeof(head), (const void *)func))
+		return -1;
+	if (php_user_code((__u8)head[0])) {
+		if (bpf_probe_read_user(tail, sizeof(tail), (const void *)(func + p->op_filename)))
+			return -1;
+		line = php_line(sc, p, f, func, ex[p->ex_opline & (PHP_EX_WORDS - 1)], exact);
+	}
+	tag = php_func_tag(head[1], tail[0], (__u32)tail[1]);
+	walk_push_frame(sc, PHP_TAG_FRAME, func, (__u64)tag << 32 | line);
+	rt_announce(sc, PHP_EVENT_FUNC, func, tag);
+	return info & PHP_CALL_TOP ? 1 : 0;
+}
+
+/*
+ * One execute_ex call met by the native walk: records the PHP frames it
+ * runs, innermost first, two slots each (include/php.h), and leaves in
+ * w->frame the first frame of the next call out. JIT: the pc is opcache's
+ * JIT code, which keeps no frame pointer and has no CFI, so the native
+ * walk ends here: a mark says so, then every PHP frame left is recorded,
+ * whichever execute_ex call it is of. A global function, verified once on
+ * its own. Returns 0.
+ */
+__noinline int php_frames(struct unwind_scratch *sc, const struct php_proc *p, struct php_walk *w,
+			  __u32 exact, __u32 jit)
+{
+	__u64 f, ex[PHP_EX_WORDS];
+	int i, ret = 0;
+
+	if (!sc || !p || !w)
+		return 0;
+	if (!w->started) {
+		w->started = 1;
+		if (walk_read(&w->frame, p->current))
+			w->frame = 0;
+	}
+	f = w->frame;
+	if (jit)
+		walk_push_mark(sc, PHP_TAG_LOST, PHP_LOST_JIT);
+	if (!f) {
+		walk_push_mark(sc, PHP_TAG_LOST, PHP_LOST_NO_FRAME);
+		return 0;
+	}
+	for (i = 0; i < PHP_MAX_RUN && f; i++) {
+		if (bpf_probe_read_user(ex, sizeof(ex), (const void *)f))
+			goto lost;
+		ret = php_frame(sc, p, ex, f, exact && i == 0 && !jit);
+		if (ret < 0)
+			goto lost;
+		f = ex[p->ex_prev & (PHP_EX_WORDS - 1)];
+		if (ret && !jit)
+			break;
+	}
+	if (i == PHP_MAX_RUN)
+		walk_push_mark(sc, PHP_TAG_LOST, PHP_LOST_RUN);
+	w->frame = f;
+	return 0;
+lost:
+	walk_push_mark(sc, PHP_TAG_LOST, PHP_LOST_READ);
+	w->frame = 0;
+	return 0;
+}
+
+#endif /* EBPFPROF_PHP_BPF_H */
