@@ -1,0 +1,141 @@
+/* ruby.bpf.h -- walks CRuby's control frames when the native walk reaches vm_exec (include/ruby.h) */
+#ifndef EBPFPROF_RUBY_BPF_H
+#define EBPFPROF_RUBY_BPF_H
+
+#include "ruby.h"
+#include "walk.bpf.h"
+
+/* pid -> its interpreter's layout; a process not here has native frames only */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct rb_proc);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} rb_procs SEC(".maps");
+
+/* Walk state kept across native frames: the next control frame to hand out, and the stack's end. */
+struct rb_walk {
+	__u64 cfp;
+	__u64 end;
+	__u32 started;		/* cfp was read from the execution context */
+	__u32 pad;
+};
+
+static __always_inline bool rb_in_exec(const struct rb_proc *rb, __u64 pc)
+{
+	return pc >= rb->exec_start && pc < rb->exec_end;
+}
+
+/*
+ * The sampled thread's execution context: ruby_current_ec, a thread-local
+ * of libruby, found through glibc's DTV as __tls_get_addr would (libruby
+ * is loaded at start, so its block is in every thread's static TLS).
+ * A Fiber switch changes it, so a Fiber's frames are its own.
+ */
+static __always_inline __u64 rb_current_ec(const struct rb_proc *rb)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), dtv, block, ec;
+
+	if (walk_read(&dtv, fsbase + RB_TCB_DTV) ||
+	    walk_read(&block, dtv + RB_DTV_STRIDE * (rb->tls_module & 0xffff)) || !block ||
+	    walk_read(&ec, block + rb->tls_offset))
+		return 0;
+	return ec;
+}
+
+/*
+ * The method entry of a Ruby frame whose environment ENV (ep[-2..0]) was
+ * read: a block's is its method's, some environments up.
+ */
+static __always_inline __u64 rb_frame_me(const __u64 *frame_env)
+{
+	__u64 env[3] = { frame_env[0], frame_env[1], frame_env[2] };
+
+	for (int i = 0; i < RB_MAX_EP_HOPS; i++) {
+		if (env[2] & RB_ENV_FLAG_LOCAL)
+			return env[0];
+		/* the enclosing environment: ep[-1] without its tag bits */
+		if (bpf_probe_read_user(env, sizeof(env), (const void *)((env[1] & ~3ULL) - 16)))
+			return 0;
+	}
+	return 0;	/* deeper nesting: named without its class */
+}
+
+/* Starts the walk at the thread's innermost control frame; false (marked) if it cannot. */
+static __always_inline bool rb_walk_start(struct unwind_scratch *sc, const struct rb_proc *rb,
+					  struct rb_walk *w)
+{
+	__u64 ec = rb_current_ec(rb), stack, size;
+
+	w->started = 1;
+	if (!ec || walk_read(&stack, ec + rb->ec_vm_stack) ||
+	    walk_read(&size, ec + rb->ec_vm_stack_size) || walk_read(&w->cfp, ec + rb->ec_cfp)) {
+		walk_push_mark(sc, RB_TAG_LOST, RB_LOST_NO_EC);
+		return false;
+	}
+	/* control frames grow down from the VM stack's end; a cfp outside it is not one */
+	w->end = stack + size * 8;
+	if (w->cfp <= stack || w->cfp >= w->end) {
+		walk_push_mark(sc, RB_TAG_LOST, RB_LOST_NO_EC);
+		w->cfp = 0;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * One vm_exec call met by the native walk: records the control frames it
+ * runs, innermost first, up to the one it began with (FINISH), each as two
+ * slots (include/ruby.h), and leaves in w->cfp the caller's next. A C
+ * function's frame stands where its method was called from Ruby. A global
+ * function, verified once on its own. Returns 0.
+ */
+__noinline int rb_frames(struct unwind_scratch *sc, const struct rb_proc *rb, struct rb_walk *w)
+{
+	__u64 cf[8] = {}, env[3], cfp, pc, iseq, ep, me;
+	int i;
+
+	if (!sc || !rb || !w)
+		return 0;
+	if (!w->started && !rb_walk_start(sc, rb, w))
+		return 0;
+	cfp = w->cfp;
+	for (i = 0; i < RB_MAX_RUN && cfp && cfp < w->end; i++) {
+		/* pc, iseq and ep are in its first 40 bytes in every version */
+		if (bpf_probe_read_user(cf, 40, (const void *)cfp))
+			goto lost;
+		pc = cf[(rb->cfp_pc / 8) & 7];
+		iseq = cf[(rb->cfp_iseq / 8) & 7];
+		ep = cf[(rb->cfp_ep / 8) & 7];
+		if (bpf_probe_read_user(env, sizeof(env), (const void *)(ep - 16)))
+			goto lost;
+		cfp += rb->cfp_size;
+		if ((env[2] & RB_FRAME_MAGIC_MASK) == RB_FRAME_MAGIC_DUMMY)
+			continue;	/* VM bookkeeping, no code of the program */
+		if (env[2] & RB_FRAME_FLAG_CFRAME) {
+			walk_push_frame(sc, RB_TAG_CFUNC, env[0], 0);
+			rt_announce(sc, RB_EVENT_CME, env[0] & FRAME_ADDR_MASK, 0);
+		} else if (iseq && pc) {
+			me = rb_frame_me(env);
+			walk_push_frame(sc, RB_TAG_ISEQ, iseq, rb_iseq_where(me, pc));
+			rt_announce(sc, RB_EVENT_ISEQ, iseq & FRAME_ADDR_MASK, (__u32)(me >> 3));
+			/* its class, read while it lives: an eval'd method's entry goes with it */
+			if (me)
+				rt_announce(sc, RB_EVENT_CME, me & FRAME_ADDR_MASK, 0);
+		}
+		if (env[2] & RB_FRAME_FLAG_FINISH)
+			break;
+	}
+	if (i == RB_MAX_RUN)
+		walk_push_mark(sc, RB_TAG_LOST, RB_LOST_RUN);
+	w->cfp = cfp;
+	return 0;
+lost:
+	walk_push_mark(sc, RB_TAG_LOST, RB_LOST_READ);
+	w->cfp = 0;
+	return 0;
+}
+
+#endif /* EBPFPROF_RUBY_BPF_H */
