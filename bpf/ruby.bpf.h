@@ -63,6 +63,16 @@ static __always_inline __u64 rb_frame_me(const __u64 *frame_env)
 	return 0;	/* deeper nesting: named without its class */
 }
 
+/* The gen of method entry ME (include/ruby.h): 0 without one */
+static __always_inline __u32 rb_me_gen(const struct rb_proc *rb, __u64 me)
+{
+	__u64 id;
+
+	if (!me || walk_read(&id, me + rb->me_called_id))
+		return 0;
+	return rb_gen(id);
+}
+
 /* Starts the walk at the thread's innermost control frame; false (marked) if it cannot. */
 static __always_inline bool rb_walk_start(struct unwind_scratch *sc, const struct rb_proc *rb,
 					  struct rb_walk *w)
@@ -95,6 +105,7 @@ static __always_inline bool rb_walk_start(struct unwind_scratch *sc, const struc
 __noinline int rb_frames(struct unwind_scratch *sc, const struct rb_proc *rb, struct rb_walk *w)
 {
 	__u64 cf[8] = {}, env[3], cfp, pc, iseq, ep, me;
+	__u32 gen;
 	int i;
 
 	if (!sc || !rb || !w)
@@ -115,15 +126,19 @@ __noinline int rb_frames(struct unwind_scratch *sc, const struct rb_proc *rb, st
 		if ((env[2] & RB_FRAME_MAGIC_MASK) == RB_FRAME_MAGIC_DUMMY)
 			continue;	/* VM bookkeeping, no code of the program */
 		if (env[2] & RB_FRAME_FLAG_CFRAME) {
-			walk_push_frame(sc, RB_TAG_CFUNC, env[0], 0);
-			rt_announce(sc, RB_EVENT_CME, env[0] & FRAME_ADDR_MASK, 0);
+			me = env[0] & RB_OBJ_MASK;
+			gen = rb_me_gen(rb, me);
+			walk_push_frame(sc, RB_TAG_CFUNC, rb_obj_slot(me, gen), 0);
+			rt_announce(sc, RB_EVENT_CME, me, gen);
 		} else if (iseq && pc) {
-			me = rb_frame_me(env);
-			walk_push_frame(sc, RB_TAG_ISEQ, iseq, rb_iseq_where(me, pc));
-			rt_announce(sc, RB_EVENT_ISEQ, iseq & FRAME_ADDR_MASK, (__u32)(me >> 3));
+			me = rb_frame_me(env) & RB_OBJ_MASK;
+			gen = rb_me_gen(rb, me);
+			iseq &= RB_OBJ_MASK;
+			walk_push_frame(sc, RB_TAG_ISEQ, rb_obj_slot(iseq, gen), rb_iseq_where(me, pc));
+			rt_announce(sc, RB_EVENT_ISEQ, iseq, rb_iseq_gen(me, gen));
 			/* its class, read while it lives: an eval'd method's entry goes with it */
 			if (me)
-				rt_announce(sc, RB_EVENT_CME, me & FRAME_ADDR_MASK, 0);
+				rt_announce(sc, RB_EVENT_CME, me, gen);
 		}
 		if (env[2] & RB_FRAME_FLAG_FINISH)
 			break;

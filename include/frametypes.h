@@ -63,8 +63,8 @@ enum unwind_runtime {
 #define V8_TAG_JIT 0xf4ULL		/* SharedFunctionInfo | gen << 48 | pc in compiled code */
 #define V8_TAG_STUB 0xf3ULL		/* V8 frame type | pc: generated code that runs no JS function */
 #define V8_TAG_LOST 0xf2ULL		/* where a V8 walk stopped: enum v8_lost_reason */
-#define RB_TAG_ISEQ 0xe0ULL		/* a Ruby frame: iseq | method entry and pc (include/ruby.h) */
-#define RB_TAG_CFUNC 0xe1ULL		/* a C function called as a Ruby method: its method entry | 0 */
+#define RB_TAG_ISEQ 0xe0ULL		/* a Ruby frame: iseq and gen | method entry and pc (include/ruby.h) */
+#define RB_TAG_CFUNC 0xe1ULL		/* a C function called as a Ruby method: its method entry and gen | 0 */
 #define RB_TAG_LOST 0xe2ULL		/* where a Ruby walk stopped: enum rb_lost_reason */
 
 /* X(tag, runtime, slots): every tag, once */

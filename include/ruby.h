@@ -43,23 +43,48 @@ struct rb_proc {
 	__u16 cfp_pc;
 	__u16 cfp_iseq;
 	__u16 cfp_ep;
-	__u16 pad[3];
+	__u16 me_called_id;	/* rb_method_entry_t.called_id: the ID its method was called by */
+	__u16 pad[2];
 };
 
 /*
  * A Ruby frame takes two slots (tags in frametypes.h):
- * - RB_TAG_ISEQ | iseq, then rb_iseq_where(): its method entry (whose
- *   class names it; a block's is its method's) and the low 20 bits of its
- *   pc (the iseq's own start gives the rest: userspace refuses iseqs of
- *   1 MiB or more of code);
- * - RB_TAG_CFUNC | method entry, then 0: a C function called as a method.
- * One slot, RB_TAG_LOST | enum rb_lost_reason, where Ruby frames could not
- * be read. Each iseq (with its method entry) and method entry is announced
- * when first seen (RB_EVENT_ISEQ, RB_EVENT_CME), so userspace reads it
- * while it lives: code made by eval is freed by the GC.
+ * - RB_TAG_ISEQ | rb_obj_slot(iseq, gen), then rb_iseq_where(): its method
+ *   entry (whose class names it; a block's is its method's) and the low 20
+ *   bits of its pc (the iseq's own start gives the rest: userspace refuses
+ *   iseqs of 1 MiB or more of code);
+ * - RB_TAG_CFUNC | rb_obj_slot(method entry, gen), then 0: a C function
+ *   called as a method.
+ * gen is the low 12 bits of the serial of the method entry's called_id:
+ * code made by eval and collected leaves its iseq's and method entry's
+ * addresses to the next one, and symbols are numbered in order, so a
+ * method of another name made since (up to 4,095 names later) is told
+ * apart. One slot, RB_TAG_LOST | enum rb_lost_reason, where Ruby frames
+ * could not be read. Each iseq and method entry is announced when first
+ * seen (RB_EVENT_ISEQ with rb_iseq_gen(), RB_EVENT_CME with gen), so
+ * userspace reads it while it lives.
  */
 #define RB_PC_BITS 20
 #define RB_PC_MASK ((1u << RB_PC_BITS) - 1)
+#define RB_GEN_BITS 12
+#define RB_GEN_MASK ((1u << RB_GEN_BITS) - 1)
+#define RB_OBJ_BITS 44		/* an 8-byte aligned user address, shifted by 3 */
+#define RB_OBJ_MASK ((1ULL << 47) - 1)
+
+static inline __u64 rb_obj_slot(__u64 obj, __u32 gen)
+{
+	return (__u64)(gen & RB_GEN_MASK) << RB_OBJ_BITS | (obj & RB_OBJ_MASK) >> 3;
+}
+
+static inline __u64 rb_slot_obj(__u64 slot)
+{
+	return (slot & ((1ULL << RB_OBJ_BITS) - 1)) << 3;
+}
+
+static inline __u32 rb_slot_gen(__u64 slot)
+{
+	return (__u32)(slot >> RB_OBJ_BITS) & RB_GEN_MASK;
+}
 
 static inline __u64 rb_iseq_where(__u64 me, __u64 pc)
 {
@@ -69,6 +94,18 @@ static inline __u64 rb_iseq_where(__u64 me, __u64 pc)
 static inline __u64 rb_where_me(__u64 where)
 {
 	return (where >> RB_PC_BITS) << 3;
+}
+
+/* A called_id's gen: its symbol's serial (IDs above the operators keep 4 scope bits below it) */
+static inline __u32 rb_gen(__u64 called_id)
+{
+	return (__u32)(called_id > 0xa9 ? called_id >> 4 : called_id) & RB_GEN_MASK;
+}
+
+/* An iseq's announcement's gen: 20 bits of its method entry, and the entry's gen */
+static inline __u32 rb_iseq_gen(__u64 me, __u32 gen)
+{
+	return (__u32)((me >> 3) & 0xfffff) | (gen & RB_GEN_MASK) << 20;
 }
 
 enum rb_lost_reason {

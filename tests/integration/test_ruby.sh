@@ -159,9 +159,59 @@ wall_check() {
 	fi
 }
 
+# evalgc V: methods made by eval, run 30 ms of CPU, removed and collected: each named as itself (genN from
+# generated_N.rb, never another's name at a reused address), none unknown
+evalgc_check() {
+	local v=$1 name=$1-evalgc made res own other unknown
+	selected "$name" || return 0
+	run "$v" evalgc.rb "$SECS" "$(gate "$v" "$name")" >"$tmp/$name.out"
+	local pid=$RPID
+	start_profile "$name" "$v" --pid "$pid"
+	wait "$pid"
+	stop_profile
+	read -r made <"$tmp/$name.out"
+	res=$(go tool pprof -top -nodecount=1000 -symbolize=none -lines "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		match($0, / (Churn#)?gen[0-9]+ /) {
+			f = substr($0, RSTART + 1, RLENGTH - 2); g = f; sub(/.*gen/, "", g)
+			if ($0 ~ ("generated_" g "\\.rb:")) { own[g] = 1; if (f ~ /#/) cls[g] = 1 } else bad++
+		}
+		END { n = c = 0; for (g in own) n++; for (g in cls) c++; print n, bad + 0, c }')
+	read -r own other cls <<<"$res"
+	unknown=$(pprof_top "$tmp/$name.pb.gz" | grep -c 'unknown ruby')
+	if [ "${made:-0}" -gt 10 ] && [ $((own * 10)) -ge $((made * 8)) ] && [ "$other" = 0 ] && [ "$unknown" = 0 ]; then
+		pass "$name: $own of $made collected eval methods named with their own file ($cls with their class), none unknown or another's"
+	else
+		fail "$name" "$own of ${made:-?} eval methods named as themselves, $other as another, $unknown unknown"
+	fi
+}
+
+# agent: the pull endpoint names a Ruby process's methods, and /metrics has the runtime's families
+agent_check() {
+	local v=$1 name=$1-agent port named
+	selected "$name" || return 0
+	touch "$(dir "$v")/$name.gate"
+	run "$v" split.rb "$SECS" "$(gate "$v" "$name")" >/dev/null
+	local pid=$RPID
+	"$EBPFPROF" agent --frequency 99 --interval 2 --listen 127.0.0.1:0 2>"$tmp/$name.err" &
+	local agent=$!
+	port=$(wait_port "$tmp/$name.err") || { fail "$name" "the agent did not start"; stop $agent; return; }
+	curl -sf -o "$tmp/$name.pb.gz" "http://127.0.0.1:$port/debug/pprof/profile?seconds=2&pid=$pid"
+	named=$(curl -sf "http://127.0.0.1:$port/metrics" | sed -n 's/^ebpfprof_ruby_frames_named_total \([0-9]*\)$/\1/p')
+	stop $agent
+	wait "$pid"
+	if cum "$tmp/$name.pb.gz" Split#alpha >/dev/null && [ -n "$(cum "$tmp/$name.pb.gz" Split#alpha)" ] &&
+		[ "${named:-0}" -gt 0 ]; then
+		pass "$name: the pull endpoint's profile holds Split#alpha; ebpfprof_ruby_frames_named_total $named"
+	else
+		fail "$name" "Split#alpha missing from the pull, or no named frames in /metrics (${named:-none})"
+	fi
+}
+
 for v in "${rubies[@]}"; do
 	split_check "$v"
 	split_check "$v" 2
 	cfunc_check "$v"
 	wall_check "$v"
+	evalgc_check "$v"
 done
+agent_check "${rubies[0]}"

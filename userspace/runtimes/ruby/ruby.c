@@ -143,6 +143,7 @@ static int probe(struct ruby_rt *r, __u32 pid, struct rb_proc *proc, const struc
 	proc->cfp_pc = 0;
 	proc->cfp_iseq = 16;
 	proc->cfp_ep = 32;
+	proc->me_called_id = RB_ME_CALLED_ID;
 	*symbols = f.symbols;
 	return 0;
 }

@@ -34,6 +34,7 @@ const struct rb_layout *rb_layout__find(__u32 version);
 #define RB_BODY_READ 192	/* bytes of a body read at once: past every field we use */
 #define RB_ME_OWNER 32		/* rb_method_entry_t.owner */
 #define RB_ME_DEF 16		/* .def */
+#define RB_ME_CALLED_ID 24	/* .called_id */
 #define RB_DEF_ORIGINAL_ID 32	/* rb_method_definition_t.original_id */
 #define RB_INSN_INFO_SIZE 12	/* sizeof(struct iseq_insn_info_entry), line_no first */
 #define RB_LAST_OP_ID 0xa9	/* tLAST_OP_ID: IDs above it keep their serial above 4 scope bits */
@@ -134,7 +135,7 @@ struct hmap;
 /* One iseq or method entry, as read when BPF first saw it run. */
 struct rb_code {
 	__u64 addr;		/* the iseq, or the method entry */
-	__u32 gen;		/* an iseq's: the method entry it ran under >> 3, low 32 bits */
+	__u32 gen;		/* as announced: rb_iseq_gen() for an iseq, rb_gen() for a method entry */
 	bool cme;		/* addr is a method entry */
 	bool ok;
 	bool singleton;		/* a method entry's owner is a singleton class: Foo.bar */
@@ -153,6 +154,7 @@ struct rb_code {
 /* A frame's whole name: an iseq's label with its method entry's class ("block in Foo#bar"). */
 struct rb_name {
 	__u64 iseq, me;
+	__u32 iseq_gen, me_gen;
 	char *full;
 };
 

@@ -47,7 +47,7 @@ static void count(struct ruby_rt *r, bool cme, int err)
 	if (err == -ENOENT)
 		return;	/* a method entry slot that holds no method: nothing lost */
 	if (cme)
-		err ? r->stats.cfuncs_failed++ : r->stats.cfuncs++;
+		err ? r->stats.mes_failed++ : r->stats.mes++;
 	else
 		err ? r->stats.iseqs_failed++ : r->stats.iseqs++;
 }
@@ -139,6 +139,7 @@ static __u32 code_line(const struct rb_code *c, __u64 where)
 
 struct name_key {
 	__u64 iseq, me;
+	__u32 iseq_gen, me_gen;
 };
 
 static int name_eq(__u32 id, const void *key, const void *ctx)
@@ -146,15 +147,16 @@ static int name_eq(__u32 id, const void *key, const void *ctx)
 	const struct rb_name *n = &((const struct rb_pid *)ctx)->names[id - 1];
 	const struct name_key *k = key;
 
-	return n->iseq == k->iseq && n->me == k->me;
+	return n->iseq == k->iseq && n->me == k->me && n->iseq_gen == k->iseq_gen && n->me_gen == k->me_gen;
 }
 
 /* The whole name of (ISEQ, ME), made once and kept with the image's state (NULL: no memory). */
 static const char *whole_name(struct ruby_rt *r, struct rb_pid *p, const struct rb_code *iseq,
 			      const struct rb_code *me)
 {
-	struct name_key k = { iseq ? iseq->addr : 0, me ? me->addr : 0 };
-	__u64 h = hash_u64(k.iseq, k.me);
+	struct name_key k = { iseq ? iseq->addr : 0, me ? me->addr : 0, iseq ? iseq->gen : 0,
+			      me ? me->gen : 0 };
+	__u64 h = hash_u64(k.iseq, hash_u64(k.me, (__u64)k.iseq_gen << 32 | k.me_gen));
 	__u32 id = hmap__find(p->name_index, h, name_eq, &k, p);
 	struct rb_name *n;
 
@@ -170,7 +172,7 @@ static const char *whole_name(struct ruby_rt *r, struct rb_pid *p, const struct 
 		p->cap_names = cap;
 	}
 	n = &p->names[p->n_names];
-	*n = (struct rb_name){ k.iseq, k.me, rb_name__compose(iseq, me) };
+	*n = (struct rb_name){ k.iseq, k.me, k.iseq_gen, k.me_gen, rb_name__compose(iseq, me) };
 	if (!n->full || hmap__insert(p->name_index, h, (__u32)p->n_names + 1)) {
 		free(n->full);
 		return NULL;
@@ -186,15 +188,16 @@ int ruby__frame(struct ruby_rt *r, const struct proc_image *img, __u64 a, __u64 
 {
 	struct rb_pid *p = ruby__find_image(r, img);
 	bool cfunc = FRAME_TAG(a) == RB_TAG_CFUNC;
-	__u64 me_addr = cfunc ? a & FRAME_ADDR_MASK : rb_where_me(b);
-	struct code_key ki = { .addr = a & FRAME_ADDR_MASK, .gen = (__u32)(me_addr >> 3) };
-	struct code_key km = { .addr = me_addr, .cme = true };
+	__u32 gen = rb_slot_gen(a);
+	__u64 obj = rb_slot_obj(a), me_addr = cfunc ? obj : rb_where_me(b);
+	struct code_key ki = { .addr = obj, .gen = rb_iseq_gen(me_addr, gen) };
+	struct code_key km = { .addr = me_addr, .gen = gen, .cme = true };
 	const struct rb_code *iseq = NULL, *me = NULL;
 	const char *name = NULL;
 
 	if (max < 1)
 		return 0;
-	*loc = hash_u64(ki.addr, hash_u64(b, proc_image__hash(img))) | 1ull << 63;
+	*loc = hash_u64(a & FRAME_ADDR_MASK, hash_u64(b, proc_image__hash(img))) | 1ull << 63;
 	if (p) {
 		iseq = cfunc ? NULL : get_code(r, p, &ki);
 		me = me_addr ? get_code(r, p, &km) : NULL;

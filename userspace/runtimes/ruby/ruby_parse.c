@@ -277,7 +277,9 @@ static int read_me(const struct rb_mem *m, struct rb_code *c)
 
 	if ((err = obj_flags(m, c->addr, &flags)))
 		return err;
-	if ((flags & RB_T_MASK) != RB_T_IMEMO || ((flags >> RB_FL_USHIFT) & 0xf) != RB_IMEMO_MENT)
+	if ((flags & RB_T_MASK) != RB_T_IMEMO)
+		return -ESTALE;	/* freed by the GC before it was read */
+	if (((flags >> RB_FL_USHIFT) & 0xf) != RB_IMEMO_MENT)
 		return -ENOENT;	/* a cref or svar: a frame of no method */
 	if ((err = rd64(m, c->addr + RB_ME_DEF, &def)) ||
 	    (err = rd64(m, def + RB_DEF_ORIGINAL_ID, &id)) || (err = rd64(m, c->addr + RB_ME_OWNER, &owner)))

@@ -11,8 +11,8 @@ struct ruby_stats {
 	__u64 unknown_versions;	/* a CRuby whose layout we do not know, or cannot find: native frames only */
 	__u64 iseqs;		/* iseqs read and cached */
 	__u64 iseqs_failed;	/* iseqs that could not be read (freed, the process gone) */
-	__u64 cfuncs;		/* method entries of C functions read */
-	__u64 cfuncs_failed;
+	__u64 mes;		/* method entries (a method's name and class) read */
+	__u64 mes_failed;
 	__u64 cache_bytes;	/* memory the cached names and line tables hold */
 	__u64 cache_full;	/* not read: their process's cache was full */
 	__u64 frames_named;
