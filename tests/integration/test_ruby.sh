@@ -9,7 +9,7 @@ SECS=${RUBY_SECONDS:-3}	# CPU (or wall) seconds of each run
 TOL=${RUBY_TOLERANCE:-5}
 tmp=$(mktemp -d)
 ROOT=""
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; [ -z "$ROOT" ] || rm -rf "$ROOT/tmp/ebpfprof-ruby.$$"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; container_cleanup; rm -rf "$tmp"; [ -z "$ROOT" ] || rm -rf "$ROOT/tmp/ebpfprof-ruby.$$"' EXIT
 
 # each version: its tag, how to run it, and where its scripts and gates are as it sees them
 rubies=()
@@ -207,6 +207,58 @@ agent_check() {
 	fi
 }
 
+# container: ruby3.3 in a Docker container made from the Debian 13 root (its files only): found through its
+# root, its methods named, its split within 5 points
+IMG=ebpfprof-test-ruby-$$
+DOCKERD=0
+container_cleanup() {
+	docker rm -f "$IMG" >/dev/null 2>&1
+	docker image rm -f "$IMG:latest" >/dev/null 2>&1
+	# a daemon we started goes with us
+	if [ "$DOCKERD" = 1 ] && [ -s /var/run/docker.pid ]; then
+		kill "$(cat /var/run/docker.pid)" 2>/dev/null
+		for _ in $(seq 40); do [ -e /var/run/docker.pid ] || break; sleep 0.25; done
+	fi
+}
+container_check() {
+	local name=ruby3.3-container pid a b want got libs
+	selected "$name" || return 0
+	[ -n "$ROOT" ] || { skip "$name" "no Debian 13 root"; return; }
+	command -v dockerd >/dev/null || { skip "$name" "no dockerd (make deps-test installs docker.io)"; return; }
+	if ! docker info >/dev/null 2>&1; then
+		(dockerd >/var/log/ebpfprof-dockerd.log 2>&1 &)
+		DOCKERD=1
+		for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+	fi
+	docker info >/dev/null 2>&1 || { skip "$name" "dockerd does not start here"; return; }
+	# the interpreter, the libraries it loads and Ruby's own library: 30 MB, imported in seconds
+	libs=$(chroot "$ROOT" ldd /usr/bin/ruby3.3 | awk '$3 ~ /^\// { print substr($3, 2) } $1 ~ /^\// { print substr($1, 2) }')
+	mkdir -p "$tmp/ctr/g"
+	cp "$RBDIR/split.rb" "$tmp/ctr/split.rb"
+	tar -C "$ROOT" -ch usr/bin/ruby3.3 $libs usr/lib/ruby/3.3.0 usr/lib/x86_64-linux-gnu/ruby/3.3.0 \
+		--exclude='*/rubygems*' | docker import - "$IMG:latest" >/dev/null ||
+		{ fail "$name" "docker import failed"; return; }
+	docker run -d --name "$IMG" -v "$tmp/ctr:/t" "$IMG:latest" /usr/bin/ruby3.3 --disable-gems \
+		/t/split.rb "$SECS" /t/g/go >/dev/null || { fail "$name" "docker run failed"; return; }
+	pid=$(docker inspect -f '{{.State.Pid}}' "$IMG")
+	"$EBPFPROF" -v --pid "$pid" --frequency "$FREQ" --duration 120 --output "$tmp/$name.pb.gz" 2>"$tmp/$name.err" &
+	PROF=$!
+	for _ in $(seq 300); do grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break; sleep 0.1; done
+	touch "$tmp/ctr/g/go"
+	docker wait "$IMG" >/dev/null
+	stop_profile
+	read -r _ a _ b < <(docker logs "$IMG" 2>/dev/null)
+	want=$(pct "${a:-0}" "${b:-1}")
+	a=$(cum "$tmp/$name.pb.gz" Split#alpha)
+	b=$(cum "$tmp/$name.pb.gz" Split#beta)
+	if [ -n "$a" ] && [ -n "$b" ] && near "$(pct "$a" "$b")" "$want"; then
+		pass "$name: profile $(pct "$a" "$b")% alpha, measured $want%, in a container"
+	else
+		fail "$name" "Split#alpha ${a:-missing}, Split#beta ${b:-missing}, measured $want% alpha: $(grep -E 'ruby:|warning' "$tmp/$name.err" | head -2)"
+	fi
+	named_check "$name"
+}
+
 for v in "${rubies[@]}"; do
 	split_check "$v"
 	split_check "$v" 2
@@ -215,3 +267,5 @@ for v in "${rubies[@]}"; do
 	evalgc_check "$v"
 done
 agent_check "${rubies[0]}"
+container_check
+container_cleanup
