@@ -22,8 +22,7 @@ struct rt_walk {
 	 */
 	__u64 java_low, java_high;
 	const struct v8_proc *v8;
-	const struct rb_proc *rb;
-	struct rb_walk rb_walk;
+	/* Ruby's state is in its per-CPU rb_scratch: the BPF stack has no room */
 #ifdef EBPFPROF_TEST_RUNTIMES
 	const struct null_proc *null;
 	struct null_walk null_walk;
@@ -50,8 +49,7 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 
 	}
 	if (unwind_pid_bits__in(bits, UNWIND_RT_V8))
 		w->v8 = bpf_map_lookup_elem(&v8_procs, &pid);
-	if (unwind_pid_bits__in(bits, UNWIND_RT_RUBY))
-		w->rb = bpf_map_lookup_elem(&rb_procs, &pid);
+	rb_walk_begin(bits, pid);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL))
 		w->null = bpf_map_lookup_elem(&null_procs, &pid);
@@ -74,8 +72,7 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 		return v8_step(sc, w->v8, exact) ? RT_STOP : RT_STEPPED;
 	if (w->py && py_in_eval(w->py, sc->pc))
 		py_frames(sc, w->py, &w->py_walk);
-	if (w->rb && rb_in_exec(w->rb, sc->pc))
-		rb_frames(sc, w->rb, &w->rb_walk);
+	rb_walk_frame(sc);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (w->null && null_in_eval(w->null, sc->pc))
 		null_frames(sc, w->null, &w->null_walk);

@@ -104,6 +104,42 @@ static int test_code(void)
 	return TEST_OK;
 }
 
+/* ---- names, and the versions we know ---- */
+
+static int name_is(const struct rb_code *iseq, const struct rb_code *me, const char *want)
+{
+	char *got = rb_name__compose(iseq, me);
+	int ok = got && !strcmp(got, want);
+
+	if (!ok)
+		fprintf(stderr, "  got '%s', want '%s'\n", got ? got : "(null)", want);
+	free(got);
+	return ok;
+}
+
+static int test_names(void)
+{
+	struct rb_code method = { .name = "bar", .base = "bar" };
+	struct rb_code block = { .name = "block (2 levels) in bar", .base = "bar" };
+	struct rb_code top = { .name = "<main>", .base = "<main>" };
+	struct rb_code klass = { .cme = true, .name = "bar", .klass = "Foo::Baz" };
+	struct rb_code single = { .cme = true, .name = "bar", .klass = "Foo", .singleton = true };
+	struct rb_code anon = { .cme = true, .name = "times" };
+
+	CHECK(name_is(&method, &klass, "Foo::Baz#bar"));
+	CHECK(name_is(&block, &klass, "block (2 levels) in Foo::Baz#bar"));
+	CHECK(name_is(&method, &single, "Foo.bar"));
+	CHECK(name_is(&method, NULL, "bar"));
+	CHECK(name_is(&top, &klass, "<main>"));	/* a label not ending in its base stays */
+	CHECK(name_is(&method, &anon, "bar"));	/* an anonymous class: the method alone */
+	CHECK(name_is(NULL, &single, "Foo.bar"));
+	CHECK(name_is(NULL, &anon, "times"));
+	/* the versions whose layout we have, and one we do not: never guessed */
+	CHECK(rb_layout__find(0x030102) && rb_layout__find(0x030308));
+	CHECK(!rb_layout__find(0x030207) && !rb_layout__find(0x030400) && !rb_layout__find(0x020700));
+	return TEST_OK;
+}
+
 /* ---- real interpreters ---- */
 
 /* RUBY (argv) found in its process, its tables read, and its classes named through them */
@@ -157,7 +193,7 @@ static int real_ruby(char *const argv[], __u32 want_minor)
 	err = -ENOENT;
 	for (size_t i = 0; i < n && err; i++)
 		if (strstr(maps[i].path, "libruby"))
-			err = rb_elf__probe("/proc", img.pid, &maps[i], maps, n, &f);
+			err = rb_elf__probe("/proc", img.pid, &maps[i], &f);
 	proc_maps__free(maps);
 	CHECK(!err && f.symbols);
 	ret = TEST_OK;
@@ -192,5 +228,6 @@ static int test_real_ruby33(void)
 	return real_ruby(argv, 3);
 }
 
-TEST_MAIN("ruby", { "succ", test_succ }, { "code", test_code }, { "real_ruby3.1", test_real_ruby31 },
+TEST_MAIN("ruby", { "succ", test_succ }, { "code", test_code }, { "names", test_names },
+	  { "real_ruby3.1", test_real_ruby31 },
 	  { "real_ruby3.3", test_real_ruby33 })

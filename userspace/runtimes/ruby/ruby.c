@@ -123,7 +123,7 @@ static int probe(struct ruby_rt *r, __u32 pid, struct rb_proc *proc, const struc
 		if (!maps[i].inode || maps[i].path[0] != '/')
 			continue;
 		if (worth_probing(&maps[i], first))
-			err = rb_elf__probe(r->o.proc_root, pid, &maps[i], maps, n, &f);
+			err = rb_elf__probe(r->o.proc_root, pid, &maps[i], &f);
 		first = false;
 	}
 	proc_maps__free(maps);

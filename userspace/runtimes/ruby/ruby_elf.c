@@ -150,7 +150,7 @@ static int find_code(__u32 pid, const struct elf_found *sym, __u64 bias, const _
 }
 
 int rb_elf__probe(const char *proc_root, __u32 pid, const struct proc_map *m,
-		  const struct proc_map *maps, size_t n_maps, struct rb_found *f)
+		  struct rb_found *f)
 {
 	struct elf_found sym[SYM_COUNT];
 	struct stat st;
@@ -158,8 +158,6 @@ int rb_elf__probe(const char *proc_root, __u32 pid, const struct proc_map *m,
 	__u8 *hdr = NULL;
 	int fd, err = procfs__open_mapped(proc_root, pid, m, &fd, &st);
 
-	(void)maps;
-	(void)n_maps;
 	memset(f, 0, sizeof(*f));
 	if (err)
 		return err;

@@ -115,8 +115,7 @@ struct rb_found {
  * 0, -ENOENT (not CRuby), -ENOTSUP (CRuby, but something the walk needs was
  * not found), or another negative errno.
  */
-int rb_elf__probe(const char *proc_root, __u32 pid, const struct proc_map *m,
-		  const struct proc_map *maps, size_t n_maps, struct rb_found *f);
+int rb_elf__probe(const char *proc_root, __u32 pid, const struct proc_map *m, struct rb_found *f);
 
 /*
  * Machine code scanners, on BUF[0, len) read at address AT: exported for the

@@ -348,8 +348,11 @@ char *rb_name__compose(const struct rb_code *iseq, const struct rb_code *me)
 	}
 	ll = strlen(iseq->name);
 	bl = strlen(iseq->base);
-	/* "block in bar" of Foo: "block in Foo#bar"; a label not ending in its base stays as it is */
-	if (!me || !me->klass || bl > ll || strcmp(iseq->name + ll - bl, iseq->base))
+	/*
+	 * "block in bar" of Foo: "block in Foo#bar"; a label not ending in its
+	 * base, or of no method ("<main>", "<class:Foo>"), stays as it is
+	 */
+	if (!me || !me->klass || bl > ll || iseq->base[0] == '<' || strcmp(iseq->name + ll - bl, iseq->base))
 		return strdup(iseq->name);
 	return asprintf(&out, "%.*s%s%s%s", (int)(ll - bl), iseq->name, me->klass, sep, iseq->base) < 0 ?
 		       NULL : out;
