@@ -134,6 +134,35 @@ cfunc_check() {
 	fi
 }
 
+# fiber V: a Fiber's samples hold its own frames (under Kernel#loop), the main fiber's its own: the execution
+# context followed across Fiber switches
+fiber_check() {
+	local v=$1 name=$1-fiber res
+	selected "$name" || return 0
+	run "$v" fiber.rb "$SECS" "$(gate "$v" "$name")"
+	local pid=$RPID
+	start_profile "$name" "$v" --pid "$pid"
+	wait "$pid"
+	stop_profile
+	res=$(go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		function check() {
+			if (fib) { nf++; if (loop && !mn) okf++ }
+			if (mn) { nm++; if (!loop && !fib) okm++ }
+			fib = mn = loop = 0
+		}
+		/^-----/ { check(); next }
+		/Object#spin_in_fiber/ { fib = 1 }
+		/Object#spin_in_main/ { mn = 1 }
+		/Kernel#loop/ { loop = 1 }
+		END { check(); print okf + 0, nf + 0, okm + 0, nm + 0 }')
+	read -r okf nf okm nm <<<"$res"
+	if [ "$nf" -gt 5 ] && [ "$nm" -gt 5 ] && [ "$okf" = "$nf" ] && [ "$okm" = "$nm" ]; then
+		pass "$name: $nf stacks in the Fiber under Kernel#loop, $nm in the main fiber, none mixed"
+	else
+		fail "$name" "$okf of $nf Fiber stacks and $okm of $nm main ones hold their own frames only"
+	fi
+}
+
 # wall V: Wall#compute against Wall#doze (sleep) in wall time, as the script measured them
 wall_check() {
 	local v=$1 name=$1-wall c d pc pd want got
@@ -263,6 +292,7 @@ for v in "${rubies[@]}"; do
 	split_check "$v"
 	split_check "$v" 2
 	cfunc_check "$v"
+	fiber_check "$v"
 	wall_check "$v"
 	evalgc_check "$v"
 done
