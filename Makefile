@@ -200,6 +200,7 @@ bench: deps-bench all fixtures
 	@bash tests/bench/java.sh
 	@bash tests/bench/node.sh
 	@bash tests/bench/php.sh
+	@bash tests/bench/ruby.sh
 	@bash tests/bench/compare.sh
 
 vmlinux:

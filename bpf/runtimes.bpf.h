@@ -7,6 +7,7 @@
 #include "java.bpf.h"
 #include "v8.bpf.h"
 #include "php.bpf.h"
+#include "ruby.bpf.h"
 #ifdef EBPFPROF_TEST_RUNTIMES
 #include "null.bpf.h"
 #endif
@@ -24,6 +25,7 @@ struct rt_walk {
 	const struct v8_proc *v8;
 	const struct php_proc *php;
 	struct php_walk php_walk;
+	/* Ruby's state is in its per-CPU rb_scratch: the BPF stack has no room */
 #ifdef EBPFPROF_TEST_RUNTIMES
 	const struct null_proc *null;
 	struct null_walk null_walk;
@@ -52,6 +54,7 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 
 		w->v8 = bpf_map_lookup_elem(&v8_procs, &pid);
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PHP))
 		w->php = bpf_map_lookup_elem(&php_procs, &pid);
+	rb_walk_begin(bits, pid);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL))
 		w->null = bpf_map_lookup_elem(&null_procs, &pid);
@@ -81,6 +84,7 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 		py_frames(sc, w->py, &w->py_walk);
 	if (w->php && php_in_exec(w->php, sc->pc))
 		php_frames(sc, w->php, &w->php_walk, exact, 0);
+	rb_walk_frame(sc);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (w->null && null_in_eval(w->null, sc->pc))
 		null_frames(sc, w->null, &w->null_walk);

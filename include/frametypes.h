@@ -19,6 +19,7 @@ enum unwind_runtime {
 	UNWIND_RT_NULL,		/* the test-only skeleton runtime (runtimes/null) */
 	UNWIND_RT_V8,
 	UNWIND_RT_PHP,
+	UNWIND_RT_RUBY,
 	UNWIND_RT_MAX
 };
 
@@ -32,7 +33,8 @@ enum unwind_runtime {
 	X(UNWIND_RT_PYTHON, python)   \
 	X(UNWIND_RT_JAVA, java)       \
 	X(UNWIND_RT_V8, v8)           \
-	X(UNWIND_RT_PHP, php)
+	X(UNWIND_RT_PHP, php)         \
+	X(UNWIND_RT_RUBY, ruby)
 #ifdef EBPFPROF_TEST_RUNTIMES
 #define RUNTIMES_TEST(X) X(UNWIND_RT_NULL, null)
 #else
@@ -65,6 +67,9 @@ enum unwind_runtime {
 #define V8_TAG_LOST 0xf2ULL		/* where a V8 walk stopped: enum v8_lost_reason */
 #define PHP_TAG_FRAME 0xf1ULL		/* zend_function | php_func_tag << 32 | line (include/php.h) */
 #define PHP_TAG_LOST 0xf0ULL		/* where PHP frames could not be read: enum php_lost_reason */
+#define RB_TAG_ISEQ 0xe0ULL		/* a Ruby frame: iseq and gen | method entry and pc (include/ruby.h) */
+#define RB_TAG_CFUNC 0xe1ULL		/* a C function called as a Ruby method: its method entry and gen | 0 */
+#define RB_TAG_LOST 0xe2ULL		/* where a Ruby walk stopped: enum rb_lost_reason */
 
 /* X(tag, runtime, slots): every tag, once */
 #define FRAME_TAGS(X)                              \
@@ -82,7 +87,10 @@ enum unwind_runtime {
 	X(V8_TAG_STUB, UNWIND_RT_V8, 2)            \
 	X(V8_TAG_LOST, UNWIND_RT_V8, 1)            \
 	X(PHP_TAG_FRAME, UNWIND_RT_PHP, 2)         \
-	X(PHP_TAG_LOST, UNWIND_RT_PHP, 1)
+	X(PHP_TAG_LOST, UNWIND_RT_PHP, 1)          \
+	X(RB_TAG_ISEQ, UNWIND_RT_RUBY, 2)          \
+	X(RB_TAG_CFUNC, UNWIND_RT_RUBY, 2)         \
+	X(RB_TAG_LOST, UNWIND_RT_RUBY, 1)
 
 /*
  * What a runtime event (struct rt_event, on the one runtime ring) announces:
@@ -95,6 +103,8 @@ enum unwind_runtime {
 #define V8_EVENT_SFI 5		/* a V8 SharedFunctionInfo a JavaScript frame ran */
 #define V8_EVENT_BYTECODE 6	/* the BytecodeArray an interpreted frame ran; gen: its SharedFunctionInfo >> 3 */
 #define PHP_EVENT_FUNC 7	/* a zend_function a PHP frame ran; gen: its php_func_tag */
+#define RB_EVENT_ISEQ 32	/* a CRuby iseq a frame ran; gen: its method entry >> 3 */
+#define RB_EVENT_CME 33		/* a CRuby method entry a frame ran under: its class and name */
 
 /* X(kind, runtime): every event kind, once */
 #define RT_EVENTS(X)                        \
@@ -103,8 +113,10 @@ enum unwind_runtime {
 	X(JAVA_EVENT_NMETHOD, UNWIND_RT_JAVA)  \
 	X(NULL_EVENT_FUNC, UNWIND_RT_NULL)     \
 	X(V8_EVENT_SFI, UNWIND_RT_V8)          \
-	X(V8_EVENT_BYTECODE, UNWIND_RT_V8)  \
-	X(PHP_EVENT_FUNC, UNWIND_RT_PHP)
+	X(V8_EVENT_BYTECODE, UNWIND_RT_V8)     \
+	X(PHP_EVENT_FUNC, UNWIND_RT_PHP)       \
+	X(RB_EVENT_ISEQ, UNWIND_RT_RUBY)       \
+	X(RB_EVENT_CME, UNWIND_RT_RUBY)
 
 #define FRAME_TAG_CHECK_(tag, rt, slots)                                                  \
 	_Static_assert((tag) >= FRAME_TAG_MIN && (tag) < 0xff, #tag " is a tag byte");   \

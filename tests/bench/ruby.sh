@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# ruby.sh -- CRuby frames: BPF ns per sample for a Ruby process against a native one, cost and memory of naming iseqs, share of samples with every Ruby frame named, per version
+# usage: ruby.sh [SECONDS (8)]; BPF run-time statistics are held on by a BPF_ENABLE_STATS descriptor while it runs
+set -u
+cd "$(dirname "$0")/../.."
+EBPFPROF=${EBPFPROF:-build/ebpfprof}
+F=build/fixtures
+secs=${1:-8}
+out=$(mktemp -d)
+ROOT=$(bash tests/lib/trixie_root.sh 2>/dev/null) || ROOT=""
+sub="tmp/ebpfprof-ruby-bench.$$"
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"; [ -z "$ROOT" ] || rm -rf "${ROOT:?}/$sub"' EXIT
+export PATH=$PATH:/usr/lib/go/bin
+
+# BPF_ENABLE_STATS (command 32, BPF_STATS_RUN_TIME): on while the descriptor is open
+python3 -c '
+import ctypes, os, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+attr = ctypes.create_string_buffer(128)
+fd = libc.syscall(321, 32, attr, 128)
+if fd < 0:
+    raise SystemExit("BPF_ENABLE_STATS: errno %d" % ctypes.get_errno())
+signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
+time.sleep(3600)' &
+sleep 0.3
+
+profile() {
+	local name=$1 pid=$2
+	"$EBPFPROF" -v --pid "$pid" --frequency 999 --duration "$secs" -o "$out/$name.pb.gz" 2>"$out/$name.err"
+	printf '%-26s %s\n' "$name" "$(sed -n 's/.*bpf: .* \([0-9]* ns per sample\).*/\1/p' "$out/$name.err")"
+}
+
+# samples with a Ruby frame whose every Ruby frame is named (no unknown method, no lost mark)
+named_share() {
+	go tool pprof -traces -symbolize=none "$1" 2>/dev/null | awk '
+		function ms(v) { return v ~ /ms$/ ? v + 0 : v ~ /us$/ ? v / 1000 : v ~ /s$/ ? v * 1000 : v + 0 }
+		function flush() { if (w && rb) { all += w; if (!bad) ok += w } w = 0; bad = 0; rb = 0 }
+		/^-+\+/ { flush(); next }
+		$1 ~ /:$/ { next }
+		NF >= 2 && !w { w = ms($1); $1 = "" }
+		/[A-Z][A-Za-z0-9_:]*[#.]|<main>|block in|unknown ruby|ruby frames lost/ { rb = 1 }
+		/unknown ruby|ruby frames lost/ { bad = 1 }
+		END { flush(); if (all) printf "%.1f %% of %d ms", 100 * ok / all, all }'
+}
+
+# run V SCRIPT ARGS...: a Ruby (3.3 in the Debian 13 root) in the background
+run() {
+	local v=$1 script=$2; shift 2
+	if [ "$v" = 3.1 ]; then
+		ruby3.1 "$script" "$@" >/dev/null &
+	else
+		mkdir -p "$ROOT/$sub" && cp "$script" "$ROOT/$sub/"
+		chroot "$ROOT" ruby3.3 "/$sub/$(basename "$script")" "$@" >/dev/null &
+	fi
+	RPID=$!
+}
+
+# many iseqs: 2,000 methods made by eval, each called every round
+cat >"$out/many.rb" <<'RB'
+class Many; end
+2000.times { |i| Many.class_eval("def m#{i}(n) s = 0; n.times { |k| s += k ^ #{i} }; s end", "many_#{i}.rb", 1) }
+stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + Float(ARGV[0])
+o = Many.new
+while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
+  2000.times { |i| o.send(:"m#{i}", 20) }
+end
+RB
+
+echo "BPF cost per sample at 999 Hz, $secs s each (--unwind cfi, the default):"
+"$F/cpu_split" $((secs + 3)) >/dev/null &
+pid=$!
+profile native-cpu_split $pid
+wait $pid
+for v in 3.1 3.3; do
+	[ "$v" = 3.1 ] || [ -x "$ROOT/usr/bin/ruby3.3" ] || { echo "ruby3.3: no Debian 13 root"; continue; }
+	mkdir -p "$ROOT/$sub"
+	touch "$out/go" "$ROOT/$sub/go"	# the gate, open from the start: the profile begins later
+	gate=$([ "$v" = 3.1 ] && echo "$out/go" || echo "/$sub/go")
+	run "$v" tests/fixtures/ruby/cfunc.rb $((secs + 2)) "$gate"
+	pid=$RPID
+	sleep 1
+	profile "ruby$v-cfunc" $pid
+	wait $pid
+	sed -n 's/^ebpfprof: ruby: /    /p' "$out/ruby$v-cfunc.err"
+	echo "    samples with every Ruby frame named: $(named_share "$out/ruby$v-cfunc.pb.gz")"
+	run "$v" "$out/many.rb" $((secs + 3))
+	pid=$RPID
+	sleep 2
+	profile "ruby$v-2000-eval-methods" $pid
+	wait $pid
+	sed -n 's/^ebpfprof: ruby: /    /p' "$out/ruby$v-2000-eval-methods.err"
+	echo "    samples with every Ruby frame named: $(named_share "$out/ruby$v-2000-eval-methods.pb.gz")"
+done

@@ -1,0 +1,102 @@
+/* fuzz_ruby.c -- libFuzzer target: CRuby iseqs, method entries, strings, classes and line tables read from a target's memory, and the code scanners */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fuzz.h"
+#include "runtimes/ruby/ruby_int.h"
+
+#define BASE 0x100000ULL	/* where the input's memory sits in the fake process */
+
+/* the input's rest as the process's memory, a block of its exact size: ASan sees over-reads */
+struct mem {
+	uint8_t *p;
+	size_t n;
+};
+
+static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
+{
+	const struct mem *m = ctx;
+
+	if (addr < BASE || addr - BASE > m->n || len > m->n - (addr - BASE))
+		return -EFAULT;
+	memcpy(buf, m->p + (addr - BASE), len);
+	return 0;
+}
+
+static struct mem rest(struct fuzz_in *in)
+{
+	struct mem m = { malloc(in->n ? in->n : 1), in->n };
+
+	if (!m.p)
+		abort();
+	memcpy(m.p, in->p, in->n);
+	in->n = 0;
+	return m;
+}
+
+/* a succinct index table: ascending positions, no more than asked for, or refused */
+static void succ(struct fuzz_in *in)
+{
+	__u32 max_pos = (__u32)fin_uint(in, 2), max = 1 + fin_u8(in), n = 0;
+	struct mem m = rest(in);
+	__u32 *out = malloc(max * sizeof(*out));
+
+	if (!out)
+		abort();
+	if (!rb_succ__positions(m.p, m.n, max_pos, out, max, &n)) {
+		FUZZ_CHECK(n <= max);
+		for (__u32 i = 1; i < n; i++)
+			FUZZ_CHECK(out[i] > out[i - 1]);
+	}
+	free(out);
+	free(m.p);
+}
+
+/* an iseq or method entry, in either version's layout: names NUL-terminated and bounded, lines within the iseq */
+static void code(struct fuzz_in *in)
+{
+	const struct rb_layout *l = rb_layout__find(fin_u8(in) & 1 ? 0x030300 : 0x030100);
+	struct rb_code c = { .cme = fin_u8(in) & 1 };
+	__u64 symbols = BASE + 8 * fin_uint(in, 2);
+	struct mem m;
+	struct rb_mem rm = { mem_read, NULL, l, 0 };
+	char *name;
+
+	c.addr = BASE + 8 * fin_uint(in, 2);
+	m = rest(in);
+	rm.ctx = &m;
+	rm.symbols = symbols;
+	if (!rb_code__read(&rm, &c)) {
+		FUZZ_CHECK(!c.name || strlen(c.name) < RB_STR_MAX);
+		FUZZ_CHECK(c.cme || (c.name && c.base && c.file && c.n_lines <= c.iseq_size));
+		name = c.cme ? rb_name__compose(NULL, &c) : rb_name__compose(&c, NULL);
+		FUZZ_CHECK(name);
+		free(name);
+	}
+	rb_code__free(&c);
+	free(m.p);
+}
+
+/* the machine code scanners: any bytes, an address or not found */
+static void scan(struct fuzz_in *in)
+{
+	struct mem m = rest(in);
+	__u64 v, add, jumps[4];
+
+	rb_code__tls_index(m.p, m.n, BASE, &v, &add);
+	FUZZ_CHECK(rb_code__jumps(m.p, m.n, BASE, jumps, 4) <= 4);
+	rb_code__symbols(m.p, m.n, BASE, &v);
+	free(m.p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_in in = { data, size };
+
+	switch (fin_u8(&in) % 3) {
+	case 0: succ(&in); break;
+	case 1: code(&in); break;
+	default: scan(&in); break;
+	}
+	return 0;
+}

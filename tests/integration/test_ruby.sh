@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12) and 3.3 (a Debian 13 root): CPU split and hot line, threads, a C method between Ruby frames in order, wall time in sleep, a container
+set -u
+SUITE=ruby
+. "$(dirname "$0")/lib.sh"
+RBDIR=$(cd "$(dirname "$0")/../fixtures/ruby" && pwd)
+FREQ=${RUBY_FREQUENCY:-199}
+SECS=${RUBY_SECONDS:-3}	# CPU (or wall) seconds of each run
+TOL=${RUBY_TOLERANCE:-5}
+tmp=$(mktemp -d)
+ROOT=""
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; container_cleanup; rm -rf "$tmp"; [ -z "$ROOT" ] || rm -rf "$ROOT/tmp/ebpfprof-ruby.$$"' EXIT
+
+# each version: its tag, how to run it, and where its scripts and gates are as it sees them
+rubies=()
+[ -x /usr/bin/ruby3.1 ] && rubies+=(ruby3.1)
+if ROOT=$(bash "$(dirname "$0")/../lib/trixie_root.sh" 2>/dev/null) && [ -x "$ROOT/usr/bin/ruby3.3" ]; then
+	rubies+=(ruby3.3)
+	mkdir -p "$ROOT/tmp/ebpfprof-ruby.$$"
+	cp "$RBDIR"/*.rb "$ROOT/tmp/ebpfprof-ruby.$$/"
+else
+	ROOT=""
+fi
+[ ${#rubies[@]} -gt 0 ] || { skip all "no CRuby (ruby3.1 here, ruby3.3 in the Debian 13 root)"; exit 0; }
+
+# dir V: where V's scripts and gate files are, on the host
+dir() { [ "$1" = ruby3.1 ] && echo "$tmp" || echo "$ROOT/tmp/ebpfprof-ruby.$$"; }
+# run V SCRIPT ARGS...: V running a fixture in the background (3.3 in its root: a chroot); sets RPID
+run() {
+	local v=$1 script=$2; shift 2
+	if [ "$v" = ruby3.1 ]; then
+		/usr/bin/ruby3.1 "$RBDIR/$script" "$@" &
+	else
+		chroot "$ROOT" /usr/bin/ruby3.3 "/tmp/ebpfprof-ruby.$$/$script" "$@" &
+	fi
+	RPID=$!
+}
+# gate V NAME: the gate's path as V sees it
+gate() { [ "$1" = ruby3.1 ] && echo "$tmp/$2.gate" || echo "/tmp/ebpfprof-ruby.$$/$2.gate"; }
+
+# profile NAME PID ARGS...: attaches, then opens the gate; stop_profile ends it
+start_profile() {
+	local name=$1 v=$2; shift 2
+	"$EBPFPROF" -v "$@" --frequency "$FREQ" --duration 120 --output "$tmp/$name.pb.gz" 2>"$tmp/$name.err" &
+	PROF=$!
+	for _ in $(seq 300); do
+		grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break
+		kill -0 $PROF 2>/dev/null || break
+		sleep 0.1
+	done
+	touch "$(dir "$v")/$name.gate"
+}
+stop_profile() { kill -INT "$PROF" 2>/dev/null; wait "$PROF"; }
+
+cum() { pprof_top "$@" | awk -v f="$2" '{ n = $6; for (i = 7; i <= NF; i++) n = n " " $i } n == f { sub("%", "", $5); print $5; exit }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", 100 * a / (a + b) }'; }
+near() { awk -v g="$1" -v w="$2" -v t="$TOL" 'BEGIN { d = g - w; exit !(d <= t && -d <= t) }'; }
+
+# every Ruby frame of the profile named: the runtime's own count, and no unknown frame in it
+named_check() {
+	local name=$1 line
+	line=$(grep '^ebpfprof: ruby:' "$tmp/$name.err" | tail -1)
+	if [[ "$line" =~ frames_named_total=([1-9][0-9]*) ]] && [[ "$line" == *" frames_unnamed_total=0 "* ]] &&
+		! pprof_top "$tmp/$name.pb.gz" | grep -q 'unknown ruby'; then
+		pass "$name named: every Ruby frame named ($(grep -o "frames_named_total=[0-9]*" <<<"$line"))"
+	else
+		fail "$name named" "${line:-no ruby: line}"
+	fi
+}
+
+# split V [THREADS]: alpha's share of alpha + beta against the CPU the script measured, and its hot line
+split_check() {
+	local v=$1 threads=${2:-1} name a b want got line hot tids
+	name=$v-split
+	[ "$threads" = 1 ] || name=$v-threads
+	selected "$name" || return 0
+	run "$v" split.rb "$SECS" "$(gate "$v" "$name")" "$threads" >"$tmp/$name.out"
+	local pid=$RPID
+	start_profile "$name" "$v" --pid "$pid" --per-thread
+	wait "$pid"
+	stop_profile
+	read -r _ a _ b <"$tmp/$name.out"
+	want=$(pct "$a" "$b")
+	a=$(cum "$tmp/$name.pb.gz" Split#alpha)
+	b=$(cum "$tmp/$name.pb.gz" Split#beta)
+	if [ -z "$a" ] || [ -z "$b" ]; then
+		fail "$name" "Split#alpha or Split#beta missing: $(pprof_top "$tmp/$name.pb.gz" | sed -n 6,16p | tr '\n' '|')"
+		return
+	fi
+	got=$(pct "$a" "$b")
+	hot=$(grep -n 'HOT alpha' "$RBDIR/split.rb" | cut -d: -f1)
+	line=$(go tool pprof -top -cum -lines -nodecount=500 -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null |
+		awk '$6 == "Split#alpha" { print $7; exit }')
+	tids=$(go tool pprof -tags -focus='^Split#alpha$' -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null |
+		awk '/^ tid:/ { on = 1; next } /^ [a-z]+:/ { on = 0 } on && /%/ { n++ } END { print n + 0 }')
+	if ! near "$got" "$want"; then
+		fail "$name" "profile $got% alpha, measured $want% (tolerance $TOL points)"
+	elif [ "${line##*/}" != "split.rb:$hot" ]; then
+		fail "$name" "Split#alpha's hottest line is '$line', not split.rb:$hot: $(go tool pprof -top -cum -lines -nodecount=500 -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | grep 'Split#alpha' | head -3 | tr -s ' \n' ' ')"
+	elif [ "$tids" -lt "$threads" ]; then
+		fail "$name" "Split#alpha seen in $tids threads of $threads"
+	else
+		pass "$name: profile $got% alpha, measured $want%; hottest line $line; $tids thread(s)"
+	fi
+	[ "$threads" != 1 ] || named_check "$name"
+}
+
+# cfunc V: leaf under "block in Object#outer" under Array#map under Object#outer, in that order, in each stack
+cfunc_check() {
+	local v=$1 name=$1-cfunc res
+	selected "$name" || return 0
+	run "$v" cfunc.rb "$SECS" "$(gate "$v" "$name")"
+	local pid=$RPID
+	start_profile "$name" "$v" --pid "$pid"
+	wait "$pid"
+	stop_profile
+	res=$(go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		function check() {
+			if (leaf) { n++; if (leaf < blk && blk < map && map < out) ok++ }
+			leaf = blk = map = out = i = 0
+		}
+		/^-----/ { check(); next }
+		{ i++; sub(/^[ \t]*[0-9.]+[a-z]*[ \t]+/, ""); sub(/^[ \t]+/, "") }
+		$0 ~ /^Object#leaf/ && !leaf { leaf = i }
+		$0 ~ /^block in Object#outer/ && !blk { blk = i }
+		$0 ~ /^Array#map/ && !map { map = i }
+		$0 ~ /^Object#outer/ && !out { out = i }
+		END { check(); print ok + 0, n + 0 }')
+	read -r ok n <<<"$res"
+	if [ "$n" -gt 20 ] && [ $((ok * 100)) -ge $((n * 95)) ]; then
+		pass "$name: $ok of $n stacks in Object#leaf read outer, Array#map, block in outer, leaf in order"
+	else
+		fail "$name" "$ok of $n stacks in Object#leaf in order: $(go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | sed -n 3,14p | tr -s ' \n' ' ')"
+	fi
+}
+
+# fiber V: a Fiber's samples hold its own frames (under Kernel#loop), the main fiber's its own: the execution
+# context followed across Fiber switches
+fiber_check() {
+	local v=$1 name=$1-fiber res
+	selected "$name" || return 0
+	run "$v" fiber.rb "$SECS" "$(gate "$v" "$name")"
+	local pid=$RPID
+	start_profile "$name" "$v" --pid "$pid"
+	wait "$pid"
+	stop_profile
+	res=$(go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		function check() {
+			if (fib) { nf++; if (loop && !mn) okf++ }
+			if (mn) { nm++; if (!loop && !fib) okm++ }
+			fib = mn = loop = 0
+		}
+		/^-----/ { check(); next }
+		/Object#spin_in_fiber/ { fib = 1 }
+		/Object#spin_in_main/ { mn = 1 }
+		/Kernel#loop/ { loop = 1 }
+		END { check(); print okf + 0, nf + 0, okm + 0, nm + 0 }')
+	read -r okf nf okm nm <<<"$res"
+	if [ "$nf" -gt 5 ] && [ "$nm" -gt 5 ] && [ "$okf" = "$nf" ] && [ "$okm" = "$nm" ]; then
+		pass "$name: $nf stacks in the Fiber under Kernel#loop, $nm in the main fiber, none mixed"
+	else
+		fail "$name" "$okf of $nf Fiber stacks and $okm of $nm main ones hold their own frames only"
+	fi
+}
+
+# wall V: Wall#compute against Wall#doze (sleep) in wall time, as the script measured them
+wall_check() {
+	local v=$1 name=$1-wall c d pc pd want got
+	selected "$name" || return 0
+	run "$v" wall.rb "$SECS" "$(gate "$v" "$name")" >"$tmp/$name.out"
+	local pid=$RPID
+	start_profile "$name" "$v" --mode wall --pid "$pid"
+	wait "$pid"
+	stop_profile
+	read -r _ c _ d <"$tmp/$name.out"
+	pc=$(cum "$tmp/$name.pb.gz" Wall#compute)
+	pd=$(cum "$tmp/$name.pb.gz" Wall#doze)
+	if [ -z "$pc" ] || [ -z "$pd" ] || [ -z "${d:-}" ]; then
+		fail "$name" "Wall#compute or Wall#doze missing: $(pprof_top "$tmp/$name.pb.gz" | sed -n 6,16p | tr '\n' '|')"
+		return
+	fi
+	want=$(pct "$c" "$d")
+	got=$(pct "$pc" "$pd")
+	if near "$got" "$want" && cum "$tmp/$name.pb.gz" Kernel#sleep >/dev/null; then
+		pass "$name: Wall#compute $got% of compute + doze wall time, measured $want%"
+	else
+		fail "$name" "Wall#compute $got% of wall time, measured $want% (tolerance $TOL points)"
+	fi
+}
+
+# evalgc V: methods made by eval, run 30 ms of CPU, removed and collected: each named as itself (genN from
+# generated_N.rb, never another's name at a reused address), none unknown
+evalgc_check() {
+	local v=$1 name=$1-evalgc made res own other unknown
+	selected "$name" || return 0
+	run "$v" evalgc.rb "$SECS" "$(gate "$v" "$name")" >"$tmp/$name.out"
+	local pid=$RPID
+	start_profile "$name" "$v" --pid "$pid"
+	wait "$pid"
+	stop_profile
+	read -r made <"$tmp/$name.out"
+	res=$(go tool pprof -top -nodecount=1000 -symbolize=none -lines "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		match($0, / (Churn#)?gen[0-9]+ /) {
+			f = substr($0, RSTART + 1, RLENGTH - 2); g = f; sub(/.*gen/, "", g)
+			if ($0 ~ ("generated_" g "\\.rb:")) { own[g] = 1; if (f ~ /#/) cls[g] = 1 } else bad++
+		}
+		END { n = c = 0; for (g in own) n++; for (g in cls) c++; print n, bad + 0, c }')
+	read -r own other cls <<<"$res"
+	unknown=$(pprof_top "$tmp/$name.pb.gz" | grep -c 'unknown ruby')
+	if [ "${made:-0}" -gt 10 ] && [ $((own * 10)) -ge $((made * 8)) ] && [ "$other" = 0 ] && [ "$unknown" = 0 ]; then
+		pass "$name: $own of $made collected eval methods named with their own file ($cls with their class), none unknown or another's"
+	else
+		fail "$name" "$own of ${made:-?} eval methods named as themselves, $other as another, $unknown unknown"
+	fi
+}
+
+# agent: the pull endpoint names a Ruby process's methods, and /metrics has the runtime's families
+agent_check() {
+	local v=$1 name=$1-agent port named
+	selected "$name" || return 0
+	touch "$(dir "$v")/$name.gate"
+	run "$v" split.rb "$SECS" "$(gate "$v" "$name")" >/dev/null
+	local pid=$RPID
+	"$EBPFPROF" agent --frequency 99 --interval 2 --listen 127.0.0.1:0 2>"$tmp/$name.err" &
+	local agent=$!
+	port=$(wait_port "$tmp/$name.err") || { fail "$name" "the agent did not start"; stop $agent; return; }
+	curl -sf -o "$tmp/$name.pb.gz" "http://127.0.0.1:$port/debug/pprof/profile?seconds=2&pid=$pid"
+	named=$(curl -sf "http://127.0.0.1:$port/metrics" | sed -n 's/^ebpfprof_ruby_frames_named_total \([0-9]*\)$/\1/p')
+	stop $agent
+	wait "$pid"
+	if cum "$tmp/$name.pb.gz" Split#alpha >/dev/null && [ -n "$(cum "$tmp/$name.pb.gz" Split#alpha)" ] &&
+		[ "${named:-0}" -gt 0 ]; then
+		pass "$name: the pull endpoint's profile holds Split#alpha; ebpfprof_ruby_frames_named_total $named"
+	else
+		fail "$name" "Split#alpha missing from the pull, or no named frames in /metrics (${named:-none})"
+	fi
+}
+
+# container: ruby3.3 in a Docker container made from the Debian 13 root (its files only): found through its
+# root, its methods named, its split within 5 points
+IMG=ebpfprof-test-ruby-$$
+DOCKERD=0
+container_cleanup() {
+	docker rm -f "$IMG" >/dev/null 2>&1
+	docker image rm -f "$IMG:latest" >/dev/null 2>&1
+	# a daemon we started goes with us
+	if [ "$DOCKERD" = 1 ] && [ -s /var/run/docker.pid ]; then
+		kill "$(cat /var/run/docker.pid)" 2>/dev/null
+		for _ in $(seq 40); do [ -e /var/run/docker.pid ] || break; sleep 0.25; done
+	fi
+}
+container_check() {
+	local name=ruby3.3-container pid a b want got libs
+	selected "$name" || return 0
+	[ -n "$ROOT" ] || { skip "$name" "no Debian 13 root"; return; }
+	command -v dockerd >/dev/null || { skip "$name" "no dockerd (make deps-test installs docker.io)"; return; }
+	if ! docker info >/dev/null 2>&1; then
+		(dockerd >/var/log/ebpfprof-dockerd.log 2>&1 &)
+		DOCKERD=1
+		for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+	fi
+	docker info >/dev/null 2>&1 || { skip "$name" "dockerd does not start here"; return; }
+	# the interpreter, the libraries it loads and Ruby's own library: 30 MB, imported in seconds
+	libs=$(chroot "$ROOT" ldd /usr/bin/ruby3.3 | awk '$3 ~ /^\// { print substr($3, 2) } $1 ~ /^\// { print substr($1, 2) }')
+	mkdir -p "$tmp/ctr/g"
+	cp "$RBDIR/split.rb" "$tmp/ctr/split.rb"
+	tar -C "$ROOT" -ch usr/bin/ruby3.3 $libs usr/lib/ruby/3.3.0 usr/lib/x86_64-linux-gnu/ruby/3.3.0 \
+		--exclude='*/rubygems*' | docker import - "$IMG:latest" >/dev/null ||
+		{ fail "$name" "docker import failed"; return; }
+	docker run -d --name "$IMG" -v "$tmp/ctr:/t" "$IMG:latest" /usr/bin/ruby3.3 --disable-gems \
+		/t/split.rb "$SECS" /t/g/go >/dev/null || { fail "$name" "docker run failed"; return; }
+	pid=$(docker inspect -f '{{.State.Pid}}' "$IMG")
+	"$EBPFPROF" -v --pid "$pid" --frequency "$FREQ" --duration 120 --output "$tmp/$name.pb.gz" 2>"$tmp/$name.err" &
+	PROF=$!
+	for _ in $(seq 300); do grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break; sleep 0.1; done
+	touch "$tmp/ctr/g/go"
+	docker wait "$IMG" >/dev/null
+	stop_profile
+	read -r _ a _ b < <(docker logs "$IMG" 2>/dev/null)
+	want=$(pct "${a:-0}" "${b:-1}")
+	a=$(cum "$tmp/$name.pb.gz" Split#alpha)
+	b=$(cum "$tmp/$name.pb.gz" Split#beta)
+	if [ -n "$a" ] && [ -n "$b" ] && near "$(pct "$a" "$b")" "$want"; then
+		pass "$name: profile $(pct "$a" "$b")% alpha, measured $want%, in a container"
+	else
+		fail "$name" "Split#alpha ${a:-missing}, Split#beta ${b:-missing}, measured $want% alpha: $(grep -E 'ruby:|warning' "$tmp/$name.err" | head -2)"
+	fi
+	named_check "$name"
+}
+
+for v in "${rubies[@]}"; do
+	split_check "$v"
+	split_check "$v" 2
+	cfunc_check "$v"
+	fiber_check "$v"
+	wall_check "$v"
+	evalgc_check "$v"
+done
+agent_check "${rubies[0]}"
+container_check
+container_cleanup

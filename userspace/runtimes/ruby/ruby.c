@@ -1,0 +1,234 @@
+/* ruby.c -- CRuby processes: detection, the BPF table, and the state kept per process image */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "lib/bpf_util.h"
+#include "lib/hashmap.h"
+#include "lib/log.h"
+#include "lib/proc_mem.h"
+#include "symbolize/proc_maps.h"
+#include "ruby_int.h"
+
+/* The state of image IMG (runtime__is_image): never another image's at its pid */
+struct rb_pid *ruby__find_image(const struct ruby_rt *r, const struct proc_image *img)
+{
+	for (size_t i = 0; i < r->n_pids; i++)
+		if (proc_image__eq(&r->pids[i]->img, img))
+			return r->pids[i];
+	for (size_t i = 0; i < r->n_pids; i++)
+		if (!r->pids[i]->superseded && runtime__is_image(&r->pids[i]->img, img))
+			return r->pids[i];
+	return NULL;
+}
+
+/* The state of the image BPF's table of PID is of, if any */
+static struct rb_pid *find_current(struct ruby_rt *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->n_pids; i++)
+		if (r->pids[i]->img.pid == pid && !r->pids[i]->superseded)
+			return r->pids[i];
+	return NULL;
+}
+
+void ruby__free_pid(struct rb_pid *p)
+{
+	for (size_t i = 0; p && i < p->n_codes; i++)
+		rb_code__free(&p->codes[i]);
+	for (size_t i = 0; p && i < p->n_names; i++)
+		free(p->names[i].full);
+	if (p) {
+		free(p->codes);
+		hmap__free(p->index);
+		free(p->names);
+		hmap__free(p->name_index);
+	}
+	free(p);
+}
+
+static struct rb_pid *new_pid(struct ruby_rt *r, const struct proc_image *img)
+{
+	struct rb_pid *p;
+
+	if (r->n_pids == r->cap_pids) {
+		size_t cap = r->cap_pids ? 2 * r->cap_pids : 16;
+		struct rb_pid **pids = realloc(r->pids, cap * sizeof(*pids));
+
+		if (!pids)
+			return NULL;
+		r->pids = pids;
+		r->cap_pids = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (p && (!(p->index = hmap__new()) || !(p->name_index = hmap__new()))) {
+		ruby__free_pid(p);
+		p = NULL;
+	}
+	if (p) {
+		p->img = *img;
+		r->pids[r->n_pids++] = p;
+	}
+	return p;
+}
+
+static void drop_pid(struct ruby_rt *r, struct rb_pid *p)
+{
+	for (size_t i = 0; i < r->n_pids; i++)
+		if (r->pids[i] == p) {
+			r->stats.cache_bytes -= p->bytes;
+			r->pids[i] = r->pids[--r->n_pids];
+			ruby__free_pid(p);
+			return;
+		}
+}
+
+/* Which mapped file to probe: libruby, or an executable named ruby* that may have it linked in. */
+static bool worth_probing(const struct proc_map *m, bool first)
+{
+	const char *base = strrchr(m->path, '/');
+
+	if (!m->inode || !base)
+		return false;
+	base++;
+	return (!strncmp(base, "libruby", 7) && strstr(base, ".so")) || (first && !strncmp(base, "ruby", 4));
+}
+
+static int read_tls(__u32 pid, const struct rb_found *f, struct rb_proc *proc)
+{
+	__u64 index[2];
+
+	if (proc_mem__read(pid, f->tls_index, index, sizeof(index)) || !index[0] || index[0] > 0xffff ||
+	    index[1] + f->tls_add > 0x100000)
+		return -ENOTSUP;
+	proc->tls_module = index[0];
+	proc->tls_offset = index[1] + f->tls_add;
+	return 0;
+}
+
+/* Finds CRuby in PID's maps: *proc and *layout filled; 0, -ENOENT, -ENOTSUP. */
+static int probe(struct ruby_rt *r, __u32 pid, struct rb_proc *proc, const struct rb_layout **layout,
+		 __u64 *symbols)
+{
+	struct proc_map *maps = NULL;
+	struct rb_found f = { 0 };
+	size_t n = 0, i;
+	bool first = true;
+	int err = proc_maps__read(r->o.proc_root, pid, &maps, &n);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (i = 0; i < n && err == -ENOENT; i++) {
+		if (!maps[i].inode || maps[i].path[0] != '/')
+			continue;
+		if (worth_probing(&maps[i], first))
+			err = rb_elf__probe(r->o.proc_root, pid, &maps[i], &f);
+		first = false;
+	}
+	proc_maps__free(maps);
+	proc->version = f.version;	/* for what is said of an unknown one */
+	if (!err && !(*layout = rb_layout__find(f.version)))
+		err = -ENOTSUP;
+	if (!err)
+		err = read_tls(pid, &f, proc);
+	if (err)
+		return err;
+	proc->exec_start = f.exec_start;
+	proc->exec_end = f.exec_end;
+	proc->ec_vm_stack = 0;	/* rb_execution_context_t and rb_control_frame_t: the same in 3.1-3.3 */
+	proc->ec_vm_stack_size = 8;
+	proc->ec_cfp = 16;
+	proc->cfp_size = (*layout)->cfp_size;
+	proc->cfp_pc = 0;
+	proc->cfp_iseq = 16;
+	proc->cfp_ep = 32;
+	proc->me_called_id = RB_ME_CALLED_ID;
+	*symbols = f.symbols;
+	return 0;
+}
+
+/* Once per minor version a run: a fleet of one Ruby says it once. */
+static void say_unknown(struct ruby_rt *r, __u32 pid, __u32 version)
+{
+	__u8 *said = &r->said[(version >> 8) & 63];
+
+	r->stats.unknown_versions++;
+	if (*said)
+		return;
+	*said = 1;
+	if (version)
+		p_warn("pid %u: CRuby %u.%u.%u is a version we do not walk: its processes get native frames only",
+		       pid, version >> 16, (version >> 8) & 0xff, version & 0xff);
+	else
+		p_warn("pid %u: a CRuby whose version or code we cannot read: native frames only", pid);
+}
+
+int ruby__add_image(struct ruby_rt *r, const struct proc_image *img)
+{
+	__u32 pid = img->pid;
+	struct rb_pid *p = find_current(r, pid);
+	const struct rb_layout *layout = NULL;
+	struct rb_proc proc = { 0 };
+	__u64 symbols = 0;
+	int err = probe(r, pid, &proc, &layout, &symbols);
+	bool said = false;
+
+	if (p && !proc_image__eq(&p->img, img)) {
+		said = p->unknown && runtime__same_process(&p->img, img);
+		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */
+		p->superseded = true;
+		bpf_map_delete_elem(r->o.procs_fd, &pid);
+		p = NULL;
+	}
+	if (err) {
+		if (p && err != -ENOTSUP) {
+			bpf_map_delete_elem(r->o.procs_fd, &pid);
+			drop_pid(r, p);
+		}
+		if (err == -ENOTSUP && !p && (p = new_pid(r, img))) {
+			p->unknown = true;
+			if (!said)
+				say_unknown(r, pid, proc.version);
+		}
+		return err;
+	}
+	if (p && !p->unknown && !memcmp(&p->proc, &proc, sizeof(proc))) {
+		p->dead = false;
+		return 0;	/* known already: a re-read found the same */
+	}
+	if (p)
+		drop_pid(r, p);
+	p = new_pid(r, img);
+	if (!p)
+		return -ENOMEM;
+	p->layout = layout;
+	p->proc = proc;
+	p->symbols = symbols;
+	r->stats.procs++;
+	/* the bit first: BPF looks up only the pids it has */
+	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_RUBY));
+	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
+		err = -errno;
+	if (!err)
+		p_debug("pid %u: CRuby %u.%u.%u, its frames walked in BPF%s", pid, proc.version >> 16,
+			(proc.version >> 8) & 0xff, proc.version & 0xff,
+			symbols ? "" : " (no symbol table found: C functions unnamed)");
+	return err;
+}
+
+/* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
+void ruby__sweep(struct ruby_rt *r)
+{
+	for (size_t i = 0; i < r->n_pids;) {
+		struct rb_pid *p = r->pids[i];
+
+		if (!runtime__gone_twice(r->o.proc_root, &p->img, p->superseded, &p->dead)) {
+			i++;
+			continue;
+		}
+		if (!p->superseded)
+			bpf_map_delete_elem(r->o.procs_fd, &p->img.pid);
+		drop_pid(r, p);
+	}
+}
