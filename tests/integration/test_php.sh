@@ -370,5 +370,5 @@ done
 cpu_run
 wall_run
 fpm_run
-selected php8.2-agent && agent_run
-selected php8.4-container && container_run
+if selected php8.2-agent; then agent_run; fi
+if selected php8.4-container; then container_run; fi
