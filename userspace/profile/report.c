@@ -18,6 +18,7 @@ struct report {
 	const struct report_opts *opts;
 	__s64 period;
 	struct stack stack;
+	struct label_set set;	/* the sample's own labels, read from the sampler */
 };
 
 void report__pprof_opts(struct pprof_opts *po, const struct report_opts *opts)
@@ -101,10 +102,27 @@ static int labels(struct pprof_label *l, char bufs[3][24], __u32 pid, __u32 tid,
 	return n;
 }
 
+/* The process's own labels (include/golabels.h) after ours; a set lost since is left out. */
+static int own_labels(struct report *r, int slot, __u64 hash, struct pprof_label *l)
+{
+	int n = 0;
+
+	if (!hash || sampler__label_set(r->sampler, slot, hash, &r->set))
+		return 0;
+	for (__u32 i = 0; i < r->set.n; i++) {
+		struct label_kv *kv = &r->set.kv[i];
+
+		kv->key[LABEL_KEY_MAX - 1] = kv->value[LABEL_VALUE_MAX - 1] = '\0';
+		if (kv->key[0])
+			l[n++] = (struct pprof_label){ .key = kv->key, .str = kv->value };
+	}
+	return n;
+}
+
 static int add_cpu(const struct sample_key *key, __u64 count, void *ctx)
 {
 	struct report *r = ctx;
-	struct pprof_label l[4];
+	struct pprof_label l[4 + LABELS_MAX];
 	__s64 values[MAX_VALUES];
 	char bufs[3][24];
 	int n;
@@ -112,6 +130,7 @@ static int add_cpu(const struct sample_key *key, __u64 count, void *ctx)
 	/* in wall mode on-CPU time is a state of its own, next to the blocking ones */
 	n = labels(l, bufs, key->pid, key->tid, key->comm, r->opts->per_thread,
 		   r->opts->mode == MODE_WALL ? "running" : NULL);
+	n += own_labels(r, r->slot, key->labels_hash, l + n);
 	report__cpu_values(r->opts->mode, r->period, count, values);
 	stack__resolve(&r->stack, r->sampler, r->slot, r->sym, key);
 	return pprof_builder__add(r->builder, &r->stack, values, l, n);

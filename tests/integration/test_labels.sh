@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# test_labels.sh -- Go pprof labels read in BPF at each sample: the split a program measured, per label, on Go 1.19 and 1.24, stripped
+set -u
+SUITE=labels
+. "$(dirname "$0")/lib.sh"
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+FIX=$BUILD/fixtures/labels
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+within() { awk -v v="$1" -v want="$2" -v tol="$3" 'BEGIN { d = v - want; if (d < 0) d = -d; exit !(v >= 0 && d <= tol) }'; }
+
+# a label's share of the samples that carry its key, as go tool pprof -tags prints it
+tag_pct() {	# file key value
+	go tool pprof -tags "$1" 2>/dev/null |
+		awk -v k="$2:" -v v="$3" '$1 == k { on = 1; next } on && /^ *$/ { exit }
+			on && $NF == v { match($0, /[0-9.]+%/); print substr($0, RSTART, RLENGTH - 1); found = 1; exit } END { if (!found) print -1 }'
+}
+
+# the program's own split: checkout's share of the CPU both handlers used, in percent
+own_pct() { awk -F'[= ]' '/checkout/ { c = $4 } /browse/ { b = $4 } END { printf "%.2f\n", 100 * c / (c + b) }' "$1"; }
+
+# A counter of ebpfprof -v's sampler: or go: line.
+counter() { grep -o "$2=[0-9]*" "$1" | head -1 | cut -d= -f2; }
+
+# two handlers under pprof.Do labels split CPU 70/30 by the program's own measure (CLOCK_THREAD_CPUTIME_ID
+# around each); each endpoint's share of the labelled samples, read back by go tool pprof, is within
+# 5 points of it. 499 Hz for 6 s: about 2,500 labelled samples, so sampling noise is under 1 point.
+split_case() {	# case binary
+	local c=$1 bin=$2 pid want got
+	[ -x "$bin" ] || { skip "$c" "no $bin (Go not installed, or Debian 13's root could not be built)"; return; }
+	"$bin" 8 >"$tmp/$c.out" & pid=$!
+	sleep 0.5
+	"$BUILD/ebpfprof" -v --pid $pid --duration 6 --frequency 499 --output "$tmp/$c.pb.gz" 2>"$tmp/$c.err" ||
+		{ fail "$c" "ebpfprof failed: $(tail -1 "$tmp/$c.err")"; return; }
+	wait $pid
+	want=$(own_pct "$tmp/$c.out")
+	got=$(tag_pct "$tmp/$c.pb.gz" endpoint /checkout)
+	local kinds read
+	kinds=$(tag_pct "$tmp/$c.pb.gz" request_kind synthetic)
+	read=$(counter "$tmp/$c.err" labels_read_total)
+	echo "  $c: endpoint=/checkout $got% of the labelled samples (the program measured $want%), $read samples labelled"
+	if ! within "$got" "$want" 5; then
+		fail "$c" "endpoint=/checkout has $got% of the labelled samples, the program measured $want%"
+	elif [ "${kinds%.*}" != 100 ]; then
+		fail "$c" "request_kind=synthetic on $kinds% of the labelled samples, not all"
+	elif [ "${read:-0}" -lt 1000 ]; then
+		fail "$c" "only ${read:-0} samples labelled"
+	else
+		pass "$c: /checkout $got% against $want% measured"
+	fi
+}
+
+test_go119() { split_case go1.19-split "$FIX/golabels-1.19"; }
+test_go124() {
+	[ -x "$FIX/golabels-1.24" ] || make -s -C "$TOP" "$FIX/golabels-1.24" >/dev/null 2>&1
+	split_case go1.24-split "$FIX/golabels-1.24"
+}
+
+# past the bounds (8 labels, 63-byte values): the set is cut, counted, and what is kept is exact
+test_truncated() {
+	local bin=$FIX/golabels-1.19 pid n long
+	"$bin" 5 wide >/dev/null & pid=$!
+	sleep 0.5
+	"$BUILD/ebpfprof" -v --pid $pid --duration 3 --output "$tmp/wide.pb.gz" 2>"$tmp/wide.err" ||
+		{ fail truncated "ebpfprof failed: $(tail -1 "$tmp/wide.err")"; return; }
+	wait $pid
+	n=$(counter "$tmp/wide.err" labels_truncated_total)
+	# the most labels any sample carries, ours (pid, comm) aside
+	local most
+	most=$(go tool pprof -raw "$tmp/wide.pb.gz" 2>/dev/null | grep -o '^ *[a-z_0-9]*:\[' | sort | uniq -c | wc -l)
+	long=$(go tool pprof -tags "$tmp/wide.pb.gz" 2>/dev/null | awk '/^ long:/ { on = 1; next } on && /x+$/ { print length($NF); exit }')
+	if [ "${n:-0}" -gt 0 ] && [ "${long:-0}" -eq 63 ] || { [ "${n:-0}" -gt 0 ] && [ -z "$long" ]; }; then
+		pass "truncated: $n sets cut, long value kept to ${long:-(not among the 8)} bytes"
+	else
+		fail truncated "labels_truncated_total=${n:-0}, long value ${long:-absent} bytes"
+	fi
+}
+
+# a Go version without a checked layout is never guessed: counted, and its samples carry no labels
+test_unknown_version() {
+	local pid
+	# go1.19 -> go1.09 in .go.buildinfo's version string: the same length, a version we do not know
+	python3 - "$FIX/golabels-1.19" "$tmp/golabels-unknown" <<'PY'
+import sys
+b = open(sys.argv[1], 'rb').read()
+i = b.index(b'\xff Go buildinf:')
+j = b.index(b'go1.19', i)
+open(sys.argv[2], 'wb').write(b[:j] + b'go1.09' + b[j + 6:])
+PY
+	chmod +x "$tmp/golabels-unknown"
+	"$tmp/golabels-unknown" 4 >/dev/null & pid=$!
+	sleep 0.5
+	"$BUILD/ebpfprof" -v --pid $pid --duration 2 --output "$tmp/unknown.pb.gz" 2>"$tmp/unknown.err" ||
+		{ fail unknown_version "ebpfprof failed: $(tail -1 "$tmp/unknown.err")"; return; }
+	wait $pid
+	local unknown read tags
+	unknown=$(counter "$tmp/unknown.err" unknown_version_total)
+	read=$(counter "$tmp/unknown.err" labels_read_total)
+	tags=$(go tool pprof -tags "$tmp/unknown.pb.gz" 2>/dev/null | grep -c 'endpoint:')
+	if [ "$unknown" = 1 ] && [ "$read" = 0 ] && [ "$tags" = 0 ]; then
+		pass "unknown_version: go1.09 counted once, no labels read"
+	else
+		fail unknown_version "unknown_version_total=$unknown labels_read_total=$read endpoint tags=$tags"
+	fi
+}
+
+# the table of offsets (runtimes/go/go_layout.c) against the DWARF of the same program built unstripped
+test_layout() {
+	local ok=1 v row off
+	"${GO:-go}" version >/dev/null 2>&1 || { skip layout "no go"; return; }
+	GOCACHE=$BUILD/go-cache GO111MODULE=off GOTOOLCHAIN=local CGO_ENABLED=0 \
+		go build -o "$tmp/dwarf-1.19" "$TOP/tests/fixtures/labels/golabels.go" ||
+		{ fail layout "go build failed"; return; }
+	local root
+	if root=$(bash "$TOP/tests/lib/trixie_root.sh" 2>/dev/null); then
+		local d
+		d=$(mktemp -d "$root/tmp/golabels.XXXXXX")
+		cp "$TOP/tests/fixtures/labels/golabels.go" "$d/"
+		chroot "$root" env HOME=/tmp GOROOT=/usr/lib/go-1.24 GOTELEMETRY=off GOCACHE=/tmp/ebpfprof-go-cache \
+			GO111MODULE=off GOTOOLCHAIN=local CGO_ENABLED=0 /usr/lib/go-1.24/bin/go build \
+			-o "${d#"$root"}/out" "${d#"$root"}/golabels.go" && cp "$d/out" "$tmp/dwarf-1.24"
+		rm -rf "$d"
+	fi
+	for v in 1.19 1.24; do
+		[ -f "$tmp/dwarf-$v" ] || { ok=0; echo "  no Go $v build"; continue; }
+		off=$(readelf -wi "$tmp/dwarf-$v" 2>/dev/null | awk '/DW_TAG_structure_type/ { s = "" }
+			/DW_AT_name *: runtime\.(g|m)$/ { s = $NF } s && /DW_AT_name/ { n = $NF }
+			s && /data_member_location/ { f[s "." n] = $NF }
+			END { print f["runtime.g.m"] ", " f["runtime.m.curg"] ", " f["runtime.g.labels"] }')
+		row=$(grep -o "{ \"go$v\", [0-9]*, [0-9]*, [0-9]*" "$TOP/userspace/runtimes/go/go_layout.c" | cut -d, -f2-)
+		echo "  go$v: DWARF g.m, m.curg, g.labels = $off; the table has$row"
+		[ "$off" = "${row# }" ] || ok=0
+	done
+	[ $ok = 1 ] && pass "layout: the table is the DWARF of Go 1.19 and 1.24" ||
+		fail layout "the table and the DWARF differ"
+}
+
+run_test test_go119 go1.19-split
+run_test test_go124 go1.24-split
+run_test test_truncated
+run_test test_unknown_version unknown_version
+run_test test_layout
