@@ -136,8 +136,49 @@ test_layout() {
 		fail layout "the table and the DWARF differ"
 }
 
+# the push summary of a collector log: "windows refused series_with_span_id series_with_request_kind
+# series_with_endpoint span_ids sample_keys" (the strict collector: tests/fixtures/collector)
+push_summary() {	# log
+	python3 - "$1" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip() and json.loads(l).get("name") == "golabels-1.19"]
+ok = [r for r in reqs if r["status"] == 200]
+series = set(s for r in ok for s in (r.get("series") or []))
+keys = sorted(set(k for r in ok for k in (r.get("sample_label_keys") or [])))
+print(len(ok), len(reqs) - len(ok), sum("span_id" in s for s in series),
+      sum("request_kind" in s for s in series), sum("endpoint" in s for s in series),
+      sum(r.get("span_ids", 0) for r in ok), ",".join(keys) or "-")
+PY
+}
+
+# Pyroscope's span profiles: span_id reaches the strict collector as a pprof sample label, never as a
+# series; a key not on --label-keys (request_kind) reaches it not at all; one on it (endpoint) is a series
+test_span_push() {
+	local bin=$FIX/golabels-1.19 pid agent
+	FIX=$BUILD/fixtures start_collector "$tmp/span.log" || { fail span_push "collector did not start"; return; }
+	"$bin" 20 span >/dev/null & pid=$!
+	"$BUILD/ebpfprof" agent --interval 1 --frequency 199 --pid $pid --push "http://$COLLECTOR_ADDR" \
+		--label-keys span_id,span_name,endpoint 2>"$tmp/span.err" & agent=$!
+	FIX=$BUILD/fixtures wait_started "$tmp/span.err"
+	sleep 4.5
+	stop $agent
+	stop $COLLECTOR_PID
+	kill $pid 2>/dev/null
+	local ok bad s_span s_kind s_endpoint spans keys
+	read -r ok bad s_span s_kind s_endpoint spans keys < <(push_summary "$tmp/span.log")
+	echo "  $ok windows, $spans span ids, sample label keys $keys; series with endpoint: $s_endpoint"
+	if [ "$ok" -ge 3 ] && [ "$bad" = 0 ] && [ "$s_span" = 0 ] && [ "$s_kind" = 0 ] &&
+		[ "$s_endpoint" = 2 ] && [ "$spans" -ge 50 ] && [[ ",$keys," == *,span_id,* ]] &&
+		[[ ",$keys," != *,request_kind,* ]]; then
+		pass "span_push: $spans span ids as sample labels in $ok windows, none a series"
+	else
+		fail span_push "$ok windows ($bad refused), series: $s_span with span_id, $s_kind with request_kind, $s_endpoint with endpoint; $spans span ids; keys $keys"
+	fi
+}
+
 run_test test_go119 go1.19-split
 run_test test_go124 go1.24-split
 run_test test_truncated
 run_test test_unknown_version unknown_version
 run_test test_layout
+run_test test_span_push span_push

@@ -730,6 +730,8 @@ int sampler__label_set(struct sampler *s, int slot, __u64 hash, struct label_set
 		return -errno;
 	if (out->n > LABELS_MAX)
 		out->n = LABELS_MAX;
+	for (__u32 i = 0; i < out->n; i++)
+		out->kv[i].key[LABEL_KEY_MAX - 1] = out->kv[i].value[LABEL_VALUE_MAX - 1] = '\0';
 	return 0;
 }
 

@@ -90,7 +90,7 @@ int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int
 
 /*
  * Copies the label set stored under hash in slot (sample_key.labels_hash)
- * into out: its strings NUL-ended but not checked for UTF-8. 0 or -errno.
+ * into out: its strings NUL-ended (the pprof writer makes them UTF-8). 0 or -errno.
  */
 int sampler__label_set(struct sampler *s, int slot, __u64 hash, struct label_set *out);
 

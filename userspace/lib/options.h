@@ -31,6 +31,7 @@ struct agent_config {
 	int push_max_attempts;		/* 0: the pusher's default, <0: no limit */
 	long push_max_age_ms;		/* 0: the pusher's default, <0: no limit */
 	bool push_sample_labels;	/* keep pid/tid sample labels on pushes */
+	char *label_keys;		/* --label-keys: own labels pushed, comma-separated; NULL: default */
 	long push_max_samples;		/* 0: Pyroscope's 16000 */
 	size_t queue_max_bytes;
 	char *spool_dir;

@@ -110,9 +110,8 @@ static int own_labels(struct report *r, int slot, __u64 hash, struct pprof_label
 	if (!hash || sampler__label_set(r->sampler, slot, hash, &r->set))
 		return 0;
 	for (__u32 i = 0; i < r->set.n; i++) {
-		struct label_kv *kv = &r->set.kv[i];
+		const struct label_kv *kv = &r->set.kv[i];
 
-		kv->key[LABEL_KEY_MAX - 1] = kv->value[LABEL_VALUE_MAX - 1] = '\0';
 		if (kv->key[0])
 			l[n++] = (struct pprof_label){ .key = kv->key, .str = kv->value };
 	}
