@@ -9,7 +9,7 @@
 #include "unwind.bpf.h"
 #include "events.bpf.h"
 #include "stacks.bpf.h"
-#include "golabels.bpf.h"	/* its go_procs, shared with the sampler */
+#include "labels.bpf.h"	/* its label_procs, shared with the sampler */
 
 /* include/linux/sched.h; macros are not in BTF */
 #define PF_KTHREAD 0x00200000

@@ -8,7 +8,7 @@
 #include "unwind.bpf.h"
 #include "events.bpf.h"
 #include "stacks.bpf.h"
-#include "golabels.bpf.h"
+#include "labels.bpf.h"
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h; macros are not in BTF */
 #define UAPI_PT_REGS_CS_OFF (17 * 8)	/* arch/x86/include/uapi/asm/ptrace.h: ip is word 16, cs 17 */
@@ -304,9 +304,10 @@ static __always_inline bool read_task(struct sample_key *key, struct proc_image 
 }
 
 /*
- * The process's own labels (Go's pprof labels) into key->labels_hash; *set
- * is left holding them for count_sample. Only where the walk is compiled in:
- * the reader is a global function, which 5.10 cannot take as it is.
+ * The labels the thread runs under (Go pprof labels, custom labels) into
+ * key->labels_hash; *set is left holding them for count_sample. Only where
+ * the walk is compiled in: the reader is a global function, which 5.10
+ * cannot take as it is.
  */
 static __always_inline void read_labels(const struct proc_image *img, struct sample_key *key,
 					struct label_set **set)
@@ -317,7 +318,7 @@ static __always_inline void read_labels(const struct proc_image *img, struct sam
 	rt = bpf_map_lookup_elem(&runtime_pids, &zero);
 	if (!rt)
 		return;
-	key->labels_hash = go_labels(img, unwind_pid_bits__of(rt, img->pid), set);
+	key->labels_hash = labels_of(img, unwind_pid_bits__of(rt, img->pid), set);
 	if (!key->labels_hash)
 		return;
 	stat_inc(STAT_LABELS_READ);

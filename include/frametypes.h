@@ -18,7 +18,7 @@ enum unwind_runtime {
 	UNWIND_RT_JAVA,
 	UNWIND_RT_NULL,		/* the test-only skeleton runtime (runtimes/null) */
 	UNWIND_RT_V8,
-	UNWIND_RT_GO,		/* no frames: Go's pprof labels, read at each sample (runtimes/go) */
+	UNWIND_RT_LABELS,		/* no frames: the labels a thread runs under, read at each sample */
 	UNWIND_RT_MAX
 };
 
@@ -32,7 +32,7 @@ enum unwind_runtime {
 	X(UNWIND_RT_PYTHON, python)   \
 	X(UNWIND_RT_JAVA, java)       \
 	X(UNWIND_RT_V8, v8)           \
-	X(UNWIND_RT_GO, go)
+	X(UNWIND_RT_LABELS, labels)
 #ifdef EBPFPROF_TEST_RUNTIMES
 #define RUNTIMES_TEST(X) X(UNWIND_RT_NULL, null)
 #else

@@ -105,7 +105,7 @@ PY
 	fi
 }
 
-# the table of offsets (runtimes/go/go_layout.c) against the DWARF of the same program built unstripped
+# the table of offsets (runtimes/labels/go_layout.c) against the DWARF of the same program built unstripped
 test_layout() {
 	local ok=1 v row off
 	"${GO:-go}" version >/dev/null 2>&1 || { skip layout "no go"; return; }
@@ -128,7 +128,7 @@ test_layout() {
 			/DW_AT_name *: runtime\.(g|m)$/ { s = $NF } s && /DW_AT_name/ { n = $NF }
 			s && /data_member_location/ { f[s "." n] = $NF }
 			END { print f["runtime.g.m"] ", " f["runtime.m.curg"] ", " f["runtime.g.labels"] }')
-		row=$(grep -o "{ \"go$v\", [0-9]*, [0-9]*, [0-9]*" "$TOP/userspace/runtimes/go/go_layout.c" | cut -d, -f2-)
+		row=$(grep -o "{ \"go$v\", [0-9]*, [0-9]*, [0-9]*" "$TOP/userspace/runtimes/labels/go_layout.c" | cut -d, -f2-)
 		echo "  go$v: DWARF g.m, m.curg, g.labels = $off; the table has$row"
 		[ "$off" = "${row# }" ] || ok=0
 	done
@@ -176,9 +176,78 @@ test_span_push() {
 	fi
 }
 
+# every labelled sample of the thread-context program checked against what the program did: the
+# thread its span id names took it (tid), its trace id is that request's, and it is in the function
+# that request ran (work_even or work_odd by the request's parity). Prints "labelled wrong_thread
+# wrong_trace wrong_function unlabelled_in_work".
+check_tctx() {	# pprof out
+	go tool pprof -raw "$1" 2>/dev/null | python3 -c '
+import re, sys
+tids = dict(l.split()[1:4:2] for l in open(sys.argv[1]) if l.startswith("thread "))
+tid_thread = {v: int(k) for k, v in tids.items()}
+text = sys.stdin.read()
+samples, locs = text.split("\nLocations\n")[0], text.split("\nLocations\n")[1]
+funcs, cur = {}, None
+for l in locs.split("\n"):
+    m = re.match(r"\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", l)
+    if m:
+        cur = m.group(1); funcs[cur] = [m.group(2)]
+    elif cur and l.strip() and not l.startswith("Mappings"):
+        funcs[cur].append(l.split()[0])
+    if l.startswith("Mappings"):
+        break
+stats = dict(labelled=0, thread=0, trace=0, function=0, unlabelled=0)
+stack = None
+for l in samples.split("\n"):
+    m = re.match(r"\s+\d+\s+\d+: ([\d ]+)$", l)
+    if m:
+        stack = [f for i in m.group(1).split() for f in funcs.get(i, [])]
+        continue
+    if stack is None or not l.strip():
+        continue
+    lab = dict(re.findall(r"(\w+):\[([^\]]*)\]", l))
+    in_work = [f for f in stack if f in ("work_even", "work_odd")]
+    if "span_id" not in lab:
+        stats["unlabelled"] += bool(in_work)
+        stack = None
+        continue
+    stats["labelled"] += 1
+    t, r = int(lab["span_id"][:8], 16), int(lab["span_id"][8:], 16)
+    stats["thread"] += tid_thread.get(lab.get("tid")) != t
+    stats["trace"] += lab.get("trace_id") != "%016x%016x" % (t, r)
+    stats["function"] += bool(in_work) and in_work[0] != ("work_odd" if r % 2 else "work_even")
+    stack = None
+print(stats["labelled"], stats["thread"], stats["trace"], stats["function"], stats["unlabelled"])
+' "$2"
+}
+
+# 1,000 requests on two threads of the C program publishing custom labels (ABI v0) per request:
+# every sample carries the ids of the request its own thread ran then, none another thread's
+test_thread_context() {
+	local bin=$BUILD/fixtures/labels/tctx pid
+	[ -x "$bin" ] || { fail thread_context "no $bin"; return; }
+	"$bin" 1000 2 >"$tmp/tctx.out" & pid=$!
+	"$BUILD/ebpfprof" -v --pid $pid --per-thread --frequency 499 --duration 10 \
+		--output "$tmp/tctx.pb.gz" 2>"$tmp/tctx.err" & local prof=$!
+	wait $pid
+	kill -INT $prof 2>/dev/null
+	wait $prof || { fail thread_context "ebpfprof failed: $(tail -1 "$tmp/tctx.err")"; return; }
+	local labelled thread trace func unlabelled src
+	read -r labelled thread trace func unlabelled < <(check_tctx "$tmp/tctx.pb.gz" "$tmp/tctx.out")
+	src=$(grep -o 'processes_total{source="custom_labels"}=[0-9]*' "$tmp/tctx.err")
+	echo "  $labelled samples with ids: $thread of another thread, $trace a wrong trace id, $func in the other request's function; $unlabelled in a request without ids; $src"
+	if [ "$(grep -c '^requests 1000$' "$tmp/tctx.out")" = 1 ] && [ "${labelled:-0}" -ge 200 ] &&
+		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ]; then
+		pass "thread_context: $labelled samples, each with its own thread's current ids"
+	else
+		fail thread_context "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function"
+	fi
+}
+
 run_test test_go119 go1.19-split
 run_test test_go124 go1.24-split
 run_test test_truncated
 run_test test_unknown_version unknown_version
 run_test test_layout
 run_test test_span_push span_push
+run_test test_thread_context thread_context

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "profile.h"
-#include "golabels.h"
+#include "labels.h"
 #include "unwind/unwinder.h"
 #include "collect_stats.h"
 

@@ -102,7 +102,7 @@ static int labels(struct pprof_label *l, char bufs[3][24], __u32 pid, __u32 tid,
 	return n;
 }
 
-/* The process's own labels (include/golabels.h) after ours; a set lost since is left out. */
+/* The process's own labels (include/labels.h) after ours; a set lost since is left out. */
 static int own_labels(struct report *r, int slot, __u64 hash, struct pprof_label *l)
 {
 	int n = 0;

@@ -3,7 +3,7 @@
 #define EBPFPROF_GO_LAYOUT_H
 
 #include <stddef.h>
-#include "golabels.h"
+#include "labels.h"
 
 /*
  * The Go version ("go1.19.8") recorded in a .go.buildinfo section's bytes
@@ -18,6 +18,6 @@ int go_layout__version(const unsigned char *buf, size_t n, char *out, size_t out
  * test_labels.sh); the thread pointer offset is not set. 0, or -ENOTSUP
  * for a version not in the table: never guessed.
  */
-int go_layout__offsets(const char *version, struct go_labels_proc *out);
+int go_layout__offsets(const char *version, struct label_proc *out);
 
 #endif /* EBPFPROF_GO_LAYOUT_H */

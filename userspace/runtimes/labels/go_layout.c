@@ -18,10 +18,10 @@
 static const struct {
 	const char *minor;	/* "go1.19": the version, up to its second dot */
 	__u32 g_m, m_curg, g_labels;
-	enum go_labels_layout layout;
+	enum label_source source;
 } layouts[] = {
-	{ "go1.19", 48, 192, 360, GO_LABELS_MAP },
-	{ "go1.24", 48, 192, 352, GO_LABELS_SLICE },
+	{ "go1.19", 48, 192, 360, LABELS_GO_MAP },
+	{ "go1.24", 48, 192, 352, LABELS_GO_SLICE },
 };
 
 /* A uvarint at *p, below END: its value, *p moved past it; -1 past END or too long. */
@@ -56,7 +56,7 @@ int go_layout__version(const unsigned char *buf, size_t n, char *out, size_t out
 	return 0;
 }
 
-int go_layout__offsets(const char *version, struct go_labels_proc *out)
+int go_layout__offsets(const char *version, struct label_proc *out)
 {
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		size_t n = strlen(layouts[i].minor);
@@ -67,7 +67,7 @@ int go_layout__offsets(const char *version, struct go_labels_proc *out)
 		out->g_m = layouts[i].g_m;
 		out->m_curg = layouts[i].m_curg;
 		out->g_labels = layouts[i].g_labels;
-		out->layout = layouts[i].layout;
+		out->source = layouts[i].source;
 		return 0;
 	}
 	return -ENOTSUP;

@@ -1,6 +1,6 @@
-/* golabels.h -- types shared by the BPF label reader (bpf/golabels.bpf.h) and userspace (runtimes/go) */
-#ifndef EBPFPROF_GOLABELS_H
-#define EBPFPROF_GOLABELS_H
+/* labels.h -- types shared by the BPF label reader (bpf/labels.bpf.h) and userspace (runtimes/labels) */
+#ifndef EBPFPROF_LABELS_H
+#define EBPFPROF_LABELS_H
 
 #ifndef __bpf__	/* BPF has these from vmlinux.h */
 #include <linux/types.h>
@@ -33,26 +33,28 @@ struct label_set {
 	struct label_kv kv[LABELS_MAX];
 };
 
-/* How a Go version keeps a goroutine's labels (runtime/pprof's labelMap). */
-enum go_labels_layout {
-	GO_LABELS_MAP = 1,	/* map[string]string (Go 1.19): g.labels -> *hmap */
-	GO_LABELS_SLICE = 2,	/* struct{ list []label } (Go 1.24): g.labels -> slice header */
+/* Where a process keeps the labels of the code a thread runs. */
+enum label_source {
+	LABELS_GO_MAP = 1,	/* Go 1.19's runtime/pprof labelMap, a map[string]string: g.labels -> *hmap */
+	LABELS_GO_SLICE = 2,	/* Go 1.24's, struct{ list []label }: g.labels -> a slice header */
+	LABELS_CUSTOM_V0 = 3,	/* custom-labels ABI v0: a thread's {storage, count} at a TLS offset */
 };
 
 /*
- * One Go process image's offsets, found by userspace in its binary: g at
- * fsbase + tls_g, then g.m, m.curg, curg.labels. start and exec are its
+ * One process image's label source and offsets, found by userspace in its
+ * executable. Go: g at fsbase + tls, then g.m, m.curg, curg.labels. Custom
+ * labels: the thread's table at fsbase + tls. start and exec are its
  * struct proc_image's: a table of an earlier image is never used.
  */
-struct go_labels_proc {
+struct label_proc {
 	__u64 start;
 	__u32 exec;
-	__u32 layout;		/* enum go_labels_layout */
-	__s64 tls_g;		/* g's offset from the thread pointer (negative on x86-64) */
+	__u32 source;		/* enum label_source */
+	__s64 tls;		/* offset from the thread pointer (negative on x86-64) */
 	__u32 g_m;
 	__u32 m_curg;
 	__u32 g_labels;
 	__u32 pad;
 };
 
-#endif /* EBPFPROF_GOLABELS_H */
+#endif /* EBPFPROF_LABELS_H */

@@ -1,8 +1,8 @@
-/* golabels.bpf.h -- reads the running goroutine's pprof labels at a sample (include/golabels.h) */
-#ifndef EBPFPROF_GOLABELS_BPF_H
-#define EBPFPROF_GOLABELS_BPF_H
+/* labels.bpf.h -- reads the running goroutine's pprof labels at a sample (include/labels.h) */
+#ifndef EBPFPROF_LABELS_BPF_H
+#define EBPFPROF_LABELS_BPF_H
 
-#include "golabels.h"
+#include "labels.h"
 #include "walk.bpf.h"
 
 /* runtime/map.go (Go 1.19): a map[string]string bucket is 8 tophash bytes, 8 keys, 8 values, overflow */
@@ -13,16 +13,16 @@
 #define GO_HMAP_BUCKETS 16
 #define GO_MIN_TOPHASH 5	/* below it a slot is empty or evacuated */
 #define GO_BUCKETS_READ 8	/* a label map with more buckets is read in part, counted */
-#define GO_LABEL_SIZE 32	/* Go 1.24's label: key and value string headers */
+#define LABEL_SIZE 32		/* Go 1.24's label, custom_labels_label_t: two string headers */
 
-/* pid -> its image's offsets (runtimes/go); its runtime_pids bit spares non-Go processes the lookup */
+/* pid -> its image's label source (runtimes/labels); its runtime_pids bit spares the others the lookup */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
-	__type(value, struct go_labels_proc);
+	__type(value, struct label_proc);
 	__uint(max_entries, 1024);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-} go_procs SEC(".maps");
+} label_procs SEC(".maps");
 
 /* a slot's label sets by content hash, emptied with its counts (as the stack maps) */
 #define LABELS_MAP(name)                                                        \
@@ -53,15 +53,26 @@ static __always_inline void label_str(char *dst, __u32 cap, __u64 ptr, __u64 len
 		*flags |= LABEL_SET_TRUNCATED;
 }
 
-/* Adds the label whose key and value string headers are at KEY and VALUE. */
-static __always_inline int label_add(struct label_set *set, __u64 key, __u64 value)
+/*
+ * Adds the label whose key and value string headers are at KEY and VALUE:
+ * {ptr, len} (Go's), or {len, ptr} with LEN_FIRST (custom_labels_string_t).
+ * A custom label without a key (NULL) is no label: skipped, not an error.
+ */
+static __always_inline int label_add(struct label_set *set, __u64 key, __u64 value, bool len_first)
 {
 	struct { __u64 ptr, len; } k, v;
 	struct label_kv *kv = &set->kv[set->n & (LABELS_MAX - 1)];
+	__u64 t;
 
 	if (bpf_probe_read_user(&k, sizeof(k), (const void *)key) ||
 	    bpf_probe_read_user(&v, sizeof(v), (const void *)value))
 		return -1;
+	if (len_first) {
+		t = k.ptr, k.ptr = k.len, k.len = t;
+		t = v.ptr, v.ptr = v.len, v.len = t;
+	}
+	if (!k.ptr || !v.ptr)
+		return 0;
 	__builtin_memset(kv, 0, sizeof(*kv));
 	label_str(kv->key, LABEL_KEY_MAX, k.ptr, k.len, &set->flags);
 	label_str(kv->value, LABEL_VALUE_MAX, v.ptr, v.len, &set->flags);
@@ -88,24 +99,29 @@ static __always_inline void go_labels_map(struct label_set *set, __u64 hmap)
 			break;
 		if (((top >> (8 * j)) & 0xff) < GO_MIN_TOPHASH)
 			continue;
-		if (label_add(set, b + GO_BUCKET_KEYS + 16 * j, b + GO_BUCKET_VALUES + 16 * j))
+		if (label_add(set, b + GO_BUCKET_KEYS + 16 * j, b + GO_BUCKET_VALUES + 16 * j, false))
 			break;
 	}
 	if (count > set->n)
 		set->flags |= LABEL_SET_TRUNCATED;
 }
 
-/* Go 1.24's []label at LIST (a slice header). */
-static __always_inline void go_labels_slice(struct label_set *set, __u64 list)
+/*
+ * An array of labels: Go 1.24's []label at LIST (a slice header {ptr, len}),
+ * or custom-labels' tls_t {storage, count}, whose labels are {len, ptr}.
+ * Past LABELS_MAX entries the set is cut, counted.
+ */
+static __always_inline void labels_array(struct label_set *set, __u64 list, bool len_first)
 {
 	struct { __u64 ptr, len; } s;
+	__u32 i;
 
-	if (bpf_probe_read_user(&s, sizeof(s), (const void *)list))
+	if (bpf_probe_read_user(&s, sizeof(s), (const void *)list) || !s.ptr)
 		return;
-	for (__u32 i = 0; i < LABELS_MAX && i < s.len; i++)
-		if (label_add(set, s.ptr + i * GO_LABEL_SIZE, s.ptr + i * GO_LABEL_SIZE + 16))
+	for (i = 0; i < LABELS_MAX && i < s.len; i++)
+		if (label_add(set, s.ptr + i * LABEL_SIZE, s.ptr + i * LABEL_SIZE + 16, len_first))
 			break;
-	if (s.len > set->n)
+	if (s.len > i)
 		set->flags |= LABEL_SET_TRUNCATED;
 }
 
@@ -130,57 +146,62 @@ static __always_inline __u64 label_set_hash(const struct label_set *set)
 }
 
 /*
- * A global function, verified once on its own. Reads the labels of the
- * goroutine running on this thread (g at fsbase + tls_g, g.m.curg.labels)
- * into SET; returns how many, 0 without any.
+ * A global function, verified once on its own. Reads the labels this thread
+ * runs under into SET: custom-labels' table at fsbase + tls, or the labels
+ * of the goroutine running here (g at fsbase + tls, g.m.curg.labels).
+ * Returns how many, 0 without any.
  */
-__noinline int go_labels_read(struct label_set *set, const struct go_labels_proc *gp, __u64 fsbase)
+__noinline int labels_read(struct label_set *set, const struct label_proc *lp, __u64 fsbase)
 {
 	__u64 g, m, curg, labels, inner;
 
-	if (!set || !gp)
+	if (!set || !lp)
 		return 0;
 	set->n = 0;
 	set->flags = 0;
-	if (walk_read(&g, fsbase + gp->tls_g) || !g || walk_read(&m, g + gp->g_m) || !m ||
-	    walk_read(&curg, m + gp->m_curg) || !curg || walk_read(&labels, curg + gp->g_labels) ||
+	if (lp->source == LABELS_CUSTOM_V0) {
+		labels_array(set, fsbase + lp->tls, true);
+		return set->n;
+	}
+	if (walk_read(&g, fsbase + lp->tls) || !g || walk_read(&m, g + lp->g_m) || !m ||
+	    walk_read(&curg, m + lp->m_curg) || !curg || walk_read(&labels, curg + lp->g_labels) ||
 	    !labels)
 		return 0;
-	if (gp->layout == GO_LABELS_MAP) {
+	if (lp->source == LABELS_GO_MAP) {
 		/* labels is a *labelMap, which holds the map's *hmap */
 		if (walk_read(&inner, labels) || !inner)
 			return 0;
 		go_labels_map(set, inner);
-	} else if (gp->layout == GO_LABELS_SLICE) {
-		go_labels_slice(set, labels);
+	} else if (lp->source == LABELS_GO_SLICE) {
+		labels_array(set, labels, false);
 	}
 	return set->n;
 }
 
 /*
- * The labels of the sampled thread's process image IMG, if userspace found
- * it a Go program it can read (its runtime_pids bit BITS): their hash, the
- * set left in the scratch for count_sample to store; 0 without labels.
+ * The labels of the sampled thread of process image IMG, if userspace found
+ * where it keeps them (its runtime_pids bit in BITS): their hash, the set
+ * left in the scratch for count_sample to store; 0 without labels.
  */
-static __always_inline __u64 go_labels(const struct proc_image *img, __u16 bits,
+static __always_inline __u64 labels_of(const struct proc_image *img, __u16 bits,
 				       struct label_set **set)
 {
-	const struct go_labels_proc *gp;
+	const struct label_proc *lp;
 	struct task_struct *task;
 	__u32 zero = 0;
 
-	if (!unwind_pid_bits__in(bits, UNWIND_RT_GO))
+	if (!unwind_pid_bits__in(bits, UNWIND_RT_LABELS))
 		return 0;
-	gp = bpf_map_lookup_elem(&go_procs, &img->pid);
-	if (!gp || gp->start != img->start || (gp->exec != img->exec && gp->exec != PROC_EXEC_ANY))
+	lp = bpf_map_lookup_elem(&label_procs, &img->pid);
+	if (!lp || lp->start != img->start || (lp->exec != img->exec && lp->exec != PROC_EXEC_ANY))
 		return 0;
 	*set = bpf_map_lookup_elem(&label_scratch, &zero);
 	if (!*set)
 		return 0;
 	task = bpf_get_current_task_btf();
-	if (!go_labels_read(*set, gp, task->thread.fsbase))
+	if (!labels_read(*set, lp, task->thread.fsbase))
 		return 0;
 	return label_set_hash(*set);
 }
 
-#endif /* EBPFPROF_GOLABELS_BPF_H */
+#endif /* EBPFPROF_LABELS_BPF_H */
