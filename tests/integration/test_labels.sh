@@ -50,6 +50,25 @@ split_case() {	# case binary
 	else
 		pass "$c: /checkout $got% against $want% measured"
 	fi
+	[ "$c" = go1.19-split ] && label_filter "$tmp/$c.pb.gz"
+}
+
+# --label KEY:VALUE keeps that label's samples in --format top (and html): /checkout's requests
+# all run main.checkout and none main.browse, and the other way round
+label_filter() {	# pprof of the split
+	local ok=1 e want other
+	for e in checkout browse; do
+		want=main.$e other=main.checkout
+		[ $e = checkout ] && other=main.browse
+		COLUMNS=200 "$BUILD/ebpfprof" convert "$1" --format top --top 50 --label "endpoint:/$e" \
+			>"$tmp/top-$e" 2>/dev/null || ok=0
+		awk -v f="$want" '$NF == f { found = 1; exit !($4 == "100.0%") } END { exit !found }' "$tmp/top-$e" || ok=0
+		! grep -q " $other\$" "$tmp/top-$e" || ok=0
+	done
+	COLUMNS=200 "$BUILD/ebpfprof" convert "$1" --format html --label endpoint:/checkout -o "$tmp/checkout.html" \
+		2>/dev/null && grep -q 'main.checkout' "$tmp/checkout.html" && ! grep -q 'main.browse' "$tmp/checkout.html" || ok=0
+	[ $ok = 1 ] && pass "label_filter: --label endpoint:/checkout and /browse keep their handler's samples only" ||
+		fail label_filter "top or html with --label kept another handler's samples: $(head -5 "$tmp/top-checkout")"
 }
 
 test_go119() { split_case go1.19-split "$FIX/golabels-1.19"; }
@@ -245,7 +264,7 @@ test_thread_context() {
 	fi
 }
 
-run_test test_go119 go1.19-split
+run_test test_go119 go1.19-split label_filter
 run_test test_go124 go1.24-split
 run_test test_truncated
 run_test test_unknown_version unknown_version

@@ -77,6 +77,7 @@ struct config {
 	enum command command;		/* CMD_AGENT also sets agent */
 	const char *inputs[2];		/* convert: IN; diff: BEFORE, AFTER */
 	const char *sample_type;	/* convert/diff --type; NULL: the first CPU-like one */
+	const char *label_focus;	/* --label KEY:VALUE: only samples with that label; NULL: all */
 };
 
 /* Exit codes: usage and environment errors are told apart from runtime failures. */
