@@ -264,6 +264,51 @@ test_thread_context() {
 	fi
 }
 
+# trace_id and span_id of the C program's requests as OTLP profile links: each link decoded by
+# Python classes protoc made from the published proto is one request's (trace, span) pair, and
+# the sample carrying it has that span_id as its attribute
+test_otlp_links() {
+	local inc bin=$BUILD/fixtures/labels/tctx pid agent
+	inc=$(otlp_proto)
+	[ -n "$inc" ] || { skip otlp_links "Debian's opentelemetry-proto $OTLP_PROTO_VERSION could not be fetched"; return; }
+	command -v protoc >/dev/null && /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null ||
+		{ skip otlp_links "protoc or python3-protobuf missing (make deps-test)"; return; }
+	mkdir -p "$tmp/otlp_py" "$tmp/otlp_bodies"
+	otlp_python "$inc" "$tmp/otlp_py" || { fail otlp_links "protoc could not compile the published proto"; return; }
+	FIX=$BUILD/fixtures start_collector "$tmp/otlp.log" -otlp-dir "$tmp/otlp_bodies" ||
+		{ fail otlp_links "collector did not start"; return; }
+	"$bin" 100000 2 >/dev/null & pid=$!
+	"$BUILD/ebpfprof" agent --interval 1 --frequency 199 --pid $pid --push-otlp "http://$COLLECTOR_ADDR" \
+		--label-keys trace_id,span_id 2>"$tmp/otlp.err" & agent=$!
+	wait_started "$tmp/otlp.err"
+	sleep 4.5
+	stop $agent
+	stop $COLLECTOR_PID
+	kill $pid 2>/dev/null
+	local verdict
+	verdict=$(/usr/bin/python3 "$(dirname "$0")/otlp_decode.py" "$tmp/otlp_py" "$tmp"/otlp_bodies/*.bin 2>&1 |
+		python3 -c '
+import json, sys
+links, wrong, errs = 0, 0, []
+for line in sys.stdin:
+    o = json.loads(line)
+    errs += o["errors"]
+    for span, trace in o["links"].items():
+        links += 1
+        t, r = int(span[:8], 16), int(span[8:], 16)
+        wrong += trace != "%016x%016x" % (t, r) or o["link_attrs"][span] != span
+print(links, wrong, len(errs), (errs or ["-"])[0])
+' 2>&1)
+	local links wrong nerr first
+	read -r links wrong nerr first <<<"$verdict"
+	echo "  $links links decoded, $wrong not their request's pair, $nerr dictionary errors"
+	if [ "${links:-0}" -ge 20 ] && [ "$wrong" = 0 ] && [ "$nerr" = 0 ]; then
+		pass "otlp_links: $links span links, each its request's trace and span id"
+	else
+		fail otlp_links "$verdict"
+	fi
+}
+
 run_test test_go119 go1.19-split label_filter
 run_test test_go124 go1.24-split
 run_test test_truncated
@@ -271,3 +316,4 @@ run_test test_unknown_version unknown_version
 run_test test_layout
 run_test test_span_push span_push
 run_test test_thread_context thread_context
+run_test test_otlp_links otlp_links

@@ -1,8 +1,6 @@
 /* labels.c -- where a process keeps its own labels (Go pprof labels, custom-labels ABI v0), handed to BPF */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,15 +8,13 @@
 #include <bpf/bpf.h>
 #include "lib/bpf_util.h"
 #include "lib/proc_mem.h"
-#include "symbolize/elf_find.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
 #include "go_layout.h"
+#include "labels_elf.h"
 #include "labels_runtime.h"
 
 #define MAX_PIDS 1024
-#define BUILDINFO_READ 512	/* the header and the version string: the rest is not needed */
-#define GO_VERSION_MAX 64
 #define TLS_G_INTERNAL (-8)	/* internal linking: g at -8(FS), runtime.tlsg's slot */
 
 struct label_pid {
@@ -26,7 +22,7 @@ struct label_pid {
 	bool superseded;	/* a later image holds the pid: its BPF table is not ours */
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool fresh;		/* just made: its verdict not given yet */
-	int refused;		/* not 0: a Go binary whose labels are not read (its -errno) */
+	int refused;		/* not 0: labels we cannot read (its -errno), counted once */
 };
 
 struct labels_rt {
@@ -36,18 +32,7 @@ struct labels_rt {
 	struct labels_stats stats;
 };
 
-/* What one executable says: its Go version, or its custom-labels symbols, and its TLS block. */
-struct exe_info {
-	char version[GO_VERSION_MAX];
-	__s64 tls_g;		/* g's offset from the thread pointer */
-	__u64 tls_block;	/* the executable's PT_TLS memsz, rounded up to its alignment; 0: none */
-};
-
-/* custom-labels ABI v0 (github.com/polarsignals/custom-labels, custom-labels-v0.md) */
-enum { CL_VERSION, CL_DATA, CL_COUNT };
-static const char *const cl_symbols[CL_COUNT] = { "custom_labels_abi_version",
-						  "custom_labels_thread_local_data" };
-#define CL_ABI_V0 0
+#define CL_ABI_V0 0	/* custom_labels_abi_version's value for the layout BPF reads */
 
 static void *labels_new(const struct runtime_opts *o)
 {
@@ -63,79 +48,16 @@ static void labels_free(void *rt)
 	free(rt);
 }
 
-/*
- * The version in .go.buildinfo, whose first bytes are read from the file
- * at its offset (its size from the file only bounds the read). 0, -ENOENT
- * (none: not Go) or -EINVAL (one we cannot read).
- */
-static int read_version(int fd, Elf *e, struct exe_info *gb)
-{
-	unsigned char buf[BUILDINFO_READ];
-	Elf_Scn *scn = NULL;
-	size_t shstrndx, n;
-	const char *name;
-	GElf_Shdr sh;
-	ssize_t got;
-
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return -ENOENT;
-	while ((scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
-			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".go.buildinfo"))
-			continue;
-		n = sh.sh_size < sizeof(buf) ? sh.sh_size : sizeof(buf);
-		got = pread(fd, buf, n, sh.sh_offset);
-		if (got <= 0)
-			return -ENOENT;
-		return go_layout__version(buf, got, gb->version, sizeof(gb->version)) ? -EINVAL : 0;
-	}
-	return -ENOENT;
-}
-
-/*
- * The executable's TLS block, which on x86-64 ends at the thread pointer
- * (variant II), and so g's offset from it. Internal linking keeps g at -8;
- * external linking (cgo) puts runtime.tlsg first in the PT_TLS block.
- */
-static void read_tls(Elf *e, struct exe_info *gb)
-{
-	size_t n;
-	GElf_Phdr ph;
-	__u64 align, size;
-
-	gb->tls_g = TLS_G_INTERNAL;
-	if (elf_getphdrnum(e, &n))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_TLS)
-			continue;
-		align = ph.p_align > 1 && ph.p_align <= 4096 ? ph.p_align : 1;
-		size = (ph.p_memsz + align - 1) & ~(align - 1);
-		if (!size || size > 65536)
-			return;	/* no block we would trust an offset into */
-		gb->tls_block = size;
-		gb->tls_g = -(__s64)size;
-		return;
-	}
-}
-
-/* The executable mapped at M, if a Go binary: 0, -ENOENT (not Go), -EINVAL, or -errno. */
-static int probe_file(struct labels_rt *r, __u32 pid, const struct proc_map *m, struct exe_info *gb)
+/* What the executable mapped at M says of its labels: 0, or -errno (gone, not an ELF file). */
+static int probe_file(struct labels_rt *r, __u32 pid, const struct proc_map *m,
+		      struct labels_exe *x)
 {
 	struct stat st;
-	Elf *e;
 	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
 
 	if (err)
 		return err;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);	/* pread, not mmap: a truncated file cannot SIGBUS us */
-	err = e && elf_kind(e) == ELF_K_ELF ? read_version(fd, e, gb) : -ENOENT;
-	if (e && elf_kind(e) == ELF_K_ELF)
-		read_tls(e, gb);
-	elf_end(e);
+	err = labels_elf__read(fd, m->pgoff, x);
 	close(fd);
 	return err;
 }
@@ -149,34 +71,32 @@ static struct label_pid *find_current(struct labels_rt *r, __u32 pid)
 }
 
 /*
- * The executable mapped at M, if it publishes custom labels (ABI v0): the
- * table's offset from the thread pointer. The version is read from the
- * process, not the file: a value we do not know is counted, never read.
+ * Where the executable X of PID keeps its labels, into LP: a Go version we
+ * know, or custom labels of ABI v0 (read from the process, not the file).
+ * -ENOENT: neither; -ENOTSUP: a version we do not know (counted, never
+ * guessed); -EINVAL: one we cannot read.
  */
-static int probe_custom(struct labels_rt *r, __u32 pid, const struct proc_map *m,
-			const struct exe_info *gb, struct label_proc *lp)
+static int label_source(__u32 pid, const struct proc_map *m, const struct labels_exe *x,
+			struct label_proc *lp)
 {
-	struct elf_found f[CL_COUNT];
-	__u64 vaddr;
 	__u32 version;
-	struct stat st;
-	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
+	int err;
 
-	if (err)
+	if (x->go != -ENOENT) {
+		err = x->go ? x->go : go_layout__offsets(x->go_version, lp);
+		/* internal linking keeps g at -8; external linking puts runtime.tlsg first in PT_TLS */
+		lp->tls = x->tls_block ? -(__s64)x->tls_block : TLS_G_INTERNAL;
 		return err;
-	err = elf_find__symbols(fd, m->pgoff, cl_symbols, CL_COUNT, f, &vaddr);
-	close(fd);
-	if (err || !f[CL_VERSION].value || f[CL_VERSION].size != 4 || f[CL_DATA].size < 16)
+	}
+	if (!x->custom)
 		return -ENOENT;
-	/* a TLS symbol's value is its offset in the block; the table must fit in it */
-	if (!gb->tls_block || f[CL_DATA].value + 16 > gb->tls_block)
-		return -EINVAL;
-	if (proc_mem__read(pid, m->start - vaddr + f[CL_VERSION].value, &version, sizeof(version)))
+	if (proc_mem__read(pid, m->start - x->map_vaddr + x->cl_version, &version, sizeof(version)))
 		return -EINVAL;
 	if (version != CL_ABI_V0)
 		return -ENOTSUP;
 	lp->source = LABELS_CUSTOM_V0;
-	lp->tls = (__s64)f[CL_DATA].value - (__s64)gb->tls_block;
+	/* x86-64 (variant II): the executable's block ends at the thread pointer */
+	lp->tls = (__s64)x->cl_data - (__s64)x->tls_block;
 	return 0;
 }
 
@@ -209,7 +129,7 @@ static struct label_pid *slot_of(struct labels_rt *r, const struct proc_image *i
 static int labels_add_image(void *rt, const struct proc_image *img)
 {
 	struct label_proc lp = { .start = img->start, .exec = img->exec };
-	struct exe_info gb = { .version = "" };
+	struct labels_exe x;
 	struct proc_map *maps = NULL;
 	struct labels_rt *r = rt;
 	struct label_pid *p;
@@ -221,12 +141,9 @@ static int labels_add_image(void *rt, const struct proc_image *img)
 		return err;
 	for (i = 0; i < n && (!maps[i].inode || maps[i].path[0] != '/'); i++)
 		;
-	err = i < n ? probe_file(r, img->pid, &maps[i], &gb) : -ENOENT;
+	err = i < n ? probe_file(r, img->pid, &maps[i], &x) : -ENOENT;
 	if (!err)
-		err = go_layout__offsets(gb.version, &lp);
-	lp.tls = gb.tls_g;
-	if (err == -ENOENT && i < n)
-		err = probe_custom(r, img->pid, &maps[i], &gb, &lp);
+		err = label_source(img->pid, &maps[i], &x, &lp);
 	proc_maps__free(maps);
 	if (err && err != -EINVAL && err != -ENOTSUP)
 		return err;	/* neither, or gone: nothing kept */
