@@ -226,7 +226,7 @@ for l in samples.split("\n"):
     if stack is None or not l.strip():
         continue
     lab = dict(re.findall(r"(\w+):\[([^\]]*)\]", l))
-    in_work = [f for f in stack if f in ("work_even", "work_odd")]
+    in_work = [f for f in stack if f in ("work_even", "work_odd", "wait_even", "wait_odd")]
     if "span_id" not in lab:
         stats["unlabelled"] += bool(in_work)
         stack = None
@@ -235,7 +235,7 @@ for l in samples.split("\n"):
     t, r = int(lab["span_id"][:8], 16), int(lab["span_id"][8:], 16)
     stats["thread"] += tid_thread.get(lab.get("tid")) != t
     stats["trace"] += lab.get("trace_id") != "%016x%016x" % (t, r)
-    stats["function"] += bool(in_work) and in_work[0] != ("work_odd" if r % 2 else "work_even")
+    stats["function"] += bool(in_work) and not in_work[0].endswith("_odd" if r % 2 else "_even")
     stack = None
 print(stats["labelled"], stats["thread"], stats["trace"], stats["function"], stats["unlabelled"])
 ' "$2"
@@ -309,6 +309,26 @@ print(links, wrong, len(errs), (errs or ["-"])[0])
 	fi
 }
 
+# off CPU: the C program's requests also sleep 3 ms each under their ids; every block carries
+# the ids its own thread published, found in the wait function of that request
+test_offcpu() {
+	local bin=$BUILD/fixtures/labels/tctx pid
+	"$bin" 400 2 3000 >"$tmp/offcpu.out" & pid=$!
+	"$BUILD/ebpfprof" -v --mode off-cpu --pid $pid --per-thread --duration 10 \
+		--output "$tmp/offcpu.pb.gz" 2>"$tmp/offcpu.err" & local prof=$!
+	wait $pid
+	kill -INT $prof 2>/dev/null
+	wait $prof || { fail offcpu "ebpfprof failed: $(tail -1 "$tmp/offcpu.err")"; return; }
+	local labelled thread trace func unlabelled
+	read -r labelled thread trace func unlabelled < <(check_tctx "$tmp/offcpu.pb.gz" "$tmp/offcpu.out")
+	echo "  off CPU: $labelled blocks with ids: $thread of another thread, $trace a wrong trace id, $func in another request's function"
+	if [ "${labelled:-0}" -ge 100 ] && [ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ]; then
+		pass "offcpu: $labelled blocks, each with its own thread's current ids"
+	else
+		fail offcpu "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function"
+	fi
+}
+
 run_test test_go119 go1.19-split label_filter
 run_test test_go124 go1.24-split
 run_test test_truncated
@@ -317,3 +337,4 @@ run_test test_layout
 run_test test_span_push span_push
 run_test test_thread_context thread_context
 run_test test_otlp_links otlp_links
+run_test test_offcpu offcpu

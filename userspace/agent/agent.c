@@ -329,6 +329,8 @@ static int harvest_offcpu_record(const struct offcpu_key *key, const struct offc
 	if (!val->ns)
 		return 0;
 	report__offcpu_values(a->cfg->mode, val->ns, val->count, rec.values);
+	if (key->labels_hash && !offcpu__label_set(a->offcpu, key->labels_hash, &a->labels))
+		rec.labels = &a->labels;
 	stack__resolve_offcpu(&a->stack, a->offcpu, sampler__runtimes(a->sampler), a->sym, key);
 	return add_everywhere(a, &rec);
 }
