@@ -60,22 +60,26 @@ static __always_inline void label_str(char *dst, __u32 cap, __u64 ptr, __u64 len
  */
 static __always_inline int label_add(struct label_set *set, __u64 key, __u64 value, bool len_first)
 {
-	struct { __u64 ptr, len; } k, v;
+	/* one header read at a time, into one place: the reader's stack is small (see labels_read) */
+	struct { __u64 ptr, len; } h;
 	struct label_kv *kv = &set->kv[set->n & (LABELS_MAX - 1)];
 	__u64 t;
 
-	if (bpf_probe_read_user(&k, sizeof(k), (const void *)key) ||
-	    bpf_probe_read_user(&v, sizeof(v), (const void *)value))
+	if (bpf_probe_read_user(&h, sizeof(h), (const void *)key))
 		return -1;
-	if (len_first) {
-		t = k.ptr, k.ptr = k.len, k.len = t;
-		t = v.ptr, v.ptr = v.len, v.len = t;
-	}
-	if (!k.ptr || !v.ptr)
+	if (len_first)
+		t = h.ptr, h.ptr = h.len, h.len = t;
+	if (!h.ptr)
 		return 0;
 	__builtin_memset(kv, 0, sizeof(*kv));
-	label_str(kv->key, LABEL_KEY_MAX, k.ptr, k.len, &set->flags);
-	label_str(kv->value, LABEL_VALUE_MAX, v.ptr, v.len, &set->flags);
+	label_str(kv->key, LABEL_KEY_MAX, h.ptr, h.len, &set->flags);
+	if (bpf_probe_read_user(&h, sizeof(h), (const void *)value))
+		return -1;
+	if (len_first)
+		t = h.ptr, h.ptr = h.len, h.len = t;
+	if (!h.ptr)
+		return 0;
+	label_str(kv->value, LABEL_VALUE_MAX, h.ptr, h.len, &set->flags);
 	set->n++;
 	return 0;
 }
@@ -146,14 +150,16 @@ static __always_inline __u64 label_set_hash(const struct label_set *set)
 }
 
 /*
- * A global function, verified once on its own. Reads the labels this thread
- * runs under into SET: custom-labels' table at fsbase + tls, or the labels
- * of the goroutine running here (g at fsbase + tls, g.m.curg.labels).
- * Returns how many, 0 without any.
+ * Reads the labels this thread runs under into SET: custom-labels' table at
+ * fsbase + tls, or the labels of the goroutine running here (g at fsbase +
+ * tls, g.m.curg.labels). Returns how many, 0 without any. A global
+ * function, verified once on its own; its frame still counts with its
+ * callers' against the 512-byte stack (6.1 refused the off-CPU program at
+ * 544 bytes), so it keeps few locals.
  */
 __noinline int labels_read(struct label_set *set, const struct label_proc *lp, __u64 fsbase)
 {
-	__u64 g, m, curg, labels, inner;
+	__u64 p;	/* g, then m, curg, labels: one slot, the stack is tight */
 
 	if (!set || !lp)
 		return 0;
@@ -163,17 +169,16 @@ __noinline int labels_read(struct label_set *set, const struct label_proc *lp, _
 		labels_array(set, fsbase + lp->tls, true);
 		return set->n;
 	}
-	if (walk_read(&g, fsbase + lp->tls) || !g || walk_read(&m, g + lp->g_m) || !m ||
-	    walk_read(&curg, m + lp->m_curg) || !curg || walk_read(&labels, curg + lp->g_labels) ||
-	    !labels)
+	if (walk_read(&p, fsbase + lp->tls) || !p || walk_read(&p, p + lp->g_m) || !p ||
+	    walk_read(&p, p + lp->m_curg) || !p || walk_read(&p, p + lp->g_labels) || !p)
 		return 0;
 	if (lp->source == LABELS_GO_MAP) {
 		/* labels is a *labelMap, which holds the map's *hmap */
-		if (walk_read(&inner, labels) || !inner)
+		if (walk_read(&p, p) || !p)
 			return 0;
-		go_labels_map(set, inner);
+		go_labels_map(set, p);
 	} else if (lp->source == LABELS_GO_SLICE) {
-		labels_array(set, labels, false);
+		labels_array(set, p, false);
 	}
 	return set->n;
 }
