@@ -97,7 +97,8 @@ int labels_elf__read(int fd, __u64 map_off, struct labels_exe *out)
 	}
 	out->go = read_version(fd, e, out);
 	read_tls(e, out);
-	if (out->go == -ENOENT)
+	/* the ABI's table is thread-local: without a TLS block, no symbol table is read */
+	if (out->go == -ENOENT && out->tls_block)
 		read_custom(fd, map_off, out);
 out:
 	elf_end(e);
