@@ -329,6 +329,28 @@ test_offcpu() {
 	fi
 }
 
+# the agent's page, ?label=endpoint:/checkout: the flame graph of that endpoint's samples only
+test_page_label() {
+	local bin=$FIX/golabels-1.19 pid agent port
+	"$bin" 20 >/dev/null & pid=$!
+	"$BUILD/ebpfprof" agent --interval 1 --frequency 199 --pid $pid --listen 127.0.0.1:0 \
+		--output-dir "$tmp/windows" --label-keys endpoint 2>"$tmp/page.err" & agent=$!
+	port=$(wait_port "$tmp/page.err") || { fail page_label "the agent did not start"; kill $pid; return; }
+	sleep 3.5
+	curl -sf "http://127.0.0.1:$port/?windows=3&label=endpoint:/checkout" >"$tmp/checkout.page"
+	curl -sf "http://127.0.0.1:$port/?windows=3" >"$tmp/all.page"
+	curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/?label=endpoint" >"$tmp/bad.code"
+	stop $agent
+	kill $pid 2>/dev/null
+	# the unfiltered page is the control: it has both handlers
+	if grep -q main.checkout "$tmp/checkout.page" && ! grep -q main.browse "$tmp/checkout.page" &&
+		grep -q main.browse "$tmp/all.page" && [ "$(cat "$tmp/bad.code")" = 400 ]; then
+		pass "page_label: /?label=endpoint:/checkout draws main.checkout and not main.browse"
+	else
+		fail page_label "filtered page: checkout $(grep -c main.checkout "$tmp/checkout.page"), browse $(grep -c main.browse "$tmp/checkout.page"); whole page browse $(grep -c main.browse "$tmp/all.page"); bad label answered $(cat "$tmp/bad.code")"
+	fi
+}
+
 run_test test_go119 go1.19-split label_filter
 run_test test_go124 go1.24-split
 run_test test_truncated
@@ -338,3 +360,4 @@ run_test test_span_push span_push
 run_test test_thread_context thread_context
 run_test test_otlp_links otlp_links
 run_test test_offcpu offcpu
+run_test test_page_label page_label
