@@ -201,6 +201,7 @@ bench: deps-bench all fixtures
 	@bash tests/bench/node.sh
 	@bash tests/bench/php.sh
 	@bash tests/bench/ruby.sh
+	@bash tests/bench/labels.sh
 	@bash tests/bench/compare.sh
 
 vmlinux:

@@ -9,6 +9,7 @@
 #include "unwind.bpf.h"
 #include "events.bpf.h"
 #include "stacks.bpf.h"
+#include "labels.bpf.h"	/* its label_procs, shared with the sampler */
 
 /* include/linux/sched.h; macros are not in BTF */
 #define PF_KTHREAD 0x00200000
@@ -69,6 +70,18 @@ struct {
 	__uint(max_entries, 8192);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } ustacks SEC(".maps");
+
+/*
+ * Label sets blocks began under, by content hash, for both slots: LRU, so a
+ * set of a block long over makes room (one still counted then reads back
+ * without labels). Preallocated, as LRU maps are: 4096 sets, 3.3 MiB.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u64);
+	__type(value, struct label_set);
+	__uint(max_entries, 4096);
+} offcpu_labels SEC(".maps");
 
 #define COUNTS_MAP(name)                                                        \
 	struct {                                                                \
@@ -189,6 +202,7 @@ static __always_inline void make_key(struct offcpu_key *key, const struct offcpu
 	key->kern_hash = e->kern_hash;
 	key->start = e->start;
 	key->exec = e->exec;
+	key->labels_hash = e->labels_hash;
 	__builtin_memcpy(key->comm, e->comm, sizeof(key->comm));
 }
 
@@ -312,7 +326,7 @@ static __always_inline void stack_lost(int err, bool user, __s32 *id, __u64 *has
  * switch-out costs one lookup instead of a store per stack.
  */
 static __always_inline void store_stacks(__u32 slot, struct offcpu_start *e,
-					 struct unwind_scratch *sc)
+					 struct unwind_scratch *sc, const struct label_set *set)
 {
 	void *counts = slot ? (void *)&counts1 : (void *)&counts0;
 	struct offcpu_key key = {};
@@ -336,6 +350,23 @@ static __always_inline void store_stacks(__u32 slot, struct offcpu_start *e,
 		if (err && err != -EEXIST)
 			stack_lost(err, true, &e->user_stack_id, &e->user_hash);
 	}
+	if (set && e->labels_hash)
+		bpf_map_update_elem(&offcpu_labels, &e->labels_hash, set, BPF_NOEXIST);
+}
+
+/*
+ * The labels prev blocks under (it is current): as a CPU sample's, where
+ * the walk runs (the reader is a global function, as the walk's are).
+ */
+static __always_inline __u64 block_labels(const struct proc_image *img, struct label_set **set)
+{
+	const struct unwind_pid_bits *rt;
+	__u32 zero = 0;
+
+	if (unwind_mode != UNWIND_MODE_CFI)
+		return 0;
+	rt = bpf_map_lookup_elem(&runtime_pids, &zero);
+	return rt ? labels_of(img, unwind_pid_bits__of(rt, img->pid), set) : 0;
 }
 
 /*
@@ -368,6 +399,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid, seen_tid;
 	struct offcpu_start e = {};
 	struct unwind_scratch *sc = NULL;
+	struct label_set *set = NULL;
 	struct task_struct *leader;
 	struct proc_image img;
 	unsigned int state;
@@ -413,7 +445,9 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 		sc = user_stack(ctx, &img, &e);
 	/* the process's name, not the thread's: labels and folded lines group by process */
 	bpf_core_read_str(e.comm, sizeof(e.comm), &leader->comm);
-	store_stacks(g & 1, &e, sc);
+	if (!kthread)
+		e.labels_hash = block_labels(&img, &set);
+	store_stacks(g & 1, &e, sc, set);
 	err = bpf_map_update_elem(&start, &tid, &e, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		drop_stale(prev, tid, g, now);

@@ -8,6 +8,7 @@
 #include "unwind.bpf.h"
 #include "events.bpf.h"
 #include "stacks.bpf.h"
+#include "labels.bpf.h"
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h; macros are not in BTF */
 #define UAPI_PT_REGS_CS_OFF (17 * 8)	/* arch/x86/include/uapi/asm/ptrace.h: ip is word 16, cs 17 */
@@ -51,6 +52,8 @@ COUNTS_MAP(counts0);
 COUNTS_MAP(counts1);
 USTACK_MAP(ustacks0);
 USTACK_MAP(ustacks1);
+LABELS_MAP(labels0);
+LABELS_MAP(labels1);
 
 __u32 active_slot = 0;
 
@@ -138,8 +141,21 @@ static __always_inline void store_user_stack(__u32 slot, struct unwind_scratch *
  * a new key stores them: a hash update less at most samples (1.5-2 us here
  * for a walked stack).
  */
+/* Stores the sample's label set where userspace reads it, by hash; a full map loses it, counted. */
+static __always_inline void store_labels(__u32 slot, struct sample_key *key,
+					 const struct label_set *set)
+{
+	void *labels = slot ? (void *)&labels1 : (void *)&labels0;
+	int err = bpf_map_update_elem(labels, &key->labels_hash, set, BPF_NOEXIST);
+
+	if (err && err != -EEXIST) {
+		stat_inc(STAT_LABELS_LOST);
+		key->labels_hash = 0;
+	}
+}
+
 static __always_inline void count_sample(__u32 slot, struct sample_key *key,
-					 struct unwind_scratch *sc)
+					 struct unwind_scratch *sc, const struct label_set *set)
 {
 	void *counts = slot ? (void *)&counts1 : (void *)&counts0;
 	__u64 one = 1, *val;
@@ -156,6 +172,8 @@ static __always_inline void count_sample(__u32 slot, struct sample_key *key,
 		store_stack(slot, true, &key->user_stack_id, &key->user_hash);
 	if (sc)
 		store_user_stack(slot, sc, key);
+	if (set && key->labels_hash)
+		store_labels(slot, key, set);
 	err = bpf_map_update_elem(counts, key, &one, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* another CPU inserted the same key between our lookup and update */
@@ -285,12 +303,36 @@ static __always_inline bool read_task(struct sample_key *key, struct proc_image 
 	return BPF_CORE_READ(task, flags) & PF_KTHREAD;
 }
 
+/*
+ * The labels the thread runs under (Go pprof labels, custom labels) into
+ * key->labels_hash; *set is left holding them for count_sample. Only where
+ * the walk is compiled in: the reader is a global function, which 5.10
+ * cannot take as it is.
+ */
+static __always_inline void read_labels(const struct proc_image *img, struct sample_key *key,
+					struct label_set **set)
+{
+	const struct unwind_pid_bits *rt;
+	__u32 zero = 0;
+
+	rt = bpf_map_lookup_elem(&runtime_pids, &zero);
+	if (!rt)
+		return;
+	key->labels_hash = labels_of(img, unwind_pid_bits__of(rt, img->pid), set);
+	if (!key->labels_hash)
+		return;
+	stat_inc(STAT_LABELS_READ);
+	if ((*set)->flags & LABEL_SET_TRUNCATED)
+		stat_inc(STAT_LABELS_TRUNCATED);
+}
+
 /* WALK: the CFI walk is compiled in; a constant, so do_sample_fp has no trace of it */
 static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 {
 	__u32 host_tid = (__u32)bpf_get_current_pid_tgid(), pid, tid;
 	struct sample_key key = {};
 	struct unwind_scratch *sc = NULL;
+	struct label_set *set = NULL;
 	__u32 slot = active_slot & 1;
 	struct proc_image img;
 	bool kthread;
@@ -316,6 +358,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 	key.user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
 		sc = get_user_stack(ctx, &img, &key, walk);
+	if (walk && !kthread)
+		read_labels(&img, &key, &set);
 	/*
 	 * A process whose tables came with its announcement was handed on: the
 	 * seen map's lookup (a cold bucket and element, 1-2 us here) is spared.
@@ -323,7 +367,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool walk)
 	 */
 	if (!sc || !sc->announced)
 		note_sighting(&img);
-	count_sample(slot, &key, sc);
+	count_sample(slot, &key, sc, set);
 	return 0;
 }
 

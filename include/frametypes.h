@@ -20,6 +20,7 @@ enum unwind_runtime {
 	UNWIND_RT_V8,
 	UNWIND_RT_PHP,
 	UNWIND_RT_RUBY,
+	UNWIND_RT_LABELS,		/* no frames: the labels a thread runs under, read at each sample */
 	UNWIND_RT_MAX
 };
 
@@ -34,7 +35,8 @@ enum unwind_runtime {
 	X(UNWIND_RT_JAVA, java)       \
 	X(UNWIND_RT_V8, v8)           \
 	X(UNWIND_RT_PHP, php)         \
-	X(UNWIND_RT_RUBY, ruby)
+	X(UNWIND_RT_RUBY, ruby)       \
+	X(UNWIND_RT_LABELS, labels)
 #ifdef EBPFPROF_TEST_RUNTIMES
 #define RUNTIMES_TEST(X) X(UNWIND_RT_NULL, null)
 #else

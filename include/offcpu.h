@@ -42,6 +42,7 @@ struct offcpu_start {
 	__u64 start;		/* struct proc_image's: which process, which image, pid is */
 	__u32 exec;
 	__u32 pad;
+	__u64 labels_hash;	/* the labels it blocked under, in offcpu_labels (include/labels.h); 0: none */
 };
 
 /*
@@ -64,6 +65,7 @@ struct offcpu_key {
 	__u64 start;		/* struct proc_image's */
 	__u32 exec;
 	__u32 pad;
+	__u64 labels_hash;	/* the labels it blocked under; 0: none */
 };
 
 struct offcpu_val {

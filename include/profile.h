@@ -93,6 +93,7 @@ struct sample_key {
 	__u64 start;		/* struct proc_image's: which process, which image, pid is */
 	__u32 exec;
 	__u32 pad;
+	__u64 labels_hash;	/* the process's own labels (include/labels.h); 0: none */
 };
 
 /* Indexes of the per-CPU stats map: every sample is counted once in SAMPLES. */
@@ -108,6 +109,9 @@ enum sampler_stat {
 	STAT_UNWIND_FP_FALLBACK, /* user stacks taken with frame pointers: tables not loaded yet */
 	STAT_UNWIND_TRUNCATED,	/* CFI walks that stopped before the outermost frame */
 	STAT_EXEC_TABLES_DROPPED, /* execs whose process's old CFI tables were dropped */
+	STAT_LABELS_READ,	/* samples whose process's own labels were read */
+	STAT_LABELS_TRUNCATED,	/* of those, sets cut to the bounds of include/labels.h */
+	STAT_LABELS_LOST,	/* label sets lost: the label map was full, or the read failed */
 	STAT_MAX,
 };
 

@@ -88,6 +88,17 @@ done
 rm -f "$out/pcln.tmp"
 [ -n "$seed_gopclntab" ] && { "$seed_gopclntab" "$out/gopclntab" || echo "seeds.sh: no synthetic Go seeds" >&2; }
 
+# fuzz_go_layout: the .go.buildinfo sections of the Go fixtures (Go 1.19 here, 1.24 when built)
+mkdir -p "$out/go_layout"
+for f in "$fixtures"/gofix "$fixtures"/labels/golabels-1.19 "$fixtures"/labels/golabels-1.24; do
+	[ -f "$f" ] && objcopy -O binary --only-section=.go.buildinfo "$f" "$out/go_layout/$(basename "$f")" 2>/dev/null
+done
+# fuzz_labels_elf: whole executables, a Go one and the custom-labels one (small: its seeds are mutated whole)
+mkdir -p "$out/labels_elf"
+for f in "$fixtures"/labels/tctx "$fixtures"/gofix-stripped; do
+	[ -f "$f" ] && cp "$f" "$out/labels_elf/"
+done
+
 # command lines, one a line, arguments split on NUL as fuzz_config reads them
 n=0
 while IFS= read -r line; do

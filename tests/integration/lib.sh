@@ -90,3 +90,26 @@ wait_port() {	# agent stderr file: prints the port the agent bound, once it samp
 	done
 	return 1
 }
+
+# --- OTLP: the published OpenTelemetry .proto files, from Debian's opentelemetry-proto package (cached) ---
+
+OTLP_PROTO_VERSION=1.11.0-1
+OTLP_CACHE=/var/cache/ebpfprof/otlp-proto-$OTLP_PROTO_VERSION
+otlp_proto() {	# prints the include dir, or nothing when the archive cannot be reached
+	local deb=opentelemetry-proto_${OTLP_PROTO_VERSION}_all.deb
+	if [ ! -d "$OTLP_CACHE/usr/include/opentelemetry" ]; then
+		mkdir -p "$OTLP_CACHE" &&
+			curl -sfL --max-time 60 -o "$OTLP_CACHE/$deb" \
+				"http://deb.debian.org/debian/pool/main/o/opentelemetry-proto/$deb" &&
+			dpkg-deb -x "$OTLP_CACHE/$deb" "$OTLP_CACHE" || { rm -rf "$OTLP_CACHE"; return; }
+	fi
+	echo "$OTLP_CACHE/usr/include"
+}
+
+otlp_python() {	# include dir, out dir: Python classes of the profiles proto, by protoc
+	protoc -I "$1" --python_out="$2" \
+		"$1"/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto \
+		"$1"/opentelemetry/proto/profiles/v1development/profiles.proto \
+		"$1"/opentelemetry/proto/common/v1/common.proto \
+		"$1"/opentelemetry/proto/resource/v1/resource.proto
+}

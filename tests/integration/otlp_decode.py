@@ -4,8 +4,10 @@
 # service (resource service.name), resource (all resource attributes),
 # types (sample_type "type/unit" per Profile), totals (sum of values per
 # Profile), leaf (value of the first Profile by leaf function name),
-# time_nanos, duration_nanos, and errors: every dictionary rule of the spec
-# the body breaks (zero values at index 0, indexes in range).
+# time_nanos, duration_nanos, links (span_id -> trace_id in hex, of the
+# first Profile's samples that have a link, and the span_id attribute each
+# such sample has), and errors: every dictionary rule of the spec the body
+# breaks (zero values at index 0, indexes in range).
 import json
 import sys
 
@@ -58,7 +60,7 @@ def decode(path):
     d = req.dictionary
     errs = []
     check_dictionary(d, errs)
-    out = {"types": [], "totals": [], "leaf": {}, "errors": errs}
+    out = {"types": [], "totals": [], "leaf": {}, "links": {}, "link_attrs": {}, "errors": errs}
     for rp in req.resource_profiles:
         attrs = {kv.key: kv.value.string_value for kv in rp.resource.attributes}
         out["resource"] = attrs
@@ -76,6 +78,14 @@ def decode(path):
                         continue
                     if any(not 0 < a < len(d.attribute_table) for a in s.attribute_indices):
                         errs.append("sample attribute index out of range")
+                    if not 0 <= s.link_index < len(d.link_table):
+                        errs.append("sample link index out of range")
+                    elif i == 0 and s.link_index:
+                        link = d.link_table[s.link_index]
+                        out["links"][link.span_id.hex()] = link.trace_id.hex()
+                        attrs = {d.string_table[d.attribute_table[a].key_strindex]:
+                                 d.attribute_table[a].value.string_value for a in s.attribute_indices}
+                        out["link_attrs"][link.span_id.hex()] = attrs.get("span_id", "")
                     if i == 0:
                         name = leaf_name(d, s.stack_index)
                         out["leaf"][name] = out["leaf"].get(name, 0) + sum(s.values)

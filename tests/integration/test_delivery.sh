@@ -171,20 +171,6 @@ print(min((r["time_nanos"] + r["duration_nanos"] for r in ok), default=0))' "$tm
 	fi
 }
 
-# The published OpenTelemetry .proto files, from Debian's opentelemetry-proto package (cached).
-OTLP_PROTO_VERSION=1.11.0-1
-OTLP_CACHE=/var/cache/ebpfprof/otlp-proto-$OTLP_PROTO_VERSION
-otlp_proto() {	# prints the include dir, or nothing when the archive cannot be reached
-	local deb=opentelemetry-proto_${OTLP_PROTO_VERSION}_all.deb
-	if [ ! -d "$OTLP_CACHE/usr/include/opentelemetry" ]; then
-		mkdir -p "$OTLP_CACHE" &&
-			curl -sfL --max-time 60 -o "$OTLP_CACHE/$deb" \
-				"http://deb.debian.org/debian/pool/main/o/opentelemetry-proto/$deb" &&
-			dpkg-deb -x "$OTLP_CACHE/$deb" "$OTLP_CACHE" || { rm -rf "$OTLP_CACHE"; return; }
-	fi
-	echo "$OTLP_CACHE/usr/include"
-}
-
 test_otlp() {	# OTLP export decoded by Python classes protoc made from the published proto: same numbers as the pprof push
 	local inc
 	inc=$(otlp_proto)
@@ -192,11 +178,7 @@ test_otlp() {	# OTLP export decoded by Python classes protoc made from the publi
 	command -v protoc >/dev/null && /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null ||
 		{ skip otlp "protoc or python3-protobuf missing (make deps-test)"; return; }
 	mkdir -p "$tmp/otlp_py" "$tmp/otlp_bodies"
-	protoc -I "$inc" --python_out="$tmp/otlp_py" \
-		"$inc"/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto \
-		"$inc"/opentelemetry/proto/profiles/v1development/profiles.proto \
-		"$inc"/opentelemetry/proto/common/v1/common.proto \
-		"$inc"/opentelemetry/proto/resource/v1/resource.proto ||
+	otlp_python "$inc" "$tmp/otlp_py" ||
 		{ fail otlp "protoc could not compile the published proto"; return; }
 	start_collector "$tmp/otlp.log" -otlp-dir "$tmp/otlp_bodies" || { fail otlp "collector did not start"; return; }
 	"$FIX/cpu_split" 30 & local w=$!

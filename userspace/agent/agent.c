@@ -209,6 +209,9 @@ static int open_symbols(struct agent *a)
 	return 0;
 }
 
+/* Own labels pushed without --label-keys: Pyroscope's span profiles (span_id is never a series). */
+#define AGENT_LABEL_KEYS "span_id,span_name"
+
 static int new_window(struct agent *a, __s64 start_real)
 {
 	struct window_opts wo = {
@@ -218,6 +221,8 @@ static int new_window(struct agent *a, __s64 start_real)
 		.split = a->cfg->ag.group_by != GROUP_NONE,
 		.demangle = a->cfg->demangle,
 		.mode = a->cfg->mode,
+		/* every own label the backend gets is a series, span_id aside: opt-in */
+		.label_keys = a->cfg->ag.label_keys ? a->cfg->ag.label_keys : AGENT_LABEL_KEYS,
 	};
 
 	a->window_start_real = start_real;
@@ -318,6 +323,9 @@ static int harvest_record(const struct sample_key *key, __u64 count, void *ctx)
 	if (a->cfg->mode == MODE_OFFCPU)
 		return 0;	/* the sampler runs for its process announcements only */
 	report__cpu_values(a->cfg->mode, 1000000000LL / a->cfg->frequency, count, rec.values);
+	if (key->labels_hash &&
+	    !sampler__label_set(a->sampler, a->harvest_slot, key->labels_hash, &a->labels))
+		rec.labels = &a->labels;
 	stack__resolve(&a->stack, a->sampler, a->harvest_slot, a->sym, key);
 	return add_everywhere(a, &rec);
 }
@@ -338,6 +346,8 @@ static int harvest_offcpu_record(const struct offcpu_key *key, const struct offc
 	if (!val->ns)
 		return 0;
 	report__offcpu_values(a->cfg->mode, val->ns, val->count, rec.values);
+	if (key->labels_hash && !offcpu__label_set(a->offcpu, key->labels_hash, &a->labels))
+		rec.labels = &a->labels;
 	stack__resolve_offcpu(&a->stack, a->offcpu, sampler__runtimes(a->sampler), a->sym, key);
 	return add_everywhere(a, &rec);
 }

@@ -92,6 +92,7 @@ struct agent {
 	__s64 window_end_mono;
 	__u64 window_seq;
 	struct stack stack;		/* scratch for one record */
+	struct label_set labels;	/* its process's own labels */
 	int harvest_slot;		/* the slot being read by harvest() */
 	__s64 flip_real;		/* CLOCK_REALTIME of the last harvest's slot flip: windows end there */
 	__u64 harvest_records;		/* counted by harvest(), published in fig */

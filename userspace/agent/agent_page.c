@@ -198,6 +198,25 @@ static void page_title(const struct agent *a, const struct page_window *w, bool 
 		 collected ? "collected" : w->windows > 1 ? "last windows" : "last window", from, to);
 }
 
+/* With ?label=KEY:VALUE, *p keeps only the samples that carry it. 0 or -errno. */
+static int focus(struct pprof **p, const char *label)
+{
+	const char *colon = label ? strchr(label, ':') : NULL;
+	struct pprof *kept;
+	char key[256];
+	size_t n;
+
+	if (!colon)
+		return 0;
+	snprintf(key, sizeof(key), "%.*s", (int)(colon - label), label);
+	kept = pprof__focus_label(*p, key, colon + 1, &n);
+	if (!kept)
+		return -errno;
+	pprof__free(*p);
+	*p = kept;
+	return 0;
+}
+
 /* Reads the series of w (only those named series, when set) and writes one merged graph. */
 static int render(struct agent *a, const struct page_window *w, const struct http_page_args *args,
 		  bool collected, FILE *out)
@@ -222,7 +241,7 @@ static int render(struct agent *a, const struct page_window *w, const struct htt
 			err = -errno;
 			break;
 		}
-		n++;
+		err = focus(&profs[n++], args->label);
 	}
 	if (!err && !n && args->series)
 		err = -ENOENT;

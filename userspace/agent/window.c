@@ -94,6 +94,28 @@ static struct series *series_of(struct window *w, const struct proc_info *pi)
 	return s;
 }
 
+/* Whether KEY is one of LIST's comma-separated names (NULL: every key is). */
+static bool key_listed(const char *list, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, key, n) && (p[n] == ',' || p[n] == '\0'))
+			return n > 0;
+	return !list;
+}
+
+/* The process's own labels that LIST keeps, after ours in L. */
+static int own_labels(const struct label_set *set, const char *list, struct pprof_label *l)
+{
+	int n = 0;
+
+	for (__u32 i = 0; set && i < set->n && i < LABELS_MAX; i++)
+		if (set->kv[i].key[0] && key_listed(list, set->kv[i].key))
+			l[n++] = (struct pprof_label){ .key = set->kv[i].key, .str = set->kv[i].value };
+	return n;
+}
+
 /* Labels of one sample; empty values are left out. */
 static int sample_labels(const struct proc_info *pi, const struct window_record *rec,
 			 bool per_thread, char bufs[3][24], struct pprof_label *l)
@@ -124,7 +146,7 @@ static int sample_labels(const struct proc_info *pi, const struct window_record 
 int window__add(struct window *w, const struct proc_info *pi, const struct window_record *rec,
 		const struct stack *st)
 {
-	struct pprof_label labels[10];
+	struct pprof_label labels[10 + LABELS_MAX];
 	char bufs[3][24];
 	struct series *s;
 	int n, err;
@@ -135,6 +157,7 @@ int window__add(struct window *w, const struct proc_info *pi, const struct windo
 	if (!s)
 		return -ENOMEM;
 	n = sample_labels(pi, rec, w->opts.per_thread, bufs, labels);
+	n += own_labels(rec->labels, w->opts.label_keys, labels + n);
 	err = pprof_builder__add(s->builder, st, rec->values, labels, n);
 	if (!err) {
 		s->samples += rec->samples;

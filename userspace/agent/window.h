@@ -18,6 +18,7 @@ struct window_opts {
 	__u32 pid;		/* only this process (a pull request's ?pid=); 0: all */
 	int demangle;		/* enum demangle_mode */
 	enum profile_mode mode;	/* which sample types the window's profiles carry */
+	const char *label_keys;	/* the processes' own labels kept, comma-separated; NULL: all */
 };
 
 /* One aggregated record, on-CPU or off-CPU, with its values laid out for the mode. */
@@ -29,6 +30,7 @@ struct window_record {
 	const char *state;	/* "running", "sleeping"...: wall and off-cpu modes; else NULL */
 	__s64 values[3];
 	__u64 samples;		/* for statistics: CPU samples or off-CPU blocks */
+	const struct label_set *labels;	/* the process's own labels; NULL: none */
 };
 
 /* One series at the end of a window; everything borrowed for the callback's duration. */

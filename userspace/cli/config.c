@@ -37,6 +37,7 @@ static const char usage[] =
 	"      --no-user          do not collect user stacks\n"
 	"      --per-thread       add a tid label (pprof) and keep threads apart\n"
 	"      --top N            rows of --format top (default 20)\n"
+	"      --label KEY:VALUE  only the samples with that label (a Go pprof label, a span_id...)\n"
 	"      --demangle MODE    C++/Rust names: none, short (default: no parameters), full\n"
 	"      --debuginfod       fetch missing debug info from $DEBUGINFOD_URLS (cached on disk)\n"
 	"      --dwarf-mb N       memory for DWARF file:line and inline frames (default 8; 0: none)\n"
@@ -60,9 +61,22 @@ static const struct option oneshot_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "label", required_argument, NULL, OPT_LABEL_FOCUS },
 	CONFIG_COMMON_OPTIONS,
 	{},
 };
+
+int config__label_focus(struct config *cfg, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+
+	if (!colon || colon == arg) {
+		p_err("invalid label '%s' (KEY:VALUE, e.g. endpoint:/checkout)", arg);
+		return -EINVAL;
+	}
+	cfg->label_focus = arg;
+	return 0;
+}
 
 int config__long(const char *name, const char *arg, long min, long max, long *out)
 {
@@ -247,6 +261,7 @@ static int oneshot_opt(struct config *cfg, int opt, const char *arg)
 		err = config__long("--top", arg, 1, 100000, &v);
 		cfg->top_n = v;
 		return err;
+	case OPT_LABEL_FOCUS: return config__label_focus(cfg, arg);
 	default:
 		return config__common(cfg, opt, arg);
 	}

@@ -40,6 +40,9 @@ static const char usage[] =
 	"                             (default 16000, Pyroscope's limit)\n"
 	"      --push-sample-labels   keep pid and tid as sample labels when pushing (the backend\n"
 	"                             makes a series of each value)\n"
+	"      --label-keys K1,K2     the processes' own labels (Go pprof labels) pushed as sample\n"
+	"                             labels; the backend makes series of all but span_id (default\n"
+	"                             span_id,span_name; '' none; written windows follow it too)\n"
 	"      --queue-max-mb N       windows kept in memory while the backend is down (default 16)\n"
 	"      --spool-dir DIR        also keep undelivered windows on disk\n"
 	"      --spool-max-mb N       bound of the spool (default 256)\n"
@@ -72,6 +75,7 @@ enum {
 	OPT_HTTP_TOKEN_FILE, OPT_OUTPUT_DIR, OPT_RETENTION, OPT_LABEL, OPT_GROUP_BY,
 	OPT_KUBERNETES, OPT_NODE_NAME, OPT_DOCKER_DIR, OPT_SCOPE, OPT_CGROUP, OPT_PUSH_MAX_ATTEMPTS,
 	OPT_PUSH_MAX_AGE, OPT_PUSH_SAMPLE_LABELS, OPT_PUSH_MAX_SAMPLES, OPT_PUSH_OTLP, OPT_GO_HEAP,
+	OPT_LABEL_KEYS,
 };
 
 static const struct option agent_opts[] = {
@@ -87,6 +91,7 @@ static const struct option agent_opts[] = {
 	{ "push-max-attempts", required_argument, NULL, OPT_PUSH_MAX_ATTEMPTS },
 	{ "push-max-age", required_argument, NULL, OPT_PUSH_MAX_AGE },
 	{ "push-sample-labels", no_argument, NULL, OPT_PUSH_SAMPLE_LABELS },
+	{ "label-keys", required_argument, NULL, OPT_LABEL_KEYS },
 	{ "push-max-samples", required_argument, NULL, OPT_PUSH_MAX_SAMPLES },
 	{ "queue-max-mb", required_argument, NULL, OPT_QUEUE_MAX },
 	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
@@ -117,6 +122,19 @@ static int set_str(char **dst, const char *src)
 	free(*dst);
 	*dst = copy;
 	return 0;
+}
+
+/* --label-keys: label names ([A-Za-z0-9_], as Prometheus and Pyroscope take them), comma-separated. */
+static int parse_label_keys(const char *arg, char **dst)
+{
+	for (const char *p = arg; *p; p++) {
+		if (*p == ',' || *p == '_' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= 'A' && *p <= 'Z'))
+			continue;
+		p_err("invalid label keys '%s' (names of letters, digits and _, separated by commas)", arg);
+		return -EINVAL;
+	}
+	return set_str(dst, arg);
 }
 
 /* A secret from a file: bounded, trailing white space (the usual newline) dropped. */
@@ -244,6 +262,7 @@ static int agent_opt(struct config *cfg, int opt, const char *arg)
 			ag->push_max_age_ms = secs > 0 ? (long)(secs * 1000) : -1;
 		return err;
 	case OPT_PUSH_SAMPLE_LABELS: ag->push_sample_labels = true; return 0;
+	case OPT_LABEL_KEYS: return parse_label_keys(arg, &ag->label_keys);
 	case OPT_PUSH_MAX_SAMPLES:
 		err = config__long("push max samples", arg, 2, 100000000, &v);
 		ag->push_max_samples = v;
@@ -399,6 +418,7 @@ void config__free_agent(struct agent_config *ag)
 	}
 	free(ag->labels);
 	free(ag->push_url);
+	free(ag->label_keys);
 	free(ag->otlp_url);
 	free(ag->basic_auth);
 	free(ag->bearer_token);

@@ -10,7 +10,7 @@ enum { OPT_TYPE = OPT_COMMON_END + 1 };
 
 static const char usage[] =
 	"usage: ebpfprof convert IN.pb.gz [--format html|folded|top|pprof] [--output PATH|-]\n"
-	"                [--type NAME] [--top N]\n"
+	"                [--type NAME] [--top N] [--label KEY:VALUE]\n"
 	"       ebpfprof diff BEFORE.pb.gz AFTER.pb.gz [--format html|folded|top] [--output PATH|-]\n"
 	"                [--type NAME] [--top N]\n"
 	"\n"
@@ -25,6 +25,7 @@ static const char usage[] =
 	"  -t, --type NAME    the sample type to show (default: the profile's default if\n"
 	"                     CPU-like, else samples, cpu, wall, off_cpu, in that order)\n"
 	"      --top N        rows of --format top (default 20)\n"
+	"      --label K:V    only the samples with label K=V (convert)\n"
 	"  -h, --help         this text\n";
 
 static const struct option opts[] = {
@@ -32,6 +33,7 @@ static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "type", required_argument, NULL, 't' },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "label", required_argument, NULL, OPT_LABEL_FOCUS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -52,6 +54,7 @@ static int convert_opt(struct config *cfg, int opt, const char *arg)
 		err = config__long("--top", arg, 1, 100000, &v);
 		cfg->top_n = v;
 		return err;
+	case OPT_LABEL_FOCUS: return config__label_focus(cfg, arg);
 	default:
 		return -ENOENT;
 	}
@@ -69,7 +72,7 @@ static int split_files(struct config *cfg, int argc, char **argv, char **args, i
 		bool takes_value = !strcmp(argv[i], "-f") || !strcmp(argv[i], "-o") ||
 				   !strcmp(argv[i], "-t") || !strcmp(argv[i], "--format") ||
 				   !strcmp(argv[i], "--output") || !strcmp(argv[i], "--type") ||
-				   !strcmp(argv[i], "--top");
+				   !strcmp(argv[i], "--top") || !strcmp(argv[i], "--label");
 
 		if (i > 0 && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
 			if (!argv[i][0]) {

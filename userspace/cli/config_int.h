@@ -11,7 +11,7 @@
 enum {
 	OPT_INCLUDE_IDLE = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_PER_THREAD, OPT_TOP,
 	OPT_STACK_SIZE, OPT_COUNT_SIZE, OPT_VERSION, OPT_DEMANGLE, OPT_DEBUGINFOD, OPT_DWARF_MB, OPT_MODE, OPT_OFFCPU_MIN,
-	OPT_UNWIND, OPT_UNWIND_MB,
+	OPT_UNWIND, OPT_UNWIND_MB, OPT_LABEL_FOCUS,
 	OPT_COMMON_END,
 };
 
@@ -64,5 +64,8 @@ int config__parse_convert(struct config *cfg, int argc, char **argv);
 /* --format's value; prints the error. */
 int config__format(struct config *cfg, const char *arg);
 void config__free_agent(struct agent_config *ag);
+
+/* --label KEY:VALUE of one-shot runs and convert; prints the error. */
+int config__label_focus(struct config *cfg, const char *arg);
 
 #endif /* EBPFPROF_CONFIG_INT_H */

@@ -219,19 +219,44 @@ static int write_folded_diff(const struct pprof *before, int tb, const struct pp
 	return err;
 }
 
-static int write_one(const struct config *cfg, const struct pprof *p, int type, FILE *f)
+const struct pprof *convert__focus(const struct config *cfg, const struct pprof *p,
+				   struct pprof **owned)
+{
+	const char *colon = cfg->label_focus ? strchr(cfg->label_focus, ':') : NULL;
+	char key[256];
+	size_t kept;
+
+	*owned = NULL;
+	if (!colon)
+		return p;
+	snprintf(key, sizeof(key), "%.*s", (int)(colon - cfg->label_focus), cfg->label_focus);
+	*owned = pprof__focus_label(p, key, colon + 1, &kept);
+	if (*owned)
+		p_info("label %s=%s: %zu of %zu samples", key, colon + 1, kept, pprof__sample_count(p));
+	return *owned;
+}
+
+static int write_one(const struct config *cfg, const struct pprof *whole, int type, FILE *f)
 {
 	struct pprof_html_opts ho = { .title = cfg->inputs[0], .value_index = type };
 	struct pprof_top_opts to;
+	struct pprof *owned;
+	const struct pprof *p = convert__focus(cfg, whole, &owned);
+	int err;
 
+	if (!p)
+		return -errno;
 	switch (cfg->format) {
-	case FORMAT_FOLDED: return pprof__write_folded(p, f, type);
+	case FORMAT_FOLDED: err = pprof__write_folded(p, f, type); break;
 	case FORMAT_TOP:
 		convert__top_opts(f, &to);
-		return pprof__write_top_opts(p, f, type, cfg->top_n, &to);
-	case FORMAT_HTML: return pprof__write_html(p, f, &ho);
-	default: return pprof__write(p, f);
+		err = pprof__write_top_opts(p, f, type, cfg->top_n, &to);
+		break;
+	case FORMAT_HTML: err = pprof__write_html(p, f, &ho); break;
+	default: err = pprof__write(p, f);
 	}
+	pprof__free(owned);
+	return err;
 }
 
 static int write_diff(const struct config *cfg, const struct pprof *before, int tb,

@@ -18,6 +18,13 @@ int convert__run(const struct config *cfg);
  */
 int convert__pick_type(const struct pprof *p, const char *name);
 
+/*
+ * The profile a view shows: p, or with --label the samples carrying that
+ * label, then *owned (the caller frees it). NULL with errno set.
+ */
+const struct pprof *convert__focus(const struct config *cfg, const struct pprof *p,
+				   struct pprof **owned);
+
 /* How --format top fits where it goes: a terminal's width and block bars, else plain. */
 void convert__top_opts(FILE *out, struct pprof_top_opts *o);
 

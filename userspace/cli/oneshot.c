@@ -96,20 +96,28 @@ static int collect(struct sampler *s, struct pid_watch *w, __s64 deadline)
 	return err < 0 ? err : 0;
 }
 
-static int write_profile(const struct config *cfg, const struct pprof *p, struct output *out)
+static int write_profile(const struct config *cfg, const struct pprof *whole, struct output *out)
 {
 	struct pprof_html_opts ho = { .title = "ebpfprof", .value_index = report__default_value(cfg->mode) };
 	FILE *f = output__file(out);
 	struct pprof_top_opts to;
+	struct pprof *owned;
+	const struct pprof *p = convert__focus(cfg, whole, &owned);	/* --label */
+	int err;
 
+	if (!p)
+		return -errno;
 	switch (cfg->format) {
-	case FORMAT_FOLDED: return pprof__write_folded(p, f, report__default_value(cfg->mode));
+	case FORMAT_FOLDED: err = pprof__write_folded(p, f, report__default_value(cfg->mode)); break;
 	case FORMAT_TOP:
 		convert__top_opts(f, &to);
-		return pprof__write_top_opts(p, f, report__default_value(cfg->mode), cfg->top_n, &to);
-	case FORMAT_HTML: return pprof__write_html(p, f, &ho);
-	default: return pprof__write(p, f);
+		err = pprof__write_top_opts(p, f, report__default_value(cfg->mode), cfg->top_n, &to);
+		break;
+	case FORMAT_HTML: err = pprof__write_html(p, f, &ho); break;
+	default: err = pprof__write(p, f);
 	}
+	pprof__free(owned);
+	return err;
 }
 
 static void report_unwind(struct sampler *s)

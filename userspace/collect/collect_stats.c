@@ -54,6 +54,14 @@ const struct stat_desc sampler_stats[] = {
 	STAT_COUNT("unwind_exec_drops_total",
 		  "Execs that dropped their process's CFI tables, built for the image before",
 		  SB(STAT_EXEC_TABLES_DROPPED)),
+	STAT_COUNT("labels_read_total",
+		  "Samples that carry their process's own labels (Go pprof labels)", SB(STAT_LABELS_READ)),
+	STAT_COUNT("labels_truncated_total",
+		  "Of those, label sets cut to 8 labels, 31-byte keys or 63-byte values",
+		  SB(STAT_LABELS_TRUNCATED)),
+	STAT_COUNT("labels_lost_total",
+		  "Label sets lost to a full label map (the sample kept without them)",
+		  SB(STAT_LABELS_LOST)),
 };
 const int n_sampler_stats = sizeof(sampler_stats) / sizeof(sampler_stats[0]);
 

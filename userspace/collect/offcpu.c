@@ -419,6 +419,17 @@ int offcpu__stack(struct offcpu *o, __u64 hash, __u64 *ips, int max)
 	return n;
 }
 
+int offcpu__label_set(struct offcpu *o, __u64 hash, struct label_set *out)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.offcpu_labels), &hash, out))
+		return -errno;
+	if (out->n > LABELS_MAX)
+		out->n = LABELS_MAX;
+	for (__u32 i = 0; i < out->n; i++)
+		out->kv[i].key[LABEL_KEY_MAX - 1] = out->kv[i].value[LABEL_VALUE_MAX - 1] = '\0';
+	return 0;
+}
+
 int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, bool *truncated)
 {
 	struct user_stack *us = &o->ustack;

@@ -82,6 +82,12 @@ int offcpu__stack(struct offcpu *o, __u64 hash, __u64 *ips, int max);
 int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, bool *truncated);
 
 /*
+ * The label set a block began under (offcpu_key.labels_hash) into out, its
+ * strings NUL-ended. -ENOENT when it made room for newer ones (LRU). 0 or -errno.
+ */
+int offcpu__label_set(struct offcpu *o, __u64 hash, struct label_set *out);
+
+/*
  * Empties slot's counts (only a slot offcpu__harvest returned). When a
  * shared stack map is more than 3/4 full both are emptied: stacks captured
  * before then read back as OFFCPU_STACK_LOST.

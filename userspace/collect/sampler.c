@@ -90,6 +90,11 @@ static struct bpf_map *ustacks_map(struct sampler *s, int slot)
 	return slot ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
 }
 
+static struct bpf_map *labels_map(struct sampler *s, int slot)
+{
+	return slot ? s->skel->maps.labels1 : s->skel->maps.labels0;
+}
+
 /*
  * A sample may store two new stacks in one run (kernel, and user by frame
  * pointers): the allocator behind maps allocated as used is readied on
@@ -189,6 +194,12 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 
 	if (s->stacks_prealloc)
 		err = bpf_map__set_map_flags(skel->maps.stacks0, 0);
+	if (!err && s->stacks_prealloc)
+		err = bpf_map__set_map_flags(skel->maps.labels0, 0);
+	if (!err && s->stacks_prealloc)
+		err = bpf_map__set_map_flags(skel->maps.labels1, 0);
+	if (!err && spare)
+		err = bpf_map__set_max_entries(skel->maps.labels1, spare);
 	if (!err && s->stacks_prealloc)
 		err = bpf_map__set_map_flags(skel->maps.stacks1, 0);
 	if (!err)
@@ -729,7 +740,20 @@ int sampler__clear(struct sampler *s, int slot)
 		err = bpf_util__clear_map(bpf_map__fd(stacks_map(s, slot)));
 	if (!err)
 		err = bpf_util__clear_map(bpf_map__fd(ustacks_map(s, slot)));
+	if (!err)
+		err = bpf_util__clear_map(bpf_map__fd(labels_map(s, slot)));
 	return err;
+}
+
+int sampler__label_set(struct sampler *s, int slot, __u64 hash, struct label_set *out)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(labels_map(s, slot)), &hash, out))
+		return -errno;
+	if (out->n > LABELS_MAX)
+		out->n = LABELS_MAX;
+	for (__u32 i = 0; i < out->n; i++)
+		out->kv[i].key[LABEL_KEY_MAX - 1] = out->kv[i].value[LABEL_VALUE_MAX - 1] = '\0';
+	return 0;
 }
 
 __u32 sampler__count_capacity(const struct sampler *s)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "profile.h"
+#include "labels.h"
 #include "unwind/unwinder.h"
 #include "collect_stats.h"
 
@@ -87,6 +88,12 @@ int sampler__stack_fill(struct sampler *s, int slot, struct stack_fill *out);
  */
 int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max,
 			bool *truncated);
+
+/*
+ * Copies the label set stored under hash in slot (sample_key.labels_hash)
+ * into out: its strings NUL-ended (the pprof writer makes them UTF-8). 0 or -errno.
+ */
+int sampler__label_set(struct sampler *s, int slot, __u64 hash, struct label_set *out);
 
 /* Empties slot's counts and stacks (call only on a slot that is not active). */
 int sampler__clear(struct sampler *s, int slot);

@@ -119,7 +119,7 @@ static int profile_params(const struct http_request *req, const struct http_requ
 	return 0;
 }
 
-/* the page: ?seconds= and ?pid= as a profile's, ?windows= and ?series= */
+/* the page: ?seconds= and ?pid= as a profile's, ?windows=, ?series= and ?label= */
 static int page_params(const struct http_request *req, const struct http_request_policy *policy,
 		       struct http_decision *d)
 {
@@ -134,9 +134,13 @@ static int page_params(const struct http_request *req, const struct http_request
 	if (req->series && (!*req->series || strnlen(req->series, HTTP_PAGE_MAX_SERIES_LEN + 1) >
 					      HTTP_PAGE_MAX_SERIES_LEN))
 		return refuse(d, 400, "invalid series: want a series name\n");
+	if (req->label && (!*req->label || *req->label == ':' || !strchr(req->label, ':') ||
+			   strnlen(req->label, HTTP_PAGE_MAX_SERIES_LEN + 1) > HTTP_PAGE_MAX_SERIES_LEN))
+		return refuse(d, 400, "invalid label: want KEY:VALUE\n");
 	d->seconds_given = req->seconds != NULL;
 	d->windows = (int)windows;
 	d->series = req->series;
+	d->label = req->label;
 	return 0;
 }
 

@@ -27,6 +27,7 @@ struct http_request {
 	bool has_body;			/* Content-Length other than 0, or Transfer-Encoding */
 	const char *windows;		/* the page's ?windows=; NULL when absent */
 	const char *series;		/* the page's ?series=; NULL when absent */
+	const char *label;		/* the page's ?label=KEY:VALUE; NULL when absent */
 };
 
 /* The server's side: what it allows. */
@@ -47,6 +48,7 @@ struct http_decision {
 	bool seconds_given;		/* HTTP_EP_PAGE: ?seconds= was there */
 	int windows;			/* HTTP_EP_PAGE: the last N windows, 1 when absent */
 	const char *series;		/* HTTP_EP_PAGE: one series, NULL: all */
+	const char *label;		/* HTTP_EP_PAGE: KEY:VALUE, only its samples; NULL: all */
 };
 
 #define HTTP_PAGE_MAX_WINDOWS 16

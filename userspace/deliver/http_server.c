@@ -205,7 +205,8 @@ static enum MHD_Result handle_page(struct http_server *s, struct MHD_Connection 
 				  const struct http_decision *d)
 {
 	struct http_page_args args = { .seconds = d->seconds, .seconds_given = d->seconds_given,
-				       .windows = d->windows, .pid = d->pid, .series = d->series };
+				       .windows = d->windows, .pid = d->pid, .series = d->series,
+				       .label = d->label };
 	char *buf = NULL, msg[160], ebuf[64];
 	size_t len = 0;
 	FILE *out;
@@ -283,6 +284,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		.has_body = has_body(conn),
 		.windows = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "windows"),
 		.series = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "series"),
+		.label = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "label"),
 	};
 	struct http_decision d;
 

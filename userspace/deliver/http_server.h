@@ -16,6 +16,7 @@ struct http_page_args {
 	int windows;		/* else: the last N windows */
 	__u32 pid;		/* collecting: 0 is every process */
 	const char *series;	/* one series; NULL: all */
+	const char *label;	/* KEY:VALUE: only the samples with that label; NULL: all */
 };
 
 struct http_server_opts {

@@ -31,6 +31,7 @@ struct agent_config {
 	int push_max_attempts;		/* 0: the pusher's default, <0: no limit */
 	long push_max_age_ms;		/* 0: the pusher's default, <0: no limit */
 	bool push_sample_labels;	/* keep pid/tid sample labels on pushes */
+	char *label_keys;		/* --label-keys: own labels pushed, comma-separated; NULL: default */
 	long push_max_samples;		/* 0: Pyroscope's 16000 */
 	size_t queue_max_bytes;
 	char *spool_dir;
@@ -77,6 +78,7 @@ struct config {
 	enum command command;		/* CMD_AGENT also sets agent */
 	const char *inputs[2];		/* convert: IN; diff: BEFORE, AFTER */
 	const char *sample_type;	/* convert/diff --type; NULL: the first CPU-like one */
+	const char *label_focus;	/* --label KEY:VALUE: only samples with that label; NULL: all */
 };
 
 /* Exit codes: usage and environment errors are told apart from runtime failures. */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/hexdigit.h"
 #include "pbuf.h"
 #include "pprof.h"
 #include "pprof_int.h"
@@ -47,6 +48,9 @@ enum {
 	VT_UNIT = 2,
 	SAMPLE_STACK = 1,
 	SAMPLE_ATTRIBUTES = 2,
+	SAMPLE_LINK = 3,
+	LINK_TRACE_ID = 1,
+	LINK_SPAN_ID = 2,
 	SAMPLE_VALUES = 4,
 
 	MAPPING_START = 1,
@@ -156,6 +160,67 @@ static int keys_build(struct otlp_keys *k, const struct pprof *p)
 }
 
 /*
+ * Trace links: a label set with a trace_id of 32 hex digits and a span_id
+ * of 16 (the processes' own labels: Go's, custom labels) is also a Link,
+ * as the format has them for spans; one per such set, in set order.
+ */
+struct otlp_link {
+	unsigned char trace[16], span[8];
+};
+
+struct otlp_links {
+	__u32 *of_set;			/* by label set id: its link's index, 0: none */
+	struct otlp_link *links;	/* link_table[1...] */
+	size_t n;
+};
+
+/* the string label KEY of label set ID, or NULL */
+static const char *set_label(const struct pprof *p, __u32 id, const char *key)
+{
+	size_t n;
+	const struct pp_label *l = pprof_labelset(p, id, &n);
+
+	for (size_t k = 0; k < n; k++)
+		if (l[k].str && !strcmp(pprof_str(p, l[k].key), key))
+			return pprof_str(p, l[k].str);
+	return NULL;
+}
+
+/* exactly 2 * len hex digits, not all zero (an invalid id, to the spec), into out */
+static bool parse_id(const char *hex, unsigned char *out, size_t len)
+{
+	int any = 0;
+
+	if (!hex || strlen(hex) != 2 * len)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = hi << 4 | lo;
+		any |= out[i];
+	}
+	return any;
+}
+
+static int links_build(struct otlp_links *l, const struct pprof *p)
+{
+	l->of_set = calloc(p->n_labelsets + 1, sizeof(*l->of_set));
+	l->links = calloc(p->n_labelsets + 1, sizeof(*l->links));
+	if (!l->of_set || !l->links)
+		return -ENOMEM;
+	for (__u32 id = 1; id <= p->n_labelsets; id++) {
+		struct otlp_link *k = &l->links[l->n];
+
+		if (parse_id(set_label(p, id, "trace_id"), k->trace, sizeof(k->trace)) &&
+		    parse_id(set_label(p, id, "span_id"), k->span, sizeof(k->span)))
+			l->of_set[id] = ++l->n;
+	}
+	return 0;
+}
+
+/*
  * The attribute table: the zero value, then one entry per label of the
  * label array (pprof->labels), so a sample's attributes are its label set's
  * run of that array, shifted by one.
@@ -181,7 +246,8 @@ static void put_attributes(struct pbuf *b, const struct pprof *p, const struct o
 	}
 }
 
-static void put_dictionary(struct pbuf *b, const struct pprof *p, const struct otlp_keys *keys)
+static void put_dictionary(struct pbuf *b, const struct pprof *p, const struct otlp_keys *keys,
+			   const struct otlp_links *links)
 {
 	size_t d = pbuf__begin(b, REQ_DICTIONARY), m;
 
@@ -227,6 +293,12 @@ static void put_dictionary(struct pbuf *b, const struct pprof *p, const struct o
 	pbuf__bytes(b, 1, (const char[16]){ 0 }, 16);
 	pbuf__bytes(b, 2, (const char[8]){ 0 }, 8);
 	pbuf__end(b, m);
+	for (size_t i = 0; i < links->n; i++) {
+		m = pbuf__begin(b, DICT_LINK);
+		pbuf__bytes(b, LINK_TRACE_ID, (const char *)links->links[i].trace, 16);
+		pbuf__bytes(b, LINK_SPAN_ID, (const char *)links->links[i].span, 8);
+		pbuf__end(b, m);
+	}
 	for (size_t i = 0; i < p->n_strings; i++)
 		pbuf__string(b, DICT_STRING, pprof_str(p, i));
 	for (size_t i = 0; i < keys->n; i++)
@@ -255,7 +327,8 @@ static void put_value_type(struct pbuf *b, __u32 field, const __u32 vt[2])
 }
 
 /* one Profile for value index t: OTLP profiles carry a single sample type */
-static int put_profile(struct pbuf *b, const struct pprof *p, int t, __u32 *attr_idx)
+static int put_profile(struct pbuf *b, const struct pprof *p, int t, __u32 *attr_idx,
+		       const struct otlp_links *links)
 {
 	size_t m = pbuf__begin(b, SP_PROFILES);
 
@@ -274,6 +347,8 @@ static int put_profile(struct pbuf *b, const struct pprof *p, int t, __u32 *attr
 		s = pbuf__begin(b, PROFILE_SAMPLES);
 		pbuf__int64(b, SAMPLE_STACK, i + 1);
 		pbuf__packed_u32(b, SAMPLE_ATTRIBUTES, attr_idx, n_labels);
+		if (links->of_set[p->samples[i].labelset])
+			pbuf__int64(b, SAMPLE_LINK, links->of_set[p->samples[i].labelset]);
 		pbuf__packed_int64(b, SAMPLE_VALUES, &v, 1);
 		pbuf__end(b, s);
 	}
@@ -289,6 +364,7 @@ int pprof__write_otlp(const struct pprof *p, const struct otlp_attr *resource, i
 		      struct pbuf *out)
 {
 	struct otlp_keys keys = {};
+	struct otlp_links links = {};
 	size_t max_labels = 0, rp, sp, sc;
 	__u32 *attr_idx;
 	int err;
@@ -302,6 +378,8 @@ int pprof__write_otlp(const struct pprof *p, const struct otlp_attr *resource, i
 	}
 	attr_idx = calloc(max_labels + 1, sizeof(*attr_idx));
 	err = attr_idx ? keys_build(&keys, p) : -ENOMEM;
+	if (!err)
+		err = links_build(&links, p);
 	if (err)
 		goto out;
 	rp = pbuf__begin(out, REQ_RESOURCE_PROFILES);
@@ -311,13 +389,15 @@ int pprof__write_otlp(const struct pprof *p, const struct otlp_attr *resource, i
 	pbuf__string(out, SCOPE_NAME, "ebpfprof");
 	pbuf__end(out, sc);
 	for (int t = 0; t < p->n_types && !err; t++)
-		err = put_profile(out, p, t, attr_idx);
+		err = put_profile(out, p, t, attr_idx, &links);
 	pbuf__end(out, sp);
 	pbuf__end(out, rp);
-	put_dictionary(out, p, &keys);
+	put_dictionary(out, p, &keys, &links);
 out:
 	free(keys.names);
 	free(keys.of_label);
+	free(links.of_set);
+	free(links.links);
 	free(attr_idx);
 	return err ?: pbuf__err(out);
 }

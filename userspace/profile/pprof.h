@@ -122,6 +122,14 @@ struct pprof *pprof__reduce(const struct pprof *src, const struct pprof_limits *
 			    struct pprof_reduce_stats *st);
 
 /*
+ * A copy of src with only the samples that carry the string label
+ * KEY=VALUE (--label, the page's ?label=); *kept says how many did. NULL
+ * with errno set.
+ */
+struct pprof *pprof__focus_label(const struct pprof *src, const char *key, const char *value,
+				 size_t *kept);
+
+/*
  * Folded stacks for flamegraph.pl: "comm;root;...;leaf count" per line, one
  * line per distinct stack, value index value_index (0: the first sample type).
  * comm is the sample's "comm" label; kernel frames end in "_[k]"; inline lines

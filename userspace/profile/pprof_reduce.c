@@ -228,6 +228,44 @@ static struct pprof *fold_coldest(const struct pprof *src, size_t max,
 	return dst;
 }
 
+/* whether sample i of p carries the string label key=value */
+static bool has_label(const struct pprof *p, size_t i, const char *key, const char *value)
+{
+	size_t n;
+	const struct pp_label *l = pprof_labelset(p, p->samples[i].labelset, &n);
+
+	for (size_t k = 0; k < n; k++)
+		if (l[k].str && !strcmp(pprof_str(p, l[k].key), key) &&
+		    !strcmp(pprof_str(p, l[k].str), value))
+			return true;
+	return false;
+}
+
+struct pprof *pprof__focus_label(const struct pprof *src, const char *key, const char *value,
+				 size_t *kept)
+{
+	static const struct pprof_limits keep_all = {};
+	struct pprof_reduce_stats st;
+	struct pprof *dst = empty_copy(src);
+	__u32 *loc_ids = calloc(src->n_locations + 1, sizeof(*loc_ids));
+	int err = dst && loc_ids ? copy_mappings(dst, src) : -ENOMEM;
+
+	*kept = 0;
+	for (size_t i = 0; i < src->n_samples && !err; i++) {
+		if (!has_label(src, i, key, value))
+			continue;
+		err = copy_sample(dst, src, i, loc_ids, &keep_all, &st);
+		++*kept;
+	}
+	free(loc_ids);
+	if (err) {
+		pprof__free(dst);
+		errno = -err;
+		return NULL;
+	}
+	return dst;
+}
+
 struct pprof *pprof__reduce(const struct pprof *src, const struct pprof_limits *lim,
 			    struct pprof_reduce_stats *st)
 {

@@ -19,6 +19,7 @@ struct report {
 	const struct report_opts *opts;
 	__s64 period;
 	struct stack stack;
+	struct label_set set;	/* the sample's own labels, read from the sampler */
 };
 
 void report__pprof_opts(struct pprof_opts *po, const struct report_opts *opts)
@@ -106,10 +107,24 @@ static int labels(struct pprof_label *l, char bufs[3][24], __u32 pid, __u32 tid,
 	return n;
 }
 
+/* The process's own labels (include/labels.h), read into r->set, after ours. */
+static int own_labels(struct report *r, struct pprof_label *l)
+{
+	int n = 0;
+
+	for (__u32 i = 0; i < r->set.n; i++) {
+		const struct label_kv *kv = &r->set.kv[i];
+
+		if (kv->key[0])
+			l[n++] = (struct pprof_label){ .key = kv->key, .str = kv->value };
+	}
+	return n;
+}
+
 static int add_cpu(const struct sample_key *key, __u64 count, void *ctx)
 {
 	struct report *r = ctx;
-	struct pprof_label l[4];
+	struct pprof_label l[4 + LABELS_MAX];
 	__s64 values[MAX_VALUES];
 	char bufs[3][24];
 	int n;
@@ -117,6 +132,9 @@ static int add_cpu(const struct sample_key *key, __u64 count, void *ctx)
 	/* in wall mode on-CPU time is a state of its own, next to the blocking ones */
 	n = labels(l, bufs, key->pid, key->tid, key->comm, r->opts->per_thread,
 		   r->opts->mode == MODE_WALL ? "running" : NULL);
+	/* a set lost since (a full map) is left out */
+	if (key->labels_hash && !sampler__label_set(r->sampler, r->slot, key->labels_hash, &r->set))
+		n += own_labels(r, l + n);
 	report__cpu_values(r->opts->mode, r->period, count, values);
 	stack__resolve(&r->stack, r->sampler, r->slot, r->sym, key);
 	return pprof_builder__add(r->builder, &r->stack, values, l, n);
@@ -125,7 +143,7 @@ static int add_cpu(const struct sample_key *key, __u64 count, void *ctx)
 static int add_offcpu(const struct offcpu_key *key, const struct offcpu_val *val, void *ctx)
 {
 	struct report *r = ctx;
-	struct pprof_label l[4];
+	struct pprof_label l[4 + LABELS_MAX];
 	__s64 values[MAX_VALUES];
 	char bufs[3][24];
 	int n;
@@ -134,6 +152,8 @@ static int add_offcpu(const struct offcpu_key *key, const struct offcpu_val *val
 		return 0;	/* a window's zero entries are not samples */
 	n = labels(l, bufs, key->pid, key->tid, key->comm, r->opts->per_thread,
 		   offcpu__state_name(key->state));
+	if (key->labels_hash && !offcpu__label_set(r->offcpu, key->labels_hash, &r->set))
+		n += own_labels(r, l + n);
 	report__offcpu_values(r->opts->mode, val->ns, val->count, values);
 	stack__resolve_offcpu(&r->stack, r->offcpu, sampler__runtimes(r->sampler), r->sym, key);
 	return pprof_builder__add(r->builder, &r->stack, values, l, n);

@@ -17,7 +17,9 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char 
 	for (size_t i = 0; i < count; i++) {
 		const char *name;
 
-		if (!gelf_getsym(data, (int)i, &sym) || !sym.st_value)
+		/* a thread-local variable's value is its offset in the TLS block: 0 is one */
+		if (!gelf_getsym(data, (int)i, &sym) ||
+		    (!sym.st_value && (GELF_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF)))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		for (int k = 0; name && k < n; k++) {

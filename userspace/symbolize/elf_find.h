@@ -5,7 +5,7 @@
 #include <linux/types.h>
 
 struct elf_found {
-	__u64 value;		/* st_value; 0: absent */
+	__u64 value;		/* st_value; 0: absent (but a TLS variable's offset may be 0: see size) */
 	__u64 size;		/* st_size; 0 when the symbol has none */
 };
 

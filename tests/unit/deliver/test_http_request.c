@@ -174,7 +174,7 @@ static int test_bad_arguments(void)
 	return TEST_OK;
 }
 
-/* the page: behind the token like /debug/pprof/, ?windows= in 1..16, ?series= a name */
+/* the page: behind the token like /debug/pprof/, ?windows= in 1..16, ?series= a name, ?label= KEY:VALUE */
 static int test_page_params(void)
 {
 	struct http_request req = { "GET", "/", NULL, NULL, NULL, false, "3", "cpu_split" };
@@ -200,6 +200,16 @@ static int test_page_params(void)
 		req.series = *s;
 		CHECK(!http_request__decide(&req, &open_policy, &d));
 		CHECK(d.endpoint == HTTP_EP_REFUSED && d.status == 400 && strstr(d.message, "series"));
+	}
+	/* ?label=KEY:VALUE: a key, a colon, any value (a path's colons too) */
+	req.series = NULL;
+	req.label = "endpoint:/checkout:v2";
+	CHECK(!http_request__decide(&req, &open_policy, &d));
+	CHECK(d.endpoint == HTTP_EP_PAGE && !strcmp(d.label, "endpoint:/checkout:v2"));
+	for (const char *const *l = (const char *const[]){ "", ":x", "endpoint", long_name, NULL }; *l; l++) {
+		req.label = *l;
+		CHECK(!http_request__decide(&req, &open_policy, &d));
+		CHECK(d.endpoint == HTTP_EP_REFUSED && d.status == 400 && strstr(d.message, "label"));
 	}
 	return TEST_OK;
 }

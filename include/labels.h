@@ -1,0 +1,60 @@
+/* labels.h -- types shared by the BPF label reader (bpf/labels.bpf.h) and userspace (runtimes/labels) */
+#ifndef EBPFPROF_LABELS_H
+#define EBPFPROF_LABELS_H
+
+#ifndef __bpf__	/* BPF has these from vmlinux.h */
+#include <linux/types.h>
+#endif
+
+/*
+ * Bounds of one sample's labels: past them a label or its tail is left
+ * out, and the sample's set says so (LABEL_SET_TRUNCATED, counted). Sizes
+ * are powers of two: BPF masks lengths with them.
+ */
+#define LABELS_MAX 8
+#define LABEL_KEY_MAX 32	/* bytes kept of a key, NUL included */
+#define LABEL_VALUE_MAX 64	/* bytes kept of a value, NUL included: a trace id's 32 hex digits fit */
+
+struct label_kv {
+	char key[LABEL_KEY_MAX];
+	char value[LABEL_VALUE_MAX];
+};
+
+#define LABEL_SET_TRUNCATED 1	/* more labels than LABELS_MAX, or a key or value cut */
+
+/*
+ * The labels a sample was taken under, stored once per distinct set in a
+ * slot's label map under a 64-bit hash of its content (sample_key.labels_hash),
+ * as stacks are: order-independent, so one set read in two orders is one.
+ */
+struct label_set {
+	__u32 n;
+	__u32 flags;
+	struct label_kv kv[LABELS_MAX];
+};
+
+/* Where a process keeps the labels of the code a thread runs. */
+enum label_source {
+	LABELS_GO_MAP = 1,	/* Go 1.19's runtime/pprof labelMap, a map[string]string: g.labels -> *hmap */
+	LABELS_GO_SLICE = 2,	/* Go 1.24's, struct{ list []label }: g.labels -> a slice header */
+	LABELS_CUSTOM_V0 = 3,	/* custom-labels ABI v0: a thread's {storage, count} at a TLS offset */
+};
+
+/*
+ * One process image's label source and offsets, found by userspace in its
+ * executable. Go: g at fsbase + tls, then g.m, m.curg, curg.labels. Custom
+ * labels: the thread's table at fsbase + tls. start and exec are its
+ * struct proc_image's: a table of an earlier image is never used.
+ */
+struct label_proc {
+	__u64 start;
+	__u32 exec;
+	__u32 source;		/* enum label_source */
+	__s64 tls;		/* offset from the thread pointer (negative on x86-64) */
+	__u32 g_m;
+	__u32 m_curg;
+	__u32 g_labels;
+	__u32 pad;
+};
+
+#endif /* EBPFPROF_LABELS_H */

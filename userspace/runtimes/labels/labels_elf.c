@@ -1,0 +1,106 @@
+/* labels_elf.c -- what an executable says of its labels: its Go version, its custom-labels symbols, its TLS block */
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+#include <unistd.h>
+#include "symbolize/elf_find.h"
+#include "go_layout.h"
+#include "labels_elf.h"
+
+#define BUILDINFO_READ 512	/* the header and the version string: the rest is not needed */
+#define TLS_BLOCK_MAX 65536	/* past it, no block we would trust an offset into */
+
+/* custom-labels ABI v0 (github.com/polarsignals/custom-labels, custom-labels-v0.md) */
+enum { CL_VERSION, CL_DATA, CL_COUNT };
+static const char *const cl_symbols[CL_COUNT] = { "custom_labels_abi_version",
+						  "custom_labels_thread_local_data" };
+
+/*
+ * The version in .go.buildinfo, whose first bytes are read from the file
+ * at its offset (its size from the file only bounds the read).
+ */
+static int read_version(int fd, Elf *e, struct labels_exe *x)
+{
+	unsigned char buf[BUILDINFO_READ];
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, n;
+	const char *name;
+	GElf_Shdr sh;
+	ssize_t got;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return -ENOENT;
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".go.buildinfo"))
+			continue;
+		n = sh.sh_size < sizeof(buf) ? sh.sh_size : sizeof(buf);
+		got = pread(fd, buf, n, sh.sh_offset);
+		if (got <= 0)
+			return -EINVAL;
+		return go_layout__version(buf, got, x->go_version, sizeof(x->go_version)) ? -EINVAL : 0;
+	}
+	return -ENOENT;
+}
+
+/* The PT_TLS block's size as the loader lays it out: memsz rounded up to a power-of-two alignment. */
+static void read_tls(Elf *e, struct labels_exe *x)
+{
+	__u64 align, size;
+	GElf_Phdr ph;
+	size_t n;
+
+	if (elf_getphdrnum(e, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_TLS)
+			continue;
+		align = ph.p_align > 1 && ph.p_align <= 4096 && !(ph.p_align & (ph.p_align - 1)) ?
+				ph.p_align : 1;
+		size = (ph.p_memsz + align - 1) & ~(align - 1);
+		if (size && size <= TLS_BLOCK_MAX)
+			x->tls_block = size;
+		return;
+	}
+}
+
+/* custom-labels' symbols, when both are there with the sizes the ABI gives and the table in the block */
+static void read_custom(int fd, __u64 map_off, struct labels_exe *x)
+{
+	struct elf_found f[CL_COUNT];
+
+	if (elf_find__symbols(fd, map_off, cl_symbols, CL_COUNT, f, &x->map_vaddr))
+		return;
+	/* a TLS symbol's value is its offset in the block: 0 is one, its size says it is there */
+	if (!f[CL_VERSION].value || f[CL_VERSION].size != 4 || f[CL_DATA].size < 16 ||
+	    f[CL_DATA].value > x->tls_block || x->tls_block - f[CL_DATA].value < 16)
+		return;
+	x->custom = true;
+	x->cl_version = f[CL_VERSION].value;
+	x->cl_data = f[CL_DATA].value;
+}
+
+int labels_elf__read(int fd, __u64 map_off, struct labels_exe *out)
+{
+	Elf *e;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);	/* pread, not mmap: a truncated file cannot SIGBUS us */
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		err = -ENOENT;
+		goto out;
+	}
+	out->go = read_version(fd, e, out);
+	read_tls(e, out);
+	/* the ABI's table is thread-local: without a TLS block, no symbol table is read */
+	if (out->go == -ENOENT && out->tls_block)
+		read_custom(fd, map_off, out);
+out:
+	elf_end(e);
+	return err;
+}
