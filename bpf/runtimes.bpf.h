@@ -6,6 +6,7 @@
 #include "python.bpf.h"
 #include "java.bpf.h"
 #include "v8.bpf.h"
+#include "perl.bpf.h"
 #ifdef EBPFPROF_TEST_RUNTIMES
 #include "null.bpf.h"
 #endif
@@ -21,6 +22,8 @@ struct rt_walk {
 	 */
 	__u64 java_low, java_high;
 	const struct v8_proc *v8;
+	const struct perl_proc *perl;
+	struct perl_walk perl_walk;
 #ifdef EBPFPROF_TEST_RUNTIMES
 	const struct null_proc *null;
 	struct null_walk null_walk;
@@ -47,6 +50,8 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 
 	}
 	if (unwind_pid_bits__in(bits, UNWIND_RT_V8))
 		w->v8 = bpf_map_lookup_elem(&v8_procs, &pid);
+	if (unwind_pid_bits__in(bits, UNWIND_RT_PERL))
+		w->perl = bpf_map_lookup_elem(&perl_procs, &pid);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL))
 		w->null = bpf_map_lookup_elem(&null_procs, &pid);
@@ -69,6 +74,8 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 		return v8_step(sc, w->v8, exact) ? RT_STOP : RT_STEPPED;
 	if (w->py && py_in_eval(w->py, sc->pc))
 		py_frames(sc, w->py, &w->py_walk);
+	if (w->perl && perl_in_runops(w->perl, sc->pc))
+		perl_frames(sc, w->perl, &w->perl_walk);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (w->null && null_in_eval(w->null, sc->pc))
 		null_frames(sc, w->null, &w->null_walk);

@@ -18,6 +18,7 @@ enum unwind_runtime {
 	UNWIND_RT_JAVA,
 	UNWIND_RT_NULL,		/* the test-only skeleton runtime (runtimes/null) */
 	UNWIND_RT_V8,
+	UNWIND_RT_PERL,
 	UNWIND_RT_MAX
 };
 
@@ -30,7 +31,8 @@ enum unwind_runtime {
 #define RUNTIMES(X)                   \
 	X(UNWIND_RT_PYTHON, python)   \
 	X(UNWIND_RT_JAVA, java)       \
-	X(UNWIND_RT_V8, v8)
+	X(UNWIND_RT_V8, v8)           \
+	X(UNWIND_RT_PERL, perl)
 #ifdef EBPFPROF_TEST_RUNTIMES
 #define RUNTIMES_TEST(X) X(UNWIND_RT_NULL, null)
 #else
@@ -61,6 +63,9 @@ enum unwind_runtime {
 #define V8_TAG_JIT 0xf4ULL		/* SharedFunctionInfo | gen << 48 | pc in compiled code */
 #define V8_TAG_STUB 0xf3ULL		/* V8 frame type | pc: generated code that runs no JS function */
 #define V8_TAG_LOST 0xf2ULL		/* where a V8 walk stopped: enum v8_lost_reason */
+#define PERL_TAG_SUB 0xe2ULL		/* CV | line << 32 | its first op >> 3 (include/perl.h) */
+#define PERL_TAG_FILE 0xe1ULL		/* a COP's file name | line << 32 | enum perl_file_kind */
+#define PERL_TAG_LOST 0xe0ULL		/* where a Perl walk stopped: enum perl_lost_reason */
 
 /* X(tag, runtime, slots): every tag, once */
 #define FRAME_TAGS(X)                              \
@@ -76,7 +81,10 @@ enum unwind_runtime {
 	X(V8_TAG_INTERP, UNWIND_RT_V8, 2)          \
 	X(V8_TAG_JIT, UNWIND_RT_V8, 2)             \
 	X(V8_TAG_STUB, UNWIND_RT_V8, 2)            \
-	X(V8_TAG_LOST, UNWIND_RT_V8, 1)
+	X(V8_TAG_LOST, UNWIND_RT_V8, 1)            \
+	X(PERL_TAG_SUB, UNWIND_RT_PERL, 2)         \
+	X(PERL_TAG_FILE, UNWIND_RT_PERL, 2)        \
+	X(PERL_TAG_LOST, UNWIND_RT_PERL, 1)
 
 /*
  * What a runtime event (struct rt_event, on the one runtime ring) announces:
@@ -88,6 +96,8 @@ enum unwind_runtime {
 #define NULL_EVENT_FUNC 4	/* a null runtime function */
 #define V8_EVENT_SFI 5		/* a V8 SharedFunctionInfo a JavaScript frame ran */
 #define V8_EVENT_BYTECODE 6	/* the BytecodeArray an interpreted frame ran; gen: its SharedFunctionInfo >> 3 */
+#define PERL_EVENT_CV 20	/* a Perl CV a frame ran; gen: its first op >> 3 */
+#define PERL_EVENT_FILE 21	/* a file name (a COP's cop_file) code outside a sub ran in */
 
 /* X(kind, runtime): every event kind, once */
 #define RT_EVENTS(X)                        \
@@ -96,7 +106,9 @@ enum unwind_runtime {
 	X(JAVA_EVENT_NMETHOD, UNWIND_RT_JAVA)  \
 	X(NULL_EVENT_FUNC, UNWIND_RT_NULL)     \
 	X(V8_EVENT_SFI, UNWIND_RT_V8)          \
-	X(V8_EVENT_BYTECODE, UNWIND_RT_V8)
+	X(V8_EVENT_BYTECODE, UNWIND_RT_V8)   \
+	X(PERL_EVENT_CV, UNWIND_RT_PERL)     \
+	X(PERL_EVENT_FILE, UNWIND_RT_PERL)
 
 #define FRAME_TAG_CHECK_(tag, rt, slots)                                                  \
 	_Static_assert((tag) >= FRAME_TAG_MIN && (tag) < 0xff, #tag " is a tag byte");   \
