@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# test_perl.sh -- Perl subs named with no flags (the context stack walked in BPF): the CPU split of two subs within 5 points and their lines, an XS call in the middle of the stack in order, wall time; Debian 12's 5.36 and Debian 13's 5.40 (chrooted), a perl in its own namespaces, a version we do not know
+set -u
+SUITE=perl
+. "$(dirname "$0")/lib.sh"
+PDIR=$(cd "$(dirname "$0")/../fixtures/perl" && pwd)
+FREQ=${PERL_FREQUENCY:-299}
+SECS=${PERL_SECONDS:-3}		# seconds of each profile
+TOL=${PERL_TOLERANCE:-5}
+PERL_VERSIONS=${PERL_VERSIONS:-"5.36 5.40"}
+tmp=$(mktemp -d)
+ROOT=
+rootdir=
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ -n "$rootdir" ] && rm -rf "$rootdir"; rm -rf "$tmp"' EXIT
+
+# perl_cmd VERSION: sets PCMD, the command that runs that perl, and PFDIR, the fixtures' directory it sees
+# (5.36: the host's; 5.40: Debian 13's, chrooted in tests/lib/trixie_root.sh's root); false if there is none
+perl_cmd() {
+	case $1 in
+	5.36)
+		[ -x /usr/bin/perl ] && [ "$(/usr/bin/perl -e 'print $^V')" = v5.36.0 ] || return 1
+		PCMD=/usr/bin/perl PFDIR=$PDIR ;;
+	5.40)
+		if [ -z "$ROOT" ]; then
+			ROOT=$(bash "$(dirname "$0")/../lib/trixie_root.sh" 2>"$tmp/root.err" | tail -1) &&
+				[ -x "$ROOT/usr/bin/perl" ] || { ROOT=; return 1; }
+			rootdir=$(mktemp -d "$ROOT/tmp/ebpfprof-perl.XXXXXX") && cp "$PDIR"/*.pl "$rootdir/" ||
+				return 1
+		fi
+		PCMD="chroot $ROOT /usr/bin/perl" PFDIR=/tmp/${rootdir##*/} ;;
+	*) return 1 ;;
+	esac
+}
+
+# start NAME CMD FIXTURE ARGS...: runs the fixture in the background; PID is the perl's (for chroot, its child's pid is its own: exec)
+start() {
+	local name=$1 cmd=$2
+	shift 2
+	# shellcheck disable=SC2086
+	$cmd "$@" >"$tmp/$name.out" 2>&1 &
+	PID=$!
+	sleep 1	# past start-up
+}
+
+# profile NAME PID [options...]: profiles PID for SECS into $tmp/NAME.pb.gz (the process runs on)
+profile() {
+	local name=$1 pid=$2
+	shift 2
+	"$EBPFPROF" -v --pid "$pid" --frequency "$FREQ" --duration "$SECS" "$@" \
+		--output "$tmp/$name.pb.gz" 2>"$tmp/$name.err"
+}
+
+stop() { kill -TERM "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+cum() { go tool pprof -top -cum -nodecount=200 "$1" 2>/dev/null | awk -v f="$2" '$6 == f { sub("%", "", $5); print $5; exit }'; }
+within() { awk -v g="$1" -v w="$2" -v t="$TOL" 'BEGIN { d = g - w; exit !(d <= t && -d <= t) }'; }
+# the line pprof -lines gives function FN's samples most often: "file:line"
+hot_line() {
+	go tool pprof -lines -top -nodecount=200 "$1" 2>/dev/null | awk -v f="$2" '$6 == f { print $7; exit }'
+}
+# the line of the fixture FILE holding marker M
+marker_line() { grep -n "$2" "$PDIR/$1" | head -1 | cut -d: -f1; }
+# every Perl frame named: the -v line of the profile NAME
+all_named() { grep -q '^ebpfprof: perl: processes_total=1 .* frames_unnamed_total=0 ' "$tmp/$1.err"; }
+
+# split NAME CMD DIR: alpha's share of alpha and beta against the program's own, within TOL points, every frame named,
+# each sub's samples on its loop's line
+split_check() {
+	local name=$1 cmd=$2 dir=$3 a b wa line want msg ok=1
+	start "$name" "$cmd" "$dir/split.pl" 60
+	profile "$name" "$PID"
+	stop "$PID"
+	a=$(cum "$tmp/$name.pb.gz" Split::alpha)
+	b=$(cum "$tmp/$name.pb.gz" Split::beta)
+	read -r _ wa _ < <(grep '^alpha ' "$tmp/$name.out") || true
+	if [ -z "$a" ] || [ -z "$b" ] || [ -z "${wa:-}" ]; then
+		fail "$name" "alpha ${a:-unnamed}, beta ${b:-unnamed}, measured '$(head -c 200 "$tmp/$name.out")'"
+		return
+	fi
+	a=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", 100 * a / (a + b) }')
+	msg="Split::alpha $a% (measured $wa%)"
+	within "$a" "$wa" || ok=0
+	all_named "$name" || { ok=0; msg="$msg; $(grep -o 'frames_unnamed_total=[0-9]*' "$tmp/$name.err")"; }
+	for f in alpha beta; do
+		line=$(hot_line "$tmp/$name.pb.gz" "Split::$f")
+		want="split.pl:$(marker_line split.pl "${f^^}_LOOP")"
+		[ "${line##*/}" = "$want" ] || ok=0
+		msg="$msg; Split::$f at ${line##*/} (want $want)"
+	done
+	[ $ok = 1 ] && pass "$name: $msg" || fail "$name" "$msg"
+}
+
+# the Perl and XS frames of each stack holding Xs::inner, leaf first, as one line each
+xs_orders() {
+	go tool pprof -traces "$1" 2>/dev/null | awk '
+		function flush() { if (has) print seq; seq = ""; has = 0; first = 0 }
+		/^-+\+/ { flush(); next }
+		$1 ~ /:$/ { next }
+		{ f = first ? $1 : $2; first = 1 }
+		f == "Xs::inner" { has = 1 }
+		f ~ /^Xs::|^\(main\)$|Util/ { seq = seq (seq == "" ? "" : " ") f }
+		END { flush() }'
+}
+
+# xs NAME CMD DIR: Xs::outer calls List::Util::first (XS), whose block calls Xs::inner: every stack through inner
+# holds them in that order, the XS frame (Util.so, stripped: named by its file) between the Perl ones
+xs_check() {
+	local name=$1 cmd=$2 dir=$3 want="Xs::inner Xs::__ANON__ [Util.so] Xs::outer (main)" n bad
+	start "$name" "$cmd" "$dir/xs.pl" 60
+	profile "$name" "$PID"
+	stop "$PID"
+	xs_orders "$tmp/$name.pb.gz" >"$tmp/$name.orders"
+	n=$(wc -l <"$tmp/$name.orders")
+	bad=$(grep -vcxF "$want" "$tmp/$name.orders")
+	if [ "$n" -gt 0 ] && [ "$bad" = 0 ] && all_named "$name"; then
+		pass "$name: $n stacks through Xs::inner, each $want"
+	else
+		fail "$name" "$bad of $n stacks through Xs::inner not '$want': $(grep -vxF "$want" "$tmp/$name.orders" | sort | uniq -c | sort -rn | head -2 | tr -s ' \n' ' ')"
+	fi
+}
+
+# thread_share FILE TID FN: the percent of thread TID's wall time with FN on the stack
+thread_share() {
+	go tool pprof -traces "$1" 2>/dev/null | awk -v tid="$2" -v fn="$3" '
+		function ms(w) { return w ~ /ms$/ ? w + 0 : w ~ /us$/ ? w / 1000 : w ~ /s$/ ? w * 1000 : w + 0 }
+		function flush() { if (t == tid) { all += wt; if (has) hit += wt } t = ""; wt = 0; has = 0; first = 0 }
+		/^-+\+/ { flush(); next }
+		$1 == "tid:" { t = $2; next }
+		$1 ~ /:$/ { next }
+		!first && NF >= 2 { wt = ms($1); first = 1; if ($2 == fn) has = 1; next }
+		first && $1 == fn { has = 1 }
+		END { flush(); if (all) printf "%.1f\n", 100 * hit / all }'
+}
+
+# wall NAME CMD DIR: the share of wall time under Wall::compute against the program's own clock, the rest in Wall::rest
+wall_check() {
+	local name=$1 cmd=$2 dir=$3 c r want
+	start "$name" "$cmd" "$dir/wall.pl" 60
+	profile "$name" "$PID" --mode wall --per-thread
+	stop "$PID"
+	c=$(thread_share "$tmp/$name.pb.gz" "$PID" Wall::compute)
+	r=$(thread_share "$tmp/$name.pb.gz" "$PID" Wall::rest)
+	read -r _ want < <(grep '^compute ' "$tmp/$name.out") || true
+	if [ -n "$c" ] && [ -n "$r" ] && [ -n "${want:-}" ] && within "$c" "$want" &&
+		within "$r" "$(awk -v w="$want" 'BEGIN { print 100 - w }')"; then
+		pass "$name: Wall::compute $c% of the wall time (measured $want%), Wall::rest $r%"
+	else
+		fail "$name" "Wall::compute ${c:-unnamed}%, Wall::rest ${r:-unnamed}% of the wall time, measured ${want:-nothing}%"
+	fi
+}
+
+# a perl 5.40 in its own pid and mount namespaces, rooted in Debian 13's tree, its script on a tmpfs only it sees
+container_check() {
+	local name=$1 ns=$2 pid a
+	unshare --pid --mount --fork --propagation private sh -c '
+		mount -t tmpfs none "$1/mnt" && cp "$2/split.pl" "$1/mnt/" &&
+		exec chroot "$1" /usr/bin/perl /mnt/split.pl 60' sh "$ns" "$PDIR" >"$tmp/$name.out" 2>&1 &
+	sleep 1
+	pid=$(pgrep -f '^/usr/bin/perl /mnt/split.pl 60')
+	if [ -z "$pid" ]; then
+		fail "$name" "no perl started: $(head -c 200 "$tmp/$name.out")"
+		return
+	fi
+	profile "$name" "$pid"
+	kill -TERM "$pid" 2>/dev/null
+	wait 2>/dev/null
+	a=$(hot_line "$tmp/$name.pb.gz" Split::alpha)
+	if [ "$a" = "/mnt/split.pl:$(marker_line split.pl ALPHA_LOOP)" ] && all_named "$name"; then
+		pass "$name: Split::alpha at $a, its files read inside the process's root"
+	else
+		fail "$name" "Split::alpha at ${a:-unnamed}; $(grep 'perl:' "$tmp/$name.err")"
+	fi
+}
+
+# a perl whose PL_version we do not know (a copy of 5.36 with the byte changed): native frames only, said once
+unknown_check() {
+	local name=$1 pl=$tmp/perl-unknown off
+	cp /usr/bin/perl "$pl" || return
+	off=$(python3 - "$pl" <<'PY'
+import struct, subprocess, sys
+f = sys.argv[1]
+sym = [l.split() for l in subprocess.run(["nm", "-D", "--defined-only", f], capture_output=True,
+       text=True).stdout.splitlines() if l.endswith(" PL_version")]
+addr = int(sym[0][0], 16)
+for l in subprocess.run(["readelf", "-lW", f], capture_output=True, text=True).stdout.splitlines():
+    w = l.split()
+    if w and w[0] == "LOAD" and int(w[2], 16) <= addr < int(w[2], 16) + int(w[4], 16):
+        print(addr - int(w[2], 16) + int(w[1], 16))
+PY
+)
+	[ -n "$off" ] && printf '\x63' | dd of="$pl" bs=1 seek="$off" conv=notrunc status=none ||
+		{ skip "$name" "could not patch a copy of /usr/bin/perl"; return; }
+	start "$name" "$pl" "$PDIR/split.pl" 60
+	profile "$name" "$PID"
+	stop "$PID"
+	if grep -q '^ebpfprof: perl: processes_total=0 unknown_versions_total=1 ' "$tmp/$name.err" &&
+		[ "$(grep -c 'a perl of a version we do not know' "$tmp/$name.err")" = 1 ] &&
+		[ -z "$(cum "$tmp/$name.pb.gz" Split::alpha)" ] && [ -n "$(cum "$tmp/$name.pb.gz" Perl_runops_standard)" ]; then
+		pass "$name: perl 5.99 kept native (Perl_runops_standard), said once"
+	else
+		fail "$name" "$(grep -E 'perl:|do not know' "$tmp/$name.err" | head -3 | tr '\n' ' ')"
+	fi
+}
+
+for v in $PERL_VERSIONS; do
+	t=perl$v
+	selected "$t-split" "$t-xs" "$t-wall" || continue
+	if ! perl_cmd "$v"; then
+		skip "$t-split" "no perl $v (the host's 5.36, or tests/lib/trixie_root.sh's: $(tail -1 "$tmp/root.err" 2>/dev/null))"
+		continue
+	fi
+	selected "$t-split" && split_check "$t-split" "$PCMD" "$PFDIR"
+	selected "$t-xs" && xs_check "$t-xs" "$PCMD" "$PFDIR"
+	selected "$t-wall" && wall_check "$t-wall" "$PCMD" "$PFDIR"
+done
+
+if selected perl5.40-container; then
+	if perl_cmd 5.40; then
+		container_check perl5.40-container "$ROOT"
+	else
+		skip perl5.40-container "no perl 5.40 root"
+	fi
+fi
+selected perl-unknown && unknown_check perl-unknown
+exit 0
