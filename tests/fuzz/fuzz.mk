@@ -42,10 +42,11 @@ FUZZ_MODS_python := runtimes/python/python_lines runtimes/python/python_layout l
 FUZZ_MODS_java := runtimes/java/java_vmstructs runtimes/java/java_layout runtimes/java/java_stream lib/array
 FUZZ_MODS_proc_stat := lib/proc_image lib/hashmap
 FUZZ_MODS_v8 := runtimes/v8/v8_parse lib/utf8
+FUZZ_MODS_perl := runtimes/perl/perl_names
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
 	perfmap demangle ehframe gopclntab http_request http_post utf8 python docker_meta pprof_read java \
-	proc_stat v8
+	proc_stat v8 perl
 # which ones make fuzz / fuzz-smoke run, e.g. make fuzz FUZZ_TARGETS="cgroup kallsyms"
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_ALL))
