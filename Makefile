@@ -199,6 +199,7 @@ bench: deps-bench all fixtures
 	@bash tests/bench/python.sh
 	@bash tests/bench/java.sh
 	@bash tests/bench/node.sh
+	@bash tests/bench/perl.sh
 	@bash tests/bench/compare.sh
 
 vmlinux:
