@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_perl.sh -- Perl subs named with no flags (the context stack walked in BPF): the CPU split of two subs within 5 points and their lines, an XS call in the middle of the stack in order, wall time; Debian 12's 5.36 and Debian 13's 5.40 (chrooted), a perl in its own namespaces, a version we do not know
+# test_perl.sh -- Perl subs named with no flags (the context stack walked in BPF): the CPU split of two subs within 5 points and their lines, an XS call in the middle of the stack in order, wall time, subs made at run time and freed; Debian 12's 5.36 and Debian 13's 5.40 (chrooted), a perl in its own namespaces, a version we do not know
 set -u
 SUITE=perl
 . "$(dirname "$0")/lib.sh"
@@ -80,7 +80,7 @@ split_check() {
 	a=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", 100 * a / (a + b) }')
 	msg="Split::alpha $a% (measured $wa%)"
 	within "$a" "$wa" || ok=0
-	all_named "$name" || { ok=0; msg="$msg; $(grep -o 'frames_unnamed_total=[0-9]*' "$tmp/$name.err")"; }
+	all_named "$name" || { ok=0; msg="$msg; $(grep '^ebpfprof: perl:' "$tmp/$name.err" | grep -o 'frames_unnamed_total=[0-9]*')"; }
 	for f in alpha beta; do
 		line=$(hot_line "$tmp/$name.pb.gz" "Split::$f")
 		want="split.pl:$(marker_line split.pl "${f^^}_LOOP")"
@@ -116,6 +116,29 @@ xs_check() {
 		pass "$name: $n stacks through Xs::inner, each $want"
 	else
 		fail "$name" "$bad of $n stacks through Xs::inner not '$want': $(grep -vxF "$want" "$tmp/$name.orders" | sort | uniq -c | sort -rn | head -2 | tr -s ' \n' ' ')"
+	fi
+}
+
+# reuse NAME CMD DIR: subs made by string eval, each run about 3 ms and freed, the next in their memory: every
+# frame named by its own eval's file and line (the program says which line each eval's loop is on), the rest counted
+reuse_check() {
+	local name=$1 cmd=$2 dir=$3 res named unnamed
+	start "$name" "$cmd" "$dir/reuse.pl" 60
+	profile "$name" "$PID"
+	stop "$PID"
+	# "frames wrong": each main::__ANON__ (eval N):L against the line the program gave (eval N)
+	res=$(go tool pprof -traces -lines "$tmp/$name.pb.gz" 2>/dev/null |
+		grep -o 'main::__ANON__ (eval [0-9]*):[0-9]*' | awk '
+		NR == FNR { m["(eval " $2 ")"] = $3; next }
+		{ match($0, /\(eval [0-9]+\)/); f = substr($0, RSTART, RLENGTH); n++
+		  if (m[f] != substr($0, RSTART + RLENGTH + 1)) bad++ }
+		END { print n + 0, bad + 0 }' <(sed 's/)//' "$tmp/$name.out") -)
+	named=$(grep '^ebpfprof: perl:' "$tmp/$name.err" | grep -o 'frames_named_total=[0-9]*' | cut -d= -f2)
+	unnamed=$(grep '^ebpfprof: perl:' "$tmp/$name.err" | grep -o 'frames_unnamed_total=[0-9]*' | cut -d= -f2)
+	if [ "${res% *}" -gt 0 ] && [ "${res#* }" = 0 ] && [ "${unnamed:-1}" -le $((${named:-0} / 5)) ]; then
+		pass "$name: ${res% *} frames of subs freed since, each on its own eval's line; $unnamed unnamed of $((named + unnamed)), counted"
+	else
+		fail "$name" "${res#* } of ${res% *} frames on another eval's line; ${unnamed:-?} unnamed, ${named:-?} named"
 	fi
 }
 
@@ -204,7 +227,7 @@ PY
 
 for v in $PERL_VERSIONS; do
 	t=perl$v
-	selected "$t-split" "$t-xs" "$t-wall" || continue
+	selected "$t-split" "$t-xs" "$t-wall" "$t-reuse" || continue
 	if ! perl_cmd "$v"; then
 		skip "$t-split" "no perl $v (the host's 5.36, or tests/lib/trixie_root.sh's: $(tail -1 "$tmp/root.err" 2>/dev/null))"
 		continue
@@ -212,6 +235,7 @@ for v in $PERL_VERSIONS; do
 	selected "$t-split" && split_check "$t-split" "$PCMD" "$PFDIR"
 	selected "$t-xs" && xs_check "$t-xs" "$PCMD" "$PFDIR"
 	selected "$t-wall" && wall_check "$t-wall" "$PCMD" "$PFDIR"
+	selected "$t-reuse" && reuse_check "$t-reuse" "$PCMD" "$PFDIR"
 done
 
 if selected perl5.40-container; then
