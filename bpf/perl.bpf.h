@@ -82,12 +82,35 @@ static __always_inline int perl_push_file(struct unwind_scratch *sc, const struc
 	return 0;
 }
 
-/* Reads the interpreter's current stackinfo and statement into W. 0, or -1. */
-static __always_inline int perl_begin(const struct perl_proc *p, struct perl_walk *w)
+/*
+ * The sampled thread's interpreter: PL_current_context in the thread's TLS
+ * where userspace found it (every ithread's own), else PL_curinterp, the
+ * main thread's. 0: none (*other: a thread whose interpreter we cannot find).
+ */
+static __always_inline __u64 perl_interp(const struct perl_proc *p, __u32 pid, bool *other)
 {
-	__u64 interp;
+	__u64 tid_pid = bpf_get_current_pid_tgid(), interp = 0, fsbase;
+	struct task_struct *task;
 
-	if (walk_read(&interp, p->curinterp) || !interp ||
+	if (p->tls_off) {
+		task = bpf_get_current_task_btf();
+		fsbase = BPF_CORE_READ(task, thread.fsbase);
+		if (!walk_read(&interp, fsbase + (__s64)p->tls_off) && interp)
+			return interp;
+	}
+	if ((__u32)tid_pid != pid) {
+		*other = true;
+		return 0;
+	}
+	if (walk_read(&interp, p->curinterp))
+		return 0;
+	return interp;
+}
+
+/* Reads the interpreter's current stackinfo and statement into W. 0, or -1. */
+static __always_inline int perl_begin(const struct perl_proc *p, __u64 interp, struct perl_walk *w)
+{
+	if (!interp ||
 	    walk_read(&w->si, interp + p->interp_curstackinfo) || !w->si ||
 	    walk_read(&w->cop, interp + p->interp_curcop) ||
 	    bpf_probe_read_user(&w->cxix, sizeof(w->cxix), (const void *)(w->si + p->si_cxix)))
@@ -106,8 +129,8 @@ static __always_inline int perl_begin(const struct perl_proc *p, struct perl_wal
  */
 __noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p, struct perl_walk *w)
 {
-	__u64 cx[PERL_CX_WORDS], t, prev, retop, oldcop;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 cx[PERL_CX_WORDS], t, prev, retop, oldcop, interp;
+	bool other = false;
 	bool consumed = false;	/* this call's contexts began: a stackinfo's bottom ends them */
 	int i;
 
@@ -115,14 +138,9 @@ __noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p,
 		return 0;
 	if (!w->started) {
 		w->started = 1;
-		/* PL_curinterp is the main thread's interpreter: another thread runs its own */
-		if (tid != sc->img.pid) {
-			walk_push_mark(sc, PERL_TAG_LOST, PERL_LOST_THREAD);
-			w->done = 1;
-			return 0;
-		}
-		if (perl_begin(p, w)) {
-			walk_push_mark(sc, PERL_TAG_LOST, PERL_LOST_NO_INTERP);
+		interp = perl_interp(p, sc->img.pid, &other);
+		if (perl_begin(p, interp, w)) {
+			walk_push_mark(sc, PERL_TAG_LOST, other ? PERL_LOST_THREAD : PERL_LOST_NO_INTERP);
 			w->done = 1;
 			return 0;
 		}

@@ -10,8 +10,8 @@
 #endif
 
 /*
- * One perl process (a threaded build: MULTIPLICITY): where its interpreter
- * pointer and its runops loop are, and the struct offsets the walk needs,
+ * One perl process (a threaded build: MULTIPLICITY): where its interpreters
+ * and its runops loop are, and the struct offsets the walk needs,
  * from our table of the versions we know (checked by the unit tests against
  * each version's headers, and at run time against the process).
  */
@@ -35,6 +35,13 @@ struct perl_proc {
 	__u16 xcv_start;	/* XPVCV.xcv_start_u: the CV's first op, its generation */
 	__u16 sv_flags;		/* SV.sv_flags: its type in the low byte */
 	__u16 pad;
+	/*
+	 * PL_current_context (the thread's my_perl) from the thread pointer, in
+	 * a perl executable's static TLS; 0: none known (a shared libperl), the
+	 * main thread's PL_curinterp only
+	 */
+	__s32 tls_off;
+	__u32 pad2;
 };
 
 /* Perl's own constants, the same in every version we read */
@@ -67,7 +74,7 @@ enum perl_lost_reason {
 	PERL_LOST_NO_INTERP = 1,	/* no interpreter, or no context stack */
 	PERL_LOST_READ = 2,	/* a context or a statement could not be read */
 	PERL_LOST_RUN = 3,	/* more than PERL_MAX_RUN contexts in one runops call */
-	PERL_LOST_THREAD = 4,	/* a thread other than the main one: its interpreter is not PL_curinterp */
+	PERL_LOST_THREAD = 4,	/* a thread other than the main one, and no TLS to find its interpreter */
 };
 
 #endif /* EBPFPROF_PERL_H */

@@ -103,7 +103,7 @@ static bool candidate(const struct proc_map *m)
 
 /* The interpreter's symbols in the file mapped at M: 0, -ENOENT (not there), or -errno */
 static int read_syms(struct perl_rt *r, __u32 pid, const struct proc_map *m, struct elf_found *f,
-		     __u64 *bias)
+		     __u64 *bias, __s32 *tls_off)
 {
 	struct stat st;
 	__u64 vaddr;
@@ -112,6 +112,8 @@ static int read_syms(struct perl_rt *r, __u32 pid, const struct proc_map *m, str
 	if (err)
 		return err;
 	err = elf_find__symbols(fd, m->pgoff, sym_names, S_COUNT, f, &vaddr);
+	if (!err && perl_elf__tls_offset(fd, tls_off))
+		*tls_off = 0;
 	close(fd);
 	if (err)
 		return err;
@@ -132,6 +134,7 @@ static int probe(struct perl_rt *r, __u32 pid, struct perl_proc *proc,
 	struct proc_map *maps = NULL;
 	const struct perl_layout *l;
 	__u64 bias = 0;
+	__s32 tls_off = 0;
 	__u8 version;
 	size_t n = 0, i;
 	int err = proc_maps__read(r->o.proc_root, pid, &maps, &n);
@@ -143,7 +146,7 @@ static int probe(struct perl_rt *r, __u32 pid, struct perl_proc *proc,
 		/* each file's first mapping: elf_find__symbols maps its offset to a vaddr */
 		if (!candidate(&maps[i]) || (i > 0 && !strcmp(maps[i - 1].path, maps[i].path)))
 			continue;
-		err = read_syms(r, pid, &maps[i], f, &bias);
+		err = read_syms(r, pid, &maps[i], f, &bias, &tls_off);
 	}
 	if (err)
 		goto out;
@@ -158,6 +161,7 @@ static int probe(struct perl_rt *r, __u32 pid, struct perl_proc *proc,
 	*lp = l;
 	*proc = l->bpf;
 	proc->curinterp = f[S_CURINTERP].value + bias;
+	proc->tls_off = tls_off;
 	proc->runops_start[0] = f[S_RUNOPS].value + bias;
 	proc->runops_end[0] = proc->runops_start[0] + f[S_RUNOPS].size;
 	if (f[S_RUNOPS_DEBUG].value && f[S_RUNOPS_DEBUG].size) {
@@ -220,7 +224,8 @@ int perl__add_image(struct perl_rt *r, const struct proc_image *img)
 	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
 		err = -errno;
 	if (!err)
-		p_debug("pid %u: perl 5.%u, its frames walked in BPF", pid, proc.version & 0xff);
+		p_debug("pid %u: perl 5.%u, its frames walked in BPF (%s)", pid, proc.version & 0xff,
+			proc.tls_off ? "every thread's interpreter" : "the main thread's");
 	return err;
 }
 
@@ -359,7 +364,7 @@ const char *perl__mark(struct perl_rt *r, __u64 slot)
 	case PERL_LOST_RUN:
 		return "[perl frames lost: too deep]";
 	case PERL_LOST_THREAD:
-		return "[perl frames lost: not the main interpreter's thread]";
+		return "[perl frames lost: no interpreter for this thread]";
 	default:
 		return "[perl frames lost: unreadable context]";
 	}

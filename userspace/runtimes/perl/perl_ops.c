@@ -81,7 +81,7 @@ static const struct stat_desc perl_stats[] = {
 		   "Marks of Perl walks cut at PERL_MAX_RUN contexts in one runops call",
 		   PS(frames_lost[PERL_LOST_RUN])),
 	STAT_COUNT("frames_lost_thread_total",
-		   "Marks of Perl frames in a thread other than the main interpreter's",
+		   "Marks of Perl frames in a thread whose interpreter was not found (a shared libperl's ithreads)",
 		   PS(frames_lost[PERL_LOST_THREAD])),
 	STAT_NS_AS_SECONDS("read_seconds_total", "Time spent reading names", STAT_TYPE_COUNTER,
 			   PS(read_ns)),
