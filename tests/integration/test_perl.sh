@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_perl.sh -- Perl subs named with no flags (the context stack walked in BPF): the CPU split of two subs within 5 points and their lines, an XS call in the middle of the stack in order, wall time, subs made at run time and freed, ithreads; Debian 12's 5.36 and Debian 13's 5.40 (chrooted), a perl in its own namespaces, a version we do not know
+# test_perl.sh -- Perl subs named with no flags (the context stack walked in BPF): the CPU split of two subs within 5 points and their lines, an XS call in the middle of the stack in order, wall time, subs made at run time and freed, ithreads; Debian 12's 5.36 and Debian 13's 5.40 (chrooted), a perl in its own namespaces, one embedded through libperl.so, a version we do not know
 set -u
 SUITE=perl
 . "$(dirname "$0")/lib.sh"
@@ -275,6 +275,14 @@ if selected perl5.40-container; then
 		container_check perl5.40-container "$ROOT"
 	else
 		skip perl5.40-container "no perl 5.40 root"
+	fi
+fi
+# a program embedding libperl.so (perl in a library, not the executable): the main thread's interpreter
+if selected perl5.36-libperl; then
+	if [ -x "$BUILD/fixtures/embedperl" ]; then
+		split_check perl5.36-libperl "$BUILD/fixtures/embedperl" "$PDIR"
+	else
+		skip perl5.36-libperl "no $BUILD/fixtures/embedperl (tests/fixtures/perl.mk)"
 	fi
 fi
 selected perl-unknown && unknown_check perl-unknown
