@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_perl.sh -- Perl subs named with no flags (the context stack walked in BPF): the CPU split of two subs within 5 points and their lines, an XS call in the middle of the stack in order, wall time, subs made at run time and freed, ithreads; Debian 12's 5.36 and Debian 13's 5.40 (chrooted), a perl in its own namespaces, one embedded through libperl.so, a version we do not know
+# test_perl.sh -- Perl subs named with no flags (the context stack walked in BPF): the CPU split of two subs within 5 points and their lines, an XS call in the middle of the stack in order, wall time, subs made at run time and freed, ithreads; Debian 12's 5.36 and Debian 13's 5.40 (chrooted), a perl in its own namespaces, one embedded through libperl.so, the agent, a version we do not know
 set -u
 SUITE=perl
 . "$(dirname "$0")/lib.sh"
@@ -256,6 +256,38 @@ PY
 	fi
 }
 
+# the agent: a perl started after it, named by the pull endpoint (a 2 s profile) and counted in /metrics; the same
+# process's one-shot folded output
+agent_check() {
+	local name=$1 port pid agent named try
+	"$EBPFPROF" agent --listen 127.0.0.1:0 --frequency 99 2>"$tmp/$name.err" &
+	agent=$!
+	port=$(wait_port "$tmp/$name.err") || { fail "$name" "agent did not listen"; stop $agent; return; }
+	/usr/bin/perl "$PDIR/split.pl" 30 >/dev/null 2>&1 &
+	pid=$!
+	# a process starting on a busy machine may miss the first window: up to three 2 s pulls
+	for try in 1 2 3; do
+		sleep 1
+		go tool pprof -top "http://127.0.0.1:$port/debug/pprof/profile?seconds=2&pid=$pid" \
+			>"$tmp/$name.top" 2>/dev/null
+		awk '$6 == "Split::alpha" { a = 1 } $6 == "Split::beta" { b = 1 } END { exit !(a && b) }' \
+			"$tmp/$name.top" && break
+	done
+	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/$name.metrics"
+	stop $agent
+	"$EBPFPROF" --pid "$pid" --duration 1 --format folded --output "$tmp/$name.folded" 2>/dev/null
+	stop "$pid"
+	named=$(sed -n 's/^ebpfprof_perl_frames_named_total \([0-9]*\)$/\1/p' "$tmp/$name.metrics")
+	if awk '$6 == "Split::alpha" { a = 1 } $6 == "Split::beta" { b = 1 } END { exit !(a && b) }' "$tmp/$name.top" &&
+		[ "${named:-0}" -gt 0 ] && grep -Eq '^ebpfprof_perl_processes_total [1-9]' "$tmp/$name.metrics" &&
+		grep -q '^# HELP ebpfprof_perl_unknown_versions_total ' "$tmp/$name.metrics" &&
+		grep -q ';(main);main::timed;Split::alpha;' "$tmp/$name.folded"; then
+		pass "$name: Split::alpha and Split::beta named by the pull endpoint, $named frames named in /metrics, folded (main);main::timed;Split::alpha"
+	else
+		fail "$name" "pull: $(grep -cE ' Split::(alpha|beta)$' "$tmp/$name.top") of alpha, beta; frames named: ${named:-none}; folded: $(grep -c 'Split::alpha' "$tmp/$name.folded" 2>/dev/null)"
+	fi
+}
+
 for v in $PERL_VERSIONS; do
 	t=perl$v
 	selected "$t-split" "$t-xs" "$t-wall" "$t-reuse" "$t-threads" || continue
@@ -285,5 +317,6 @@ if selected perl5.36-libperl; then
 		skip perl5.36-libperl "no $BUILD/fixtures/embedperl (tests/fixtures/perl.mk)"
 	fi
 fi
+selected perl5.36-agent && agent_check perl5.36-agent
 selected perl-unknown && unknown_check perl-unknown
 exit 0

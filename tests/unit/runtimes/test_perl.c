@@ -1,5 +1,6 @@
 /* test_perl.c -- unit tests for runtimes/perl/: our layouts against each perl's headers, the namer on a live perl's subs */
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 #include "test.h"
 
 #define OFFSETS_SRC "tests/fixtures/perl/perl_offsets.c"
-#define TRIXIE_CORE "/var/cache/ebpfprof/trixie/usr/lib/x86_64-linux-gnu/perl/5.40.1/CORE"
+#define TRIXIE_CORE "/var/cache/ebpfprof/trixie/usr/lib/x86_64-linux-gnu/perl/5.40.*/CORE"
 
 struct named { const char *name; unsigned long value; };
 
@@ -90,10 +91,16 @@ static int test_layout_5_36(void)
 /* Debian 13's 5.40, in tests/lib/trixie_root.sh's root */
 static int test_layout_5_40(void)
 {
-	if (access(TRIXIE_CORE "/perl.h", R_OK))
+	glob_t g;
+	int n;
+
+	if (glob(TRIXIE_CORE "/perl.h", 0, NULL, &g))
 		SKIP("no perl 5.40 headers (bash tests/lib/trixie_root.sh builds them)");
+	*strrchr(g.gl_pathv[0], '/') = 0;
+	n = compare_headers(g.gl_pathv[0], perl_layout__of(40));
+	globfree(&g);
 	CHECK(perl_layout__of(40));
-	CHECK(compare_headers(TRIXIE_CORE, perl_layout__of(40)) == 36);
+	CHECK(n == 36);
 	return TEST_OK;
 }
 
