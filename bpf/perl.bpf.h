@@ -25,6 +25,21 @@ struct perl_walk {
 
 #define PERL_CX_WORDS 16	/* a context read whole: 104 bytes in 5.36 and 5.40 */
 
+/*
+ * The context read, off the BPF stack: on it, 6.1's verifier counts the
+ * sampler's three nested calls at 544 bytes, over the 512 allowed.
+ */
+struct perl_cx {
+	__u64 w[PERL_CX_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct perl_cx);
+	__uint(max_entries, 1);
+} perl_cx_buf SEC(".maps");
+
 static __always_inline bool perl_in_runops(const struct perl_proc *p, __u64 pc)
 {
 	return (pc >= p->runops_start[0] && pc < p->runops_end[0]) ||
@@ -129,13 +144,19 @@ static __always_inline int perl_begin(const struct perl_proc *p, __u64 interp, s
  */
 __noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p, struct perl_walk *w)
 {
-	__u64 cx[PERL_CX_WORDS], t, prev, retop, oldcop, interp;
+	__u64 t, prev, retop, oldcop, interp, *cx;
+	struct perl_cx *buf;
 	bool other = false;
+	__u32 zero = 0;
 	bool consumed = false;	/* this call's contexts began: a stackinfo's bottom ends them */
 	int i;
 
 	if (!sc || !p || !w || w->done)
 		return 0;
+	buf = bpf_map_lookup_elem(&perl_cx_buf, &zero);
+	if (!buf)
+		return 0;
+	cx = buf->w;
 	if (!w->started) {
 		w->started = 1;
 		interp = perl_interp(p, sc->img.pid, &other);
@@ -167,8 +188,8 @@ __noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p,
 		if (walk_read(&t, w->si + p->si_cxstack))
 			goto lost;
 		t += (__u64)(__u32)w->cxix * p->cx_size;
-		if (p->cx_size > sizeof(cx) || p->cx_size < 8 ||
-		    bpf_probe_read_user(cx, p->cx_size & (sizeof(cx) - 1), (const void *)t))
+		if (p->cx_size > sizeof(buf->w) || p->cx_size < 8 ||
+		    bpf_probe_read_user(cx, p->cx_size & (sizeof(buf->w) - 1), (const void *)t))
 			goto lost;
 		w->cxix--;
 		consumed = true;
