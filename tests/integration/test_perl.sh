@@ -173,6 +173,33 @@ threads_check() {
 	fi
 }
 
+# deep NAME CMD DIR: 41 nested subs in one runops call, past its bound of 32 contexts: the innermost 32 named, then
+# the walk's mark, counted
+deep_check() {
+	local name=$1 cmd=$2 dir=$3 shown counted named
+	start "$name" "$cmd" "$dir/deep.pl" 60
+	profile "$name" "$PID"
+	stop "$PID"
+	# per stack through Deep::spin: how many Deep:: frames before the mark
+	shown=$(go tool pprof -traces "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		function flush() { if (spin) print n, mark; n = 0; mark = 0; spin = 0; first = 0 }
+		/^-+\+/ { flush(); next }
+		$1 ~ /:$/ { next }
+		{ f = first ? $0 : substr($0, index($0, $2)); first = 1; sub(/^ +/, "", f)
+		  if (f ~ /^Deep::/ && !mark) n++; if (f == "Deep::spin") spin = 1
+		  if (f == "[perl frames lost: too deep]") mark = 1 }
+		END { flush() }' | sort | uniq -c | sort -rn)
+	counted=$(grep '^ebpfprof: perl:' "$tmp/$name.err" | grep -o 'frames_lost_depth_total=[0-9]*' | cut -d= -f2)
+	# the 32 contexts: Deep::spin, its foreach loop, and 30 Deep::down
+	# (entering spin, before its loop: 32 Deep:: frames)
+	if [ -n "$shown" ] && awk '!($2 == 31 || $2 == 32) || $3 != 1 { exit 1 }' <<<"$shown" &&
+		[ "${counted:-0}" -gt 0 ]; then
+		pass "$name: every stack through Deep::spin has 31 or 32 Deep:: frames then [perl frames lost: too deep] ($(head -1 <<<"$shown" | awk '{ print $1 " stacks " $2 }') the most), $counted counted"
+	else
+		fail "$name" "stacks: '$(head -3 <<<"$shown" | tr -s ' \n' ' ')' (count, Deep:: frames, mark); counted ${counted:-none}"
+	fi
+}
+
 # thread_share FILE TID FN: the percent of thread TID's wall time with FN on the stack
 thread_share() {
 	go tool pprof -traces "$1" 2>/dev/null | awk -v tid="$2" -v fn="$3" '
@@ -290,7 +317,7 @@ agent_check() {
 
 for v in $PERL_VERSIONS; do
 	t=perl$v
-	selected "$t-split" "$t-xs" "$t-wall" "$t-reuse" "$t-threads" || continue
+	selected "$t-split" "$t-xs" "$t-wall" "$t-reuse" "$t-threads" "$t-deep" || continue
 	if ! perl_cmd "$v"; then
 		skip "$t-split" "no perl $v (the host's 5.36, or tests/lib/trixie_root.sh's: $(tail -1 "$tmp/root.err" 2>/dev/null))"
 		continue
@@ -300,6 +327,7 @@ for v in $PERL_VERSIONS; do
 	selected "$t-wall" && wall_check "$t-wall" "$PCMD" "$PFDIR"
 	selected "$t-reuse" && reuse_check "$t-reuse" "$PCMD" "$PFDIR"
 	selected "$t-threads" && threads_check "$t-threads" "$PCMD" "$PFDIR"
+	selected "$t-deep" && deep_check "$t-deep" "$PCMD" "$PFDIR"
 done
 
 if selected perl5.40-container; then
