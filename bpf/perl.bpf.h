@@ -26,19 +26,24 @@ struct perl_walk {
 #define PERL_CX_WORDS 16	/* a context read whole: 104 bytes in 5.36 and 5.40 */
 
 /*
- * The context read, off the BPF stack: on it, 6.1's verifier counts the
- * sampler's three nested calls at 544 bytes, over the 512 allowed.
+ * The walk's scratch, off the BPF stack: 6.1's verifier allows 512 bytes
+ * for a program's nested calls together, and the off-CPU tracer's four
+ * (offcpu_switch, the walk, its step, this reader) leave this one 96.
  */
-struct perl_cx {
-	__u64 w[PERL_CX_WORDS];
+struct perl_scratch {
+	__u64 cx[PERL_CX_WORDS];	/* the context read */
+	__u64 head[2];			/* an SV's head: its body, its refcount and flags */
+	__u64 word;			/* one word read */
+	__u32 line;
+	__u32 pad;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct perl_cx);
+	__type(value, struct perl_scratch);
 	__uint(max_entries, 1);
-} perl_cx_buf SEC(".maps");
+} perl_scratch SEC(".maps");
 
 static __always_inline bool perl_in_runops(const struct perl_proc *p, __u64 pc)
 {
@@ -46,54 +51,51 @@ static __always_inline bool perl_in_runops(const struct perl_proc *p, __u64 pc)
 	       (pc >= p->runops_start[1] && pc < p->runops_end[1]);
 }
 
-/* the byte at OFF of a context read into CX */
-static __always_inline __u64 perl_cx_byte(const __u64 *cx, __u16 off)
+/* the byte at OFF of the context read */
+static __always_inline __u64 perl_cx_byte(const struct perl_scratch *b, __u16 off)
 {
-	return (cx[(off >> 3) & (PERL_CX_WORDS - 1)] >> ((off & 7) * 8)) & 0xff;
+	return (b->cx[(off >> 3) & (PERL_CX_WORDS - 1)] >> ((off & 7) * 8)) & 0xff;
 }
 
-static __always_inline __u64 perl_cx_word(const __u64 *cx, __u16 off)
+static __always_inline __u64 perl_cx_word(const struct perl_scratch *b, __u16 off)
 {
-	return cx[(off >> 3) & (PERL_CX_WORDS - 1)];
+	return b->cx[(off >> 3) & (PERL_CX_WORDS - 1)];
 }
 
 /* the line of statement COP, 0 if unreadable */
-static __always_inline __u64 perl_cop_line(const struct perl_proc *p, __u64 cop)
+static __always_inline __u64 perl_cop_line(const struct perl_proc *p, struct perl_scratch *b,
+					   __u64 cop)
 {
-	__u32 line = 0;
-
+	b->line = 0;
 	if (cop)
-		bpf_probe_read_user(&line, sizeof(line), (const void *)(cop + p->cop_line));
-	return line;
+		bpf_probe_read_user(&b->line, sizeof(b->line), (const void *)(cop + p->cop_line));
+	return b->line;
 }
 
-/* A sub's frame: its CV, checked to be one, and the line it runs. 0, or -1: unreadable. */
-static __always_inline int perl_push_sub(struct unwind_scratch *sc, const struct perl_proc *p,
-					 __u64 cv, __u64 cop)
+/*
+ * A sub's frame: its CV, checked to be one, its first op (>> 3: the
+ * generation) into *gen, and the line it runs. 0, or -1: unreadable.
+ */
+static __always_inline int perl_sub_frame(const struct perl_proc *p, struct perl_scratch *b,
+					  __u64 cv, __u64 cop, __u64 *where, __u32 *gen)
 {
-	__u64 head[2], start;
-	__u32 gen;
-
-	if (bpf_probe_read_user(head, sizeof(head), (const void *)cv) ||
-	    ((head[1] >> ((p->sv_flags & 7) * 8)) & 0xff) != PERL_SVt_PVCV ||
-	    walk_read(&start, head[0] + p->xcv_start))
+	if (bpf_probe_read_user(b->head, sizeof(b->head), (const void *)cv) ||
+	    ((b->head[1] >> ((p->sv_flags & 7) * 8)) & 0xff) != PERL_SVt_PVCV ||
+	    walk_read(&b->word, b->head[0] + p->xcv_start))
 		return -1;
-	gen = (__u32)(start >> 3);
-	walk_push_frame(sc, PERL_TAG_SUB, cv, perl_cop_line(p, cop) << 32 | gen);
-	rt_announce(sc, PERL_EVENT_CV, cv, gen);
+	*gen = (__u32)(b->word >> 3);
+	*where = perl_cop_line(p, b, cop) << 32 | *gen;
 	return 0;
 }
 
-/* Code outside any sub: named by its statement's file. 0, or -1: unreadable. */
-static __always_inline int perl_push_file(struct unwind_scratch *sc, const struct perl_proc *p,
-					  __u64 cop, __u32 kind)
+/* Code outside any sub: named by its statement's file (*what). 0, or -1: unreadable. */
+static __always_inline int perl_file_frame(const struct perl_proc *p, struct perl_scratch *b,
+					   __u64 cop, __u32 kind, __u64 *what, __u64 *where)
 {
-	__u64 file;
-
-	if (!cop || walk_read(&file, cop + p->cop_file) || !file)
+	if (!cop || walk_read(&b->word, cop + p->cop_file) || !b->word)
 		return -1;
-	walk_push_frame(sc, PERL_TAG_FILE, file, perl_cop_line(p, cop) << 32 | kind);
-	rt_announce(sc, PERL_EVENT_FILE, file, 0);
+	*what = b->word;
+	*where = perl_cop_line(p, b, cop) << 32 | kind;
 	return 0;
 }
 
@@ -102,24 +104,25 @@ static __always_inline int perl_push_file(struct unwind_scratch *sc, const struc
  * where userspace found it (every ithread's own), else PL_curinterp, the
  * main thread's. 0: none (*other: a thread whose interpreter we cannot find).
  */
-static __always_inline __u64 perl_interp(const struct perl_proc *p, __u32 pid, bool *other)
+static __always_inline __u64 perl_interp(const struct perl_proc *p, struct perl_scratch *b,
+					 __u32 pid, bool *other)
 {
-	__u64 tid_pid = bpf_get_current_pid_tgid(), interp = 0, fsbase;
 	struct task_struct *task;
 
+	b->word = 0;
 	if (p->tls_off) {
 		task = bpf_get_current_task_btf();
-		fsbase = BPF_CORE_READ(task, thread.fsbase);
-		if (!walk_read(&interp, fsbase + (__s64)p->tls_off) && interp)
-			return interp;
+		if (!walk_read(&b->word, BPF_CORE_READ(task, thread.fsbase) + (__s64)p->tls_off) &&
+		    b->word)
+			return b->word;
 	}
-	if ((__u32)tid_pid != pid) {
+	if ((__u32)bpf_get_current_pid_tgid() != pid) {
 		*other = true;
 		return 0;
 	}
-	if (walk_read(&interp, p->curinterp))
+	if (walk_read(&b->word, p->curinterp))
 		return 0;
-	return interp;
+	return b->word;
 }
 
 /* Reads the interpreter's current stackinfo and statement into W. 0, or -1. */
@@ -139,28 +142,26 @@ static __always_inline int perl_begin(const struct perl_proc *p, __u64 interp, s
  * the next call out starts. A call's contexts end at a sub or eval a C
  * caller entered (retop NULL: call_sv, MULTICALL, sort) or at the bottom of
  * its stackinfo (a sort block's, whose code is its caller's); the last
- * stackinfo's bottom is the program's own code. A global
- * function, verified once on its own. Returns 0.
+ * stackinfo's bottom is the program's own code. A global function, verified
+ * once on its own; its frames are pushed and announced in one place, so
+ * the verifier's stack holds one announcement's key. Returns 0.
  */
 __noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p, struct perl_walk *w)
 {
-	__u64 t, prev, retop, oldcop, interp, *cx;
-	struct perl_cx *buf;
-	bool other = false;
-	__u32 zero = 0;
-	bool consumed = false;	/* this call's contexts began: a stackinfo's bottom ends them */
+	__u64 what = 0, where = 0, t, retop = 0, oldcop = 0;
+	struct perl_scratch *b;
+	bool other = false, consumed = false;	/* consumed: this call's contexts began */
+	__u32 zero = 0, gen = 0, ev;
 	int i;
 
 	if (!sc || !p || !w || w->done)
 		return 0;
-	buf = bpf_map_lookup_elem(&perl_cx_buf, &zero);
-	if (!buf)
+	b = bpf_map_lookup_elem(&perl_scratch, &zero);
+	if (!b)
 		return 0;
-	cx = buf->w;
 	if (!w->started) {
 		w->started = 1;
-		interp = perl_interp(p, sc->img.pid, &other);
-		if (perl_begin(p, interp, w)) {
+		if (perl_begin(p, perl_interp(p, b, sc->img.pid, &other), w)) {
 			walk_push_mark(sc, PERL_TAG_LOST, other ? PERL_LOST_THREAD : PERL_LOST_NO_INTERP);
 			w->done = 1;
 			return 0;
@@ -168,19 +169,20 @@ __noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p,
 	}
 	for (i = 0; i < PERL_MAX_RUN; i++) {
 		if (w->cxix < 0) {
-			if (walk_read(&prev, w->si + p->si_prev))
+			if (walk_read(&b->word, w->si + p->si_prev))
 				goto lost;
-			if (!prev) {
-				/* the outermost runops call: the program's own code */
-				if (perl_push_file(sc, p, w->cop, PERL_FILE_MAIN))
+			if (!b->word) {
+				/* the outermost runops call: the program's own code, the walk's last frame */
+				if (perl_file_frame(p, b, w->cop, PERL_FILE_MAIN, &what, &where))
 					goto lost;
 				w->done = 1;
-				return 0;
+				ev = PERL_EVENT_FILE;
+				goto push;
 			}
+			w->si = b->word;
 			if (bpf_probe_read_user(&w->cxix, sizeof(w->cxix),
-						(const void *)(prev + p->si_cxix)))
+						(const void *)(w->si + p->si_cxix)))
 				goto lost;
-			w->si = prev;
 			if (consumed)
 				return 0;	/* a stackinfo's contexts are one runops call's */
 			continue;	/* the last call ended where its stackinfo did: this one's are below */
@@ -188,25 +190,34 @@ __noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p,
 		if (walk_read(&t, w->si + p->si_cxstack))
 			goto lost;
 		t += (__u64)(__u32)w->cxix * p->cx_size;
-		if (p->cx_size > sizeof(buf->w) || p->cx_size < 8 ||
-		    bpf_probe_read_user(cx, p->cx_size & (sizeof(buf->w) - 1), (const void *)t))
+		if (p->cx_size > sizeof(b->cx) || p->cx_size < 8 ||
+		    bpf_probe_read_user(b->cx, p->cx_size & (sizeof(b->cx) - 1), (const void *)t))
 			goto lost;
 		w->cxix--;
 		consumed = true;
-		t = perl_cx_byte(cx, p->cx_type);
-		retop = perl_cx_word(cx, p->cx_retop);
-		oldcop = perl_cx_word(cx, p->cx_oldcop);
+		t = perl_cx_byte(b, p->cx_type);
+		retop = perl_cx_word(b, p->cx_retop);
+		oldcop = perl_cx_word(b, p->cx_oldcop);
 		if ((t & PERL_CXTYPEMASK) == PERL_CXt_SUB || (t & PERL_CXTYPEMASK) == PERL_CXt_FORMAT) {
 			if ((t & PERL_CXTYPEMASK) == PERL_CXt_SUB && (t & PERL_CXp_SUB_RE_FAKE))
 				continue;
-			if (perl_push_sub(sc, p, perl_cx_word(cx, p->cx_sub_cv), w->cop))
+			what = perl_cx_word(b, p->cx_sub_cv);
+			if (perl_sub_frame(p, b, what, w->cop, &where, &gen))
 				goto lost;
+			ev = PERL_EVENT_CV;
 		} else if ((t & PERL_CXTYPEMASK) == PERL_CXt_EVAL && !(t & PERL_CXp_TRYBLOCK)) {
-			if (perl_push_file(sc, p, w->cop, PERL_FILE_EVAL))
+			if (perl_file_frame(p, b, w->cop, PERL_FILE_EVAL, &what, &where))
 				goto lost;
+			gen = 0;
+			ev = PERL_EVENT_FILE;
 		} else {
 			continue;	/* a loop, a block, an eval block: the same frame's */
 		}
+push:
+		walk_push_frame(sc, ev == PERL_EVENT_CV ? PERL_TAG_SUB : PERL_TAG_FILE, what, where);
+		rt_announce(sc, ev, what, ev == PERL_EVENT_CV ? gen : 0);
+		if (w->done)
+			return 0;
 		w->cop = oldcop;
 		if (!retop)
 			return 0;	/* entered from C: its caller is the next runops call's */
