@@ -14,7 +14,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } perl_procs SEC(".maps");
 
-/* Walk state kept across native frames: where the next runops call's contexts start. */
+/* Walk state kept across native frames (in perl_scratch): where the next runops call's contexts start. */
 struct perl_walk {
 	__u64 si;		/* the stackinfo walked */
 	__u64 cop;		/* the statement the next frame runs */
@@ -26,11 +26,14 @@ struct perl_walk {
 #define PERL_CX_WORDS 16	/* a context read whole: 104 bytes in 5.36 and 5.40 */
 
 /*
- * The walk's scratch, off the BPF stack: 6.1's verifier allows 512 bytes
- * for a program's nested calls together, and the off-CPU tracer's four
- * (offcpu_switch, the walk, its step, this reader) leave this one 96.
+ * The walk's state and scratch, off the BPF stack: 6.1's verifier allows
+ * 512 bytes for a program's nested calls together, and the off-CPU
+ * tracer's (offcpu_switch, whose frame holds struct rt_walk, the walk's
+ * step, a runtime's reader) had 32 to spare. Per CPU and per program: a
+ * walk is never interrupted by another of the same program.
  */
 struct perl_scratch {
+	struct perl_walk walk;		/* reset as each walk begins (perl_walk_begin) */
 	__u64 cx[PERL_CX_WORDS];	/* the context read */
 	__u64 head[2];			/* an SV's head: its body, its refcount and flags */
 	__u64 word;			/* one word read */
@@ -44,6 +47,17 @@ struct {
 	__type(value, struct perl_scratch);
 	__uint(max_entries, 1);
 } perl_scratch SEC(".maps");
+
+/* A walk of a perl process begins: nothing read of its interpreter yet. */
+static __always_inline void perl_walk_begin(void)
+{
+	struct perl_scratch *b;
+	__u32 zero = 0;
+
+	b = bpf_map_lookup_elem(&perl_scratch, &zero);
+	if (b)
+		__builtin_memset(&b->walk, 0, sizeof(b->walk));
+}
 
 static __always_inline bool perl_in_runops(const struct perl_proc *p, __u64 pc)
 {
@@ -146,19 +160,21 @@ static __always_inline int perl_begin(const struct perl_proc *p, __u64 interp, s
  * once on its own; its frames are pushed and announced in one place, so
  * the verifier's stack holds one announcement's key. Returns 0.
  */
-__noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p, struct perl_walk *w)
+__noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p)
 {
+	struct perl_walk *w;
 	__u64 what = 0, where = 0, t, retop = 0, oldcop = 0;
 	struct perl_scratch *b;
 	bool other = false, consumed = false;	/* consumed: this call's contexts began */
 	__u32 zero = 0, gen = 0, ev;
 	int i;
 
-	if (!sc || !p || !w || w->done)
+	if (!sc || !p)
 		return 0;
 	b = bpf_map_lookup_elem(&perl_scratch, &zero);
-	if (!b)
+	if (!b || b->walk.done)
 		return 0;
+	w = &b->walk;
 	if (!w->started) {
 		w->started = 1;
 		if (perl_begin(p, perl_interp(p, b, sc->img.pid, &other), w)) {

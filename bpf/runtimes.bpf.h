@@ -22,8 +22,7 @@ struct rt_walk {
 	 */
 	__u64 java_low, java_high;
 	const struct v8_proc *v8;
-	const struct perl_proc *perl;
-	struct perl_walk perl_walk;
+	const struct perl_proc *perl;	/* its walk's state is in perl_scratch: this frame had no room */
 #ifdef EBPFPROF_TEST_RUNTIMES
 	const struct null_proc *null;
 	struct null_walk null_walk;
@@ -52,6 +51,8 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 
 		w->v8 = bpf_map_lookup_elem(&v8_procs, &pid);
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PERL))
 		w->perl = bpf_map_lookup_elem(&perl_procs, &pid);
+	if (w->perl)
+		perl_walk_begin();
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL))
 		w->null = bpf_map_lookup_elem(&null_procs, &pid);
@@ -75,7 +76,7 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 	if (w->py && py_in_eval(w->py, sc->pc))
 		py_frames(sc, w->py, &w->py_walk);
 	if (w->perl && perl_in_runops(w->perl, sc->pc))
-		perl_frames(sc, w->perl, &w->perl_walk);
+		perl_frames(sc, w->perl);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (w->null && null_in_eval(w->null, sc->pc))
 		null_frames(sc, w->null, &w->null_walk);
