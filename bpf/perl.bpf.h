@@ -19,8 +19,10 @@ struct perl_walk {
 	__u64 si;		/* the stackinfo walked */
 	__u64 cop;		/* the statement the next frame runs */
 	__s32 cxix;		/* its next context, innermost first */
-	__u16 started;		/* the interpreter was read */
-	__u16 done;		/* the program's frame was pushed, or the walk stopped */
+	__u8 started;		/* the interpreter was read */
+	__u8 done;		/* the program's frame was pushed, or the walk stopped */
+	__u8 framed;		/* a frame was pushed: cop is a context's oldcop, not PL_curcop */
+	__u8 pad;
 };
 
 #define PERL_CX_WORDS 16	/* a context read whole: 104 bytes in 5.36 and 5.40 */
@@ -218,11 +220,18 @@ __noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p)
 			if ((t & PERL_CXTYPEMASK) == PERL_CXt_SUB && (t & PERL_CXp_SUB_RE_FAKE))
 				continue;
 			what = perl_cx_word(b, p->cx_sub_cv);
-			if (perl_sub_frame(p, b, what, w->cop, &where, &gen))
+			/*
+			 * PL_curcop still the caller's (entersub has pushed the
+			 * context, no statement of the sub ran yet), or the caller's
+			 * again (leavesub restored it before popping): no line
+			 */
+			if (perl_sub_frame(p, b, what, !w->framed && w->cop == oldcop ? 0 : w->cop,
+					   &where, &gen))
 				goto lost;
 			ev = PERL_EVENT_CV;
 		} else if ((t & PERL_CXTYPEMASK) == PERL_CXt_EVAL && !(t & PERL_CXp_TRYBLOCK)) {
-			if (perl_file_frame(p, b, w->cop, PERL_FILE_EVAL, &what, &where))
+			if (perl_file_frame(p, b, !w->framed && w->cop == oldcop ? 0 : w->cop,
+					    PERL_FILE_EVAL, &what, &where))
 				goto lost;
 			gen = 0;
 			ev = PERL_EVENT_FILE;
@@ -230,6 +239,7 @@ __noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p)
 			continue;	/* a loop, a block, an eval block: the same frame's */
 		}
 push:
+		w->framed = 1;
 		walk_push_frame(sc, ev == PERL_EVENT_CV ? PERL_TAG_SUB : PERL_TAG_FILE, what, where);
 		rt_announce(sc, ev, what, ev == PERL_EVENT_CV ? gen : 0);
 		if (w->done)
