@@ -202,6 +202,7 @@ bench: deps-bench all fixtures
 	@bash tests/bench/php.sh
 	@bash tests/bench/ruby.sh
 	@bash tests/bench/labels.sh
+	@bash tests/bench/perl.sh
 	@bash tests/bench/compare.sh
 
 vmlinux:

@@ -8,6 +8,7 @@
 #include "v8.bpf.h"
 #include "php.bpf.h"
 #include "ruby.bpf.h"
+#include "perl.bpf.h"
 #ifdef EBPFPROF_TEST_RUNTIMES
 #include "null.bpf.h"
 #endif
@@ -26,6 +27,7 @@ struct rt_walk {
 	const struct php_proc *php;
 	struct php_walk php_walk;
 	/* Ruby's state is in its per-CPU rb_scratch: the BPF stack has no room */
+	const struct perl_proc *perl;	/* its walk's state is in perl_scratch: this frame had no room */
 #ifdef EBPFPROF_TEST_RUNTIMES
 	const struct null_proc *null;
 	struct null_walk null_walk;
@@ -55,6 +57,10 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PHP))
 		w->php = bpf_map_lookup_elem(&php_procs, &pid);
 	rb_walk_begin(bits, pid);
+	if (unwind_pid_bits__in(bits, UNWIND_RT_PERL))
+		w->perl = bpf_map_lookup_elem(&perl_procs, &pid);
+	if (w->perl)
+		perl_walk_begin();
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL))
 		w->null = bpf_map_lookup_elem(&null_procs, &pid);
@@ -85,6 +91,8 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 	if (w->php && php_in_exec(w->php, sc->pc))
 		php_frames(sc, w->php, &w->php_walk, exact, 0);
 	rb_walk_frame(sc);
+	if (w->perl && perl_in_runops(w->perl, sc->pc))
+		perl_frames(sc, w->perl);
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (w->null && null_in_eval(w->null, sc->pc))
 		null_frames(sc, w->null, &w->null_walk);

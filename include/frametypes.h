@@ -21,6 +21,7 @@ enum unwind_runtime {
 	UNWIND_RT_PHP,
 	UNWIND_RT_RUBY,
 	UNWIND_RT_LABELS,		/* no frames: the labels a thread runs under, read at each sample */
+	UNWIND_RT_PERL,
 	UNWIND_RT_MAX
 };
 
@@ -36,7 +37,8 @@ enum unwind_runtime {
 	X(UNWIND_RT_V8, v8)           \
 	X(UNWIND_RT_PHP, php)         \
 	X(UNWIND_RT_RUBY, ruby)       \
-	X(UNWIND_RT_LABELS, labels)
+	X(UNWIND_RT_LABELS, labels)   \
+	X(UNWIND_RT_PERL, perl)
 #ifdef EBPFPROF_TEST_RUNTIMES
 #define RUNTIMES_TEST(X) X(UNWIND_RT_NULL, null)
 #else
@@ -72,6 +74,9 @@ enum unwind_runtime {
 #define RB_TAG_ISEQ 0xe0ULL		/* a Ruby frame: iseq and gen | method entry and pc (include/ruby.h) */
 #define RB_TAG_CFUNC 0xe1ULL		/* a C function called as a Ruby method: its method entry and gen | 0 */
 #define RB_TAG_LOST 0xe2ULL		/* where a Ruby walk stopped: enum rb_lost_reason */
+#define PERL_TAG_SUB 0xd2ULL		/* CV | line << 32 | its first op >> 3 (include/perl.h) */
+#define PERL_TAG_FILE 0xd1ULL		/* a COP's file name | line << 32 | enum perl_file_kind */
+#define PERL_TAG_LOST 0xd0ULL		/* where a Perl walk stopped: enum perl_lost_reason */
 
 /* X(tag, runtime, slots): every tag, once */
 #define FRAME_TAGS(X)                              \
@@ -92,7 +97,10 @@ enum unwind_runtime {
 	X(PHP_TAG_LOST, UNWIND_RT_PHP, 1)          \
 	X(RB_TAG_ISEQ, UNWIND_RT_RUBY, 2)          \
 	X(RB_TAG_CFUNC, UNWIND_RT_RUBY, 2)         \
-	X(RB_TAG_LOST, UNWIND_RT_RUBY, 1)
+	X(RB_TAG_LOST, UNWIND_RT_RUBY, 1)          \
+	X(PERL_TAG_SUB, UNWIND_RT_PERL, 2)         \
+	X(PERL_TAG_FILE, UNWIND_RT_PERL, 2)        \
+	X(PERL_TAG_LOST, UNWIND_RT_PERL, 1)
 
 /*
  * What a runtime event (struct rt_event, on the one runtime ring) announces:
@@ -107,6 +115,8 @@ enum unwind_runtime {
 #define PHP_EVENT_FUNC 7	/* a zend_function a PHP frame ran; gen: its php_func_tag */
 #define RB_EVENT_ISEQ 32	/* a CRuby iseq a frame ran; gen: its method entry >> 3 */
 #define RB_EVENT_CME 33		/* a CRuby method entry a frame ran under: its class and name */
+#define PERL_EVENT_CV 20	/* a Perl CV a frame ran; gen: its first op >> 3 */
+#define PERL_EVENT_FILE 21	/* a file name (a COP's cop_file) code outside a sub ran in */
 
 /* X(kind, runtime): every event kind, once */
 #define RT_EVENTS(X)                        \
@@ -118,7 +128,9 @@ enum unwind_runtime {
 	X(V8_EVENT_BYTECODE, UNWIND_RT_V8)     \
 	X(PHP_EVENT_FUNC, UNWIND_RT_PHP)       \
 	X(RB_EVENT_ISEQ, UNWIND_RT_RUBY)       \
-	X(RB_EVENT_CME, UNWIND_RT_RUBY)
+	X(RB_EVENT_CME, UNWIND_RT_RUBY)        \
+	X(PERL_EVENT_CV, UNWIND_RT_PERL)       \
+	X(PERL_EVENT_FILE, UNWIND_RT_PERL)
 
 #define FRAME_TAG_CHECK_(tag, rt, slots)                                                  \
 	_Static_assert((tag) >= FRAME_TAG_MIN && (tag) < 0xff, #tag " is a tag byte");   \

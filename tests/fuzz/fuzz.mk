@@ -45,14 +45,14 @@ FUZZ_MODS_v8 := runtimes/v8/v8_parse lib/utf8
 FUZZ_MODS_goheap := collect/goheap/goheap_walk collect/goheap/goheap_parse lib/hashmap lib/array
 FUZZ_MODS_php := runtimes/php/php_parse lib/utf8
 FUZZ_MODS_ruby := runtimes/ruby/ruby_parse runtimes/ruby/ruby_code
-
+FUZZ_MODS_perl := runtimes/perl/perl_names
 FUZZ_MODS_go_layout := runtimes/labels/go_layout
 FUZZ_MODS_labels_elf := runtimes/labels/labels_elf runtimes/labels/go_layout symbolize/elf_find \
 	symbolize/elf_syms lib/array
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
 	perfmap demangle ehframe gopclntab http_request http_post utf8 python docker_meta pprof_read java \
-	proc_stat v8 goheap php ruby go_layout labels_elf
+	proc_stat v8 goheap php ruby go_layout labels_elf perl
 # which ones make fuzz / fuzz-smoke run, e.g. make fuzz FUZZ_TARGETS="cgroup kallsyms"
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_ALL))
