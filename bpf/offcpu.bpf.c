@@ -325,15 +325,14 @@ static __always_inline void stack_lost(int err, bool user, __s32 *id, __u64 *has
  * key, and the maps are emptied only with a new epoch. So the common
  * switch-out costs one lookup instead of a store per stack.
  */
-static __always_inline void store_stacks(__u32 slot, struct offcpu_start *e,
+static __always_inline void store_stacks(__u32 slot, struct offcpu_start *e, struct offcpu_key *key,
 					 struct unwind_scratch *sc, const struct label_set *set)
 {
 	void *counts = slot ? (void *)&counts1 : (void *)&counts0;
-	struct offcpu_key key = {};
 	int err;
 
-	make_key(&key, e);
-	if (bpf_map_lookup_elem(counts, &key))
+	make_key(key, e);
+	if (bpf_map_lookup_elem(counts, key))
 		return;
 	if (e->kern_stack_id == STACK_ID_HASHED) {
 		err = stack_store(&stacks, false, e->kern_hash);
@@ -391,19 +390,39 @@ static __always_inline void drop_stale(struct task_struct *task, __u32 tid, __u6
 		__sync_lock_test_and_set(&old->claimed, CLAIMED_ALL);
 }
 
+/*
+ * The switch-out's record and key are built here, not on the BPF stack: beside the
+ * walk's frames (a runtime's reader is called from it) the 512 bytes a
+ * program may use in all ran out on kernels without private stacks (6.1,
+ * 6.12). Switches on one CPU never nest, so one of each a CPU is enough.
+ */
+struct block_scratch {
+	struct offcpu_start e;
+	struct offcpu_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct block_scratch);
+} block_scratch SEC(".maps");
+
 /* Switch-out: prev is still current here, so the stack helpers see its stacks. */
 static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 					struct task_struct *prev, __u64 g, __u64 now)
 {
 	/* the start map is keyed by the host's tid, which switch-in reads from next */
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid, seen_tid;
-	struct offcpu_start e = {};
+	struct block_scratch *bs;
+	struct offcpu_start *e;
 	struct unwind_scratch *sc = NULL;
 	struct label_set *set = NULL;
 	struct task_struct *leader;
 	struct proc_image img;
 	unsigned int state;
 	bool kthread;
+	__u32 zero = 0;
 	int err;
 
 	/* tid 0 is a CPU's idle task: its "off CPU" time is the CPU's busy time */
@@ -422,36 +441,41 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 		return;
 	}
 
-	e.ts = now;
-	e.claimed = now;
-	e.runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	bs = bpf_map_lookup_elem(&block_scratch, &zero);
+	if (!bs)
+		return;
+	e = &bs->e;
+	__builtin_memset(bs, 0, sizeof(*bs));
+	e->ts = now;
+	e->claimed = now;
+	e->runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	/* prev is current: its image straight from it, the leader read once for start and comm */
 	leader = BPF_CORE_READ(prev, group_leader);
 	img.pid = pid;
 	img.exec = BPF_CORE_READ(prev, self_exec_id);
 	img.start = BPF_CORE_READ(leader, start_boottime) / PROC_TICK_NS;
-	e.pid = pid;
-	e.start = img.start;
-	e.exec = img.exec;
-	e.tid = seen_tid;
-	e.state = state_class(preempt, state);
-	e.stack_epoch = stack_epoch;	/* before the captures: see offcpu__clear */
-	e.kern_stack_id = STACK_ID_SKIPPED;
+	e->pid = pid;
+	e->start = img.start;
+	e->exec = img.exec;
+	e->tid = seen_tid;
+	e->state = state_class(preempt, state);
+	e->stack_epoch = stack_epoch;	/* before the captures: see offcpu__clear */
+	e->kern_stack_id = STACK_ID_SKIPPED;
 	if (collect_kernel)
-		e.kern_stack_id = get_stack(ctx, OWN_FRAMES & BPF_F_SKIP_FIELD_MASK, &e.kern_hash,
+		e->kern_stack_id = get_stack(ctx, OWN_FRAMES & BPF_F_SKIP_FIELD_MASK, &e->kern_hash,
 					    OFFCPU_STAT_KSTACK_ERROR);
-	e.user_stack_id = STACK_ID_SKIPPED;
+	e->user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		sc = user_stack(ctx, &img, &e);
+		sc = user_stack(ctx, &img, e);
 	/* the process's name, not the thread's: labels and folded lines group by process */
-	bpf_core_read_str(e.comm, sizeof(e.comm), &leader->comm);
+	bpf_core_read_str(e->comm, sizeof(e->comm), &leader->comm);
 	if (!kthread)
-		e.labels_hash = block_labels(&img, &set);
-	store_stacks(g & 1, &e, sc, set);
-	err = bpf_map_update_elem(&start, &tid, &e, BPF_NOEXIST);
+		e->labels_hash = block_labels(&img, &set);
+	store_stacks(g & 1, e, &bs->key, sc, set);
+	err = bpf_map_update_elem(&start, &tid, e, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		drop_stale(prev, tid, g, now);
-		err = bpf_map_update_elem(&start, &tid, &e, BPF_ANY);
+		err = bpf_map_update_elem(&start, &tid, e, BPF_ANY);
 	}
 	stat_inc(err ? OFFCPU_STAT_START_FAILED : OFFCPU_STAT_BLOCKS);
 }

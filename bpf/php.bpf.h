@@ -60,17 +60,18 @@ static __always_inline __u32 php_line(const struct unwind_scratch *sc, const str
  * magic method's call: skipped, it is not a call.
  */
 static __always_inline int php_frame(struct unwind_scratch *sc, const struct php_proc *p,
-				     const __u64 *ex, __u64 f, __u32 exact)
+				     const __u64 *ex, __u64 f, __u32 exact, __u64 *head, __u64 *tail)
 {
-	__u64 func = ex[p->ex_func & (PHP_EX_WORDS - 1)], head[2], tail[2] = {};
+	__u64 func = ex[p->ex_func & (PHP_EX_WORDS - 1)];
 	__u32 info = (__u32)ex[p->ex_info & (PHP_EX_WORDS - 1)], tag, line = 0;
 
 	if (!func)
 		return 0;
-	if (bpf_probe_read_user(head, sizeof(head), (const void *)func))
+	tail[0] = tail[1] = 0;
+	if (bpf_probe_read_user(head, 2 * sizeof(*head), (const void *)func))
 		return -1;
 	if (php_user_code((__u8)head[0])) {
-		if (bpf_probe_read_user(tail, sizeof(tail), (const void *)(func + p->op_filename)))
+		if (bpf_probe_read_user(tail, 2 * sizeof(*tail), (const void *)(func + p->op_filename)))
 			return -1;
 		line = php_line(sc, p, f, func, ex[p->ex_opline & (PHP_EX_WORDS - 1)], exact);
 	}
@@ -79,6 +80,23 @@ static __always_inline int php_frame(struct unwind_scratch *sc, const struct php
 	rt_announce(sc, PHP_EVENT_FUNC, func, tag);
 	return info & PHP_CALL_TOP ? 1 : 0;
 }
+
+/*
+ * A frame's words and its function's, in per-CPU memory: below the walk's
+ * frames the BPF stack (512 bytes in all on kernels without private stacks)
+ * has no room for them. A sample on one CPU never nests another.
+ */
+struct php_scratch {
+	__u64 ex[PHP_EX_WORDS];
+	__u64 head[2], tail[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct php_scratch);
+} php_scratch SEC(".maps");
 
 /*
  * One execute_ex call met by the native walk: records the PHP frames it
@@ -92,10 +110,13 @@ static __always_inline int php_frame(struct unwind_scratch *sc, const struct php
 __noinline int php_frames(struct unwind_scratch *sc, const struct php_proc *p, struct php_walk *w,
 			  __u32 exact, __u32 jit)
 {
-	__u64 f, ex[PHP_EX_WORDS];
+	struct php_scratch *ps;
+	__u32 zero = 0;
 	int i, ret = 0;
+	__u64 f;
 
-	if (!sc || !p || !w)
+	ps = bpf_map_lookup_elem(&php_scratch, &zero);
+	if (!sc || !p || !w || !ps)
 		return 0;
 	if (!w->started) {
 		w->started = 1;
@@ -110,12 +131,12 @@ __noinline int php_frames(struct unwind_scratch *sc, const struct php_proc *p, s
 		return 0;
 	}
 	for (i = 0; i < PHP_MAX_RUN && f; i++) {
-		if (bpf_probe_read_user(ex, sizeof(ex), (const void *)f))
+		if (bpf_probe_read_user(ps->ex, sizeof(ps->ex), (const void *)f))
 			goto lost;
-		ret = php_frame(sc, p, ex, f, exact && i == 0 && !jit);
+		ret = php_frame(sc, p, ps->ex, f, exact && i == 0 && !jit, ps->head, ps->tail);
 		if (ret < 0)
 			goto lost;
-		f = ex[p->ex_prev & (PHP_EX_WORDS - 1)];
+		f = ps->ex[p->ex_prev & (PHP_EX_WORDS - 1)];
 		if (ret && !jit)
 			break;
 	}
