@@ -31,12 +31,17 @@ static __always_inline bool null_in_eval(const struct null_proc *p, __u64 pc)
  * and leaves in w->frame its caller's. A global function, verified once on
  * its own, as every runtime's reader should be. Returns 0.
  */
-__noinline int null_frames(struct unwind_scratch *sc, const struct null_proc *p,
-			   struct null_walk *w)
+__noinline int null_frames(struct unwind_scratch *sc, struct null_walk *w)
 {
+	const struct null_proc *p;
 	__u64 f, func;
+	__u32 pid;
 
-	if (!sc || !p || !w)
+	if (!sc || !w)
+		return 0;
+	pid = sc->img.pid;	/* a key on the stack: 6.1 takes no key in a global function's argument */
+	p = bpf_map_lookup_elem(&null_procs, &pid);
+	if (!p)
 		return 0;
 	if (!w->started) {
 		w->started = 1;

@@ -162,16 +162,21 @@ static __always_inline int perl_begin(const struct perl_proc *p, __u64 interp, s
  * once on its own; its frames are pushed and announced in one place, so
  * the verifier's stack holds one announcement's key. Returns 0.
  */
-__noinline int perl_frames(struct unwind_scratch *sc, const struct perl_proc *p)
+__noinline int perl_frames(struct unwind_scratch *sc)
 {
+	const struct perl_proc *p;
 	struct perl_walk *w;
 	__u64 what = 0, where = 0, t, retop = 0, oldcop = 0;
 	struct perl_scratch *b;
 	bool other = false, consumed = false;	/* consumed: this call's contexts began */
-	__u32 zero = 0, gen = 0, ev;
+	__u32 zero = 0, gen = 0, ev, pid;
 	int i;
 
-	if (!sc || !p)
+	if (!sc)
+		return 0;
+	pid = sc->img.pid;	/* a key on the stack: 6.1 takes no key in a global function's argument */
+	p = bpf_map_lookup_elem(&perl_procs, &pid);
+	if (!p)
 		return 0;
 	b = bpf_map_lookup_elem(&perl_scratch, &zero);
 	if (!b || b->walk.done)

@@ -107,16 +107,20 @@ struct {
  * whichever execute_ex call it is of. A global function, verified once on
  * its own. Returns 0.
  */
-__noinline int php_frames(struct unwind_scratch *sc, const struct php_proc *p, struct php_walk *w,
-			  __u32 exact, __u32 jit)
+__noinline int php_frames(struct unwind_scratch *sc, struct php_walk *w, __u32 exact, __u32 jit)
 {
+	const struct php_proc *p;
 	struct php_scratch *ps;
-	__u32 zero = 0;
+	__u32 zero = 0, pid;
 	int i, ret = 0;
 	__u64 f;
 
 	ps = bpf_map_lookup_elem(&php_scratch, &zero);
-	if (!sc || !p || !w || !ps)
+	if (!sc || !w || !ps)
+		return 0;
+	pid = sc->img.pid;	/* a key on the stack: 6.1 takes no key in a global function's argument */
+	p = bpf_map_lookup_elem(&php_procs, &pid);
+	if (!p)
 		return 0;
 	if (!w->started) {
 		w->started = 1;

@@ -24,15 +24,22 @@ struct rt_walk {
 	 */
 	__u64 java_low, java_high;
 	const struct v8_proc *v8;
-	const struct php_proc *php;
+	/*
+	 * PHP, Ruby, Perl and null: their interpreter loops' ranges are in the
+	 * scratch (struct unwind_scratch), each reader looks its table up
+	 * itself; Ruby's and Perl's state is in per-CPU scratch of their own.
+	 */
 	struct php_walk php_walk;
-	/* Ruby's state is in its per-CPU rb_scratch: the BPF stack has no room */
-	const struct perl_proc *perl;	/* its walk's state is in perl_scratch: this frame had no room */
 #ifdef EBPFPROF_TEST_RUNTIMES
-	const struct null_proc *null;
 	struct null_walk null_walk;
 #endif
 };
+
+/* whether pc is in [r[0], r[1]) */
+static __always_inline bool rt_in(const __u64 *r, __u64 pc)
+{
+	return pc >= r[0] && pc < r[1];
+}
 
 /* what rt_walk__frame did with the frame at sc->pc */
 enum rt_step {
@@ -42,8 +49,12 @@ enum rt_step {
 };
 
 /* Looks up the process's table in each runtime its bits (unwind_pid_bits__of) name. */
-static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 pid)
+static __always_inline void rt_walk__begin(struct rt_walk *w, struct unwind_scratch *sc,
+					   __u16 bits, __u32 pid)
 {
+	const struct php_proc *php = NULL;
+	const struct perl_proc *perl = NULL;
+
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PYTHON))
 		w->py = bpf_map_lookup_elem(&py_procs, &pid);
 	if (unwind_pid_bits__in(bits, UNWIND_RT_JAVA))
@@ -54,16 +65,34 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, __u16 bits, __u32 
 	}
 	if (unwind_pid_bits__in(bits, UNWIND_RT_V8))
 		w->v8 = bpf_map_lookup_elem(&v8_procs, &pid);
+	__builtin_memset(&sc->rt, 0, sizeof(sc->rt));
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PHP))
-		w->php = bpf_map_lookup_elem(&php_procs, &pid);
+		php = bpf_map_lookup_elem(&php_procs, &pid);
+	if (php) {
+		sc->rt.php_exec[0] = php->exec_start;
+		sc->rt.php_exec[1] = php->exec_end;
+		sc->rt.php_jit[0] = php->jit_start;
+		sc->rt.php_jit[1] = php->jit_end;
+	}
 	rb_walk_begin(bits, pid);
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PERL))
-		w->perl = bpf_map_lookup_elem(&perl_procs, &pid);
-	if (w->perl)
+		perl = bpf_map_lookup_elem(&perl_procs, &pid);
+	if (perl) {
+		sc->rt.perl_runops[0] = perl->runops_start[0];
+		sc->rt.perl_runops[1] = perl->runops_end[0];
+		sc->rt.perl_runops[2] = perl->runops_start[1];
+		sc->rt.perl_runops[3] = perl->runops_end[1];
 		perl_walk_begin();
+	}
 #ifdef EBPFPROF_TEST_RUNTIMES
-	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL))
-		w->null = bpf_map_lookup_elem(&null_procs, &pid);
+	if (unwind_pid_bits__in(bits, UNWIND_RT_NULL)) {
+		const struct null_proc *null = bpf_map_lookup_elem(&null_procs, &pid);
+
+		if (null) {
+			sc->rt.null_eval[0] = null->eval_start;
+			sc->rt.null_eval[1] = null->eval_end;
+		}
+	}
 #endif
 }
 
@@ -81,21 +110,21 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 		return java_step(sc, w->java, exact) ? RT_STOP : RT_STEPPED;
 	if (w->v8 && v8_is_code(w->v8, sc->pc))
 		return v8_step(sc, w->v8, exact) ? RT_STOP : RT_STEPPED;
-	if (w->php && php_in_jit(w->php, sc->pc)) {
-		php_frames(sc, w->php, &w->php_walk, exact, 1);
+	if (rt_in(sc->rt.php_jit, sc->pc)) {
+		php_frames(sc, &w->php_walk, exact, 1);
 		sc->stack.flags |= USTACK_TRUNCATED;
 		return RT_STOP;
 	}
 	if (w->py && py_in_eval(w->py, sc->pc))
 		py_frames(sc, w->py, &w->py_walk);
-	if (w->php && php_in_exec(w->php, sc->pc))
-		php_frames(sc, w->php, &w->php_walk, exact, 0);
+	if (rt_in(sc->rt.php_exec, sc->pc))
+		php_frames(sc, &w->php_walk, exact, 0);
 	rb_walk_frame(sc);
-	if (w->perl && perl_in_runops(w->perl, sc->pc))
-		perl_frames(sc, w->perl);
+	if (rt_in(sc->rt.perl_runops, sc->pc) || rt_in(&sc->rt.perl_runops[2], sc->pc))
+		perl_frames(sc);
 #ifdef EBPFPROF_TEST_RUNTIMES
-	if (w->null && null_in_eval(w->null, sc->pc))
-		null_frames(sc, w->null, &w->null_walk);
+	if (rt_in(sc->rt.null_eval, sc->pc))
+		null_frames(sc, &w->null_walk);
 #endif
 	return RT_NATIVE;
 }

@@ -396,7 +396,7 @@ static __always_inline struct unwind_scratch *unwind_user(const struct proc_imag
 	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!c.sc)
 		return NULL;
-	rt_walk__begin(&c.rt, bits, pid);
+	rt_walk__begin(&c.rt, c.sc, bits, pid);
 	/* the user registers saved at kernel entry, wherever the sample interrupted */
 	/* plain loads of a BTF pointer: a probe-read helper call each cost more */
 	c.sc->pc = regs->ip;

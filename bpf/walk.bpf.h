@@ -42,6 +42,18 @@ struct unwind_scratch {
 	__u64 snap[UNWIND_SNAP_WORDS];
 	struct unwind_row row;		/* the current frame's, from unwind_lookup_row */
 	struct row_cache_entry cached;	/* a cache entry as read */
+	/*
+	 * Interpreter loops' [start, end) ranges of the process walked, [0, 0)
+	 * where a runtime does not run (runtimes.bpf.h): here rather than a
+	 * table pointer each on the walk's stack, which would split every
+	 * verifier state in two per runtime (seven passed its million
+	 * instructions), and would not fit beside the walk's frames.
+	 */
+	struct {
+		__u64 php_exec[2], php_jit[2];
+		__u64 perl_runops[4];
+		__u64 null_eval[2];
+	} rt;
 };
 
 struct {

@@ -10,10 +10,13 @@ TOL=${PYTHON_TOLERANCE:-5}
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-# every CPython 3.8+ on the machine: pyenv's shared builds and Debian's static one
+# every CPython 3.8+ on the machine: pyenv's shared builds and Debian's static one; PYTHON_VERSIONS
+# ("3.8 3.13"), when set, keeps those minor versions only (CI's sanitizer pass: the oldest and newest)
 pythons=()
 for p in /root/.pyenv/versions/3.*/bin/python3.* /usr/bin/python3.*; do
-	[[ "$p" =~ python3\.([0-9]+)$ ]] && [ -x "$p" ] && [ "${BASH_REMATCH[1]}" -ge 8 ] && pythons+=("$p")
+	[[ "$p" =~ python3\.([0-9]+)$ ]] && [ -x "$p" ] && [ "${BASH_REMATCH[1]}" -ge 8 ] || continue
+	[ -z "${PYTHON_VERSIONS:-}" ] || [[ " $PYTHON_VERSIONS " == *" 3.${BASH_REMATCH[1]} "* ]] || continue
+	pythons+=("$p")
 done
 [ ${#pythons[@]} -gt 0 ] || { skip all "no CPython 3.8+ on this machine"; exit 0; }
 
