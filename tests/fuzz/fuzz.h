@@ -2,10 +2,12 @@
 #ifndef EBPFPROF_FUZZ_H
 #define EBPFPROF_FUZZ_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/types.h>
 
 /*
  * An oracle that fails aborts, so libFuzzer keeps the input like any other
@@ -76,6 +78,39 @@ static inline char *fin_str(struct fuzz_in *in, size_t max)
 	in->p += len;
 	in->n -= len;
 	return s;
+}
+
+/* where the input's memory sits in the fake process of a runtime's namer */
+#define FUZZ_MEM_BASE 0x100000ULL
+
+/* the input's rest as the process's memory, a block of its exact size: ASan sees over-reads */
+struct fuzz_mem {
+	uint8_t *p;
+	size_t n;
+};
+
+/* a proc_mem-style reader over a struct fuzz_mem at FUZZ_MEM_BASE: -EFAULT outside it */
+static inline int fuzz_mem_read(void *ctx, __u64 addr, void *buf, size_t len)
+{
+	const struct fuzz_mem *m = ctx;
+
+	if (addr < FUZZ_MEM_BASE || addr - FUZZ_MEM_BASE > m->n ||
+	    len > m->n - (addr - FUZZ_MEM_BASE))
+		return -EFAULT;
+	memcpy(buf, m->p + (addr - FUZZ_MEM_BASE), len);
+	return 0;
+}
+
+/* takes the rest of the input as memory (malloc'ed: free m.p) */
+static inline struct fuzz_mem fuzz_mem_rest(struct fuzz_in *in)
+{
+	struct fuzz_mem m = { malloc(in->n ? in->n : 1), in->n };
+
+	if (!m.p)
+		abort();
+	memcpy(m.p, in->p, in->n);
+	in->n = 0;
+	return m;
 }
 
 #endif /* EBPFPROF_FUZZ_H */

@@ -5,35 +5,6 @@
 #include "fuzz.h"
 #include "runtimes/perl/perl_int.h"
 
-#define BASE 0x100000ULL	/* where the input's memory sits in the fake process */
-
-/* the input's rest as the process's memory, a block of its exact size: ASan sees over-reads */
-struct mem {
-	uint8_t *p;
-	size_t n;
-};
-
-static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
-{
-	const struct mem *m = ctx;
-
-	if (addr < BASE || addr - BASE > m->n || len > m->n - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, m->p + (addr - BASE), len);
-	return 0;
-}
-
-static struct mem rest(struct fuzz_in *in)
-{
-	struct mem m = { malloc(in->n ? in->n : 1), in->n };
-
-	if (!m.p)
-		abort();
-	memcpy(m.p, in->p, in->n);
-	in->n = 0;
-	return m;
-}
-
 /* printable, NUL-terminated within its buffer */
 static void check_str(const char *s, size_t size)
 {
@@ -48,10 +19,10 @@ static void check_str(const char *s, size_t size)
 static void sub(struct fuzz_in *in)
 {
 	size_t name_size = 1 + fin_u8(in), file_size = 1 + fin_u8(in);
-	__u64 cv = BASE + fin_uint(in, 2);
+	__u64 cv = FUZZ_MEM_BASE + fin_uint(in, 2);
 	__u32 gen = (__u32)fin_uint(in, 4);
-	struct mem m = rest(in);
-	struct perl_mem pm = { mem_read, &m, perl_layout__of(36) };
+	struct fuzz_mem m = fuzz_mem_rest(in);
+	struct perl_mem pm = { fuzz_mem_read, &m, perl_layout__of(36) };
 	char *name = malloc(name_size), *file = malloc(file_size);
 
 	if (!name || !file)
@@ -69,9 +40,9 @@ static void sub(struct fuzz_in *in)
 static void string(struct fuzz_in *in)
 {
 	size_t size = 1 + fin_u8(in);
-	__u64 addr = BASE + fin_uint(in, 2);
-	struct mem m = rest(in);
-	struct perl_mem pm = { mem_read, &m, perl_layout__of(40) };
+	__u64 addr = FUZZ_MEM_BASE + fin_uint(in, 2);
+	struct fuzz_mem m = fuzz_mem_rest(in);
+	struct perl_mem pm = { fuzz_mem_read, &m, perl_layout__of(40) };
 	char *out = malloc(size);
 
 	if (!out)

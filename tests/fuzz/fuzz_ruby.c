@@ -5,40 +5,11 @@
 #include "fuzz.h"
 #include "runtimes/ruby/ruby_int.h"
 
-#define BASE 0x100000ULL	/* where the input's memory sits in the fake process */
-
-/* the input's rest as the process's memory, a block of its exact size: ASan sees over-reads */
-struct mem {
-	uint8_t *p;
-	size_t n;
-};
-
-static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
-{
-	const struct mem *m = ctx;
-
-	if (addr < BASE || addr - BASE > m->n || len > m->n - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, m->p + (addr - BASE), len);
-	return 0;
-}
-
-static struct mem rest(struct fuzz_in *in)
-{
-	struct mem m = { malloc(in->n ? in->n : 1), in->n };
-
-	if (!m.p)
-		abort();
-	memcpy(m.p, in->p, in->n);
-	in->n = 0;
-	return m;
-}
-
 /* a succinct index table: ascending positions, no more than asked for, or refused */
 static void succ(struct fuzz_in *in)
 {
 	__u32 max_pos = (__u32)fin_uint(in, 2), max = 1 + fin_u8(in), n = 0;
-	struct mem m = rest(in);
+	struct fuzz_mem m = fuzz_mem_rest(in);
 	__u32 *out = malloc(max * sizeof(*out));
 
 	if (!out)
@@ -57,13 +28,13 @@ static void code(struct fuzz_in *in)
 {
 	const struct rb_layout *l = rb_layout__find(fin_u8(in) & 1 ? 0x030300 : 0x030100);
 	struct rb_code c = { .cme = fin_u8(in) & 1 };
-	__u64 symbols = BASE + 8 * fin_uint(in, 2);
-	struct mem m;
-	struct rb_mem rm = { mem_read, NULL, l, 0 };
+	__u64 symbols = FUZZ_MEM_BASE + 8 * fin_uint(in, 2);
+	struct fuzz_mem m;
+	struct rb_mem rm = { fuzz_mem_read, NULL, l, 0 };
 	char *name;
 
-	c.addr = BASE + 8 * fin_uint(in, 2);
-	m = rest(in);
+	c.addr = FUZZ_MEM_BASE + 8 * fin_uint(in, 2);
+	m = fuzz_mem_rest(in);
 	rm.ctx = &m;
 	rm.symbols = symbols;
 	if (!rb_code__read(&rm, &c)) {
@@ -80,12 +51,12 @@ static void code(struct fuzz_in *in)
 /* the machine code scanners: any bytes, an address or not found */
 static void scan(struct fuzz_in *in)
 {
-	struct mem m = rest(in);
+	struct fuzz_mem m = fuzz_mem_rest(in);
 	__u64 v, add, jumps[4];
 
-	rb_code__tls_index(m.p, m.n, BASE, &v, &add);
-	FUZZ_CHECK(rb_code__jumps(m.p, m.n, BASE, jumps, 4) <= 4);
-	rb_code__symbols(m.p, m.n, BASE, &v);
+	rb_code__tls_index(m.p, m.n, FUZZ_MEM_BASE, &v, &add);
+	FUZZ_CHECK(rb_code__jumps(m.p, m.n, FUZZ_MEM_BASE, jumps, 4) <= 4);
+	rb_code__symbols(m.p, m.n, FUZZ_MEM_BASE, &v);
 	free(m.p);
 }
 

@@ -6,35 +6,6 @@
 #include "lib/utf8.h"
 #include "runtimes/v8/v8_int.h"
 
-#define BASE 0x100000ULL	/* where the input's memory sits in the fake process */
-
-/* the input's rest as the process's memory, a block of its exact size: ASan sees over-reads */
-struct mem {
-	uint8_t *p;
-	size_t n;
-};
-
-static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
-{
-	const struct mem *m = ctx;
-
-	if (addr < BASE || addr - BASE > m->n || len > m->n - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, m->p + (addr - BASE), len);
-	return 0;
-}
-
-static struct mem rest(struct fuzz_in *in)
-{
-	struct mem m = { malloc(in->n ? in->n : 1), in->n };
-
-	if (!m.p)
-		abort();
-	memcpy(m.p, in->p, in->n);
-	in->n = 0;
-	return m;
-}
-
 /* Node 20's values, as its v8dbg_* symbols give them */
 static void layout(struct v8_layout *l)
 {
@@ -72,7 +43,7 @@ static void layout(struct v8_layout *l)
 static void positions(struct fuzz_in *in)
 {
 	__u32 offset = (__u32)fin_uint(in, 4);
-	struct mem m = rest(in);
+	struct fuzz_mem m = fuzz_mem_rest(in);
 	__s64 pos = v8_positions__find(m.p, m.n, offset);
 
 	FUZZ_CHECK(pos >= -1 && pos < (1 << 30));
@@ -84,9 +55,9 @@ static void string(struct fuzz_in *in)
 {
 	struct v8_layout l;
 	size_t out_size = 1 + fin_u8(in);
-	__u64 obj = BASE + fin_uint(in, 2) + 1;
-	struct mem m = rest(in);
-	struct v8_mem vm = { mem_read, &m, &l };
+	__u64 obj = FUZZ_MEM_BASE + fin_uint(in, 2) + 1;
+	struct fuzz_mem m = fuzz_mem_rest(in);
+	struct v8_mem vm = { fuzz_mem_read, &m, &l };
 	char *out = malloc(out_size);
 	int n;
 
@@ -107,9 +78,9 @@ static void line_ends(struct fuzz_in *in)
 {
 	struct v8_layout l;
 	__u32 max = 1 + fin_u8(in), *ends = NULL, n = 0;
-	__u64 script = BASE + fin_uint(in, 2) + 1;
-	struct mem m = rest(in);
-	struct v8_mem vm = { mem_read, &m, &l };
+	__u64 script = FUZZ_MEM_BASE + fin_uint(in, 2) + 1;
+	struct fuzz_mem m = fuzz_mem_rest(in);
+	struct v8_mem vm = { fuzz_mem_read, &m, &l };
 
 	layout(&l);
 	if (!v8_mem__line_ends(&vm, script, &ends, &n, max)) {
@@ -129,7 +100,7 @@ static void line_ends(struct fuzz_in *in)
 static void scope_info(struct fuzz_in *in)
 {
 	struct v8_layout l;
-	struct mem m = rest(in);
+	struct fuzz_mem m = fuzz_mem_rest(in);
 	size_t n = m.n / 8;
 	__u64 *w = malloc(n ? n * 8 : 8);
 	int i;
