@@ -7,16 +7,13 @@ selected image daemonset python sidecar rss || exit 0	# none picked: no Docker s
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 PREFIX=ebpfprof-test
-started_dockerd=0
+. "$ROOT/tests/lib/docker.sh"
 cleanup() {
 	docker ps -aq --filter "name=$PREFIX" | xargs -r docker rm -f >/dev/null 2>&1
 	docker image rm -f "$PREFIX-workload:latest" "$PREFIX-python:latest" >/dev/null 2>&1
 	# a daemon we started goes with us (its containerd with it): the tests after, and a
 	# bench run after make test, would otherwise share the machine with them
-	if [ "$started_dockerd" = 1 ] && [ -s /var/run/docker.pid ]; then
-		kill "$(cat /var/run/docker.pid)" 2>/dev/null
-		for _ in $(seq 40); do [ -e /var/run/docker.pid ] || break; sleep 0.25; done
-	fi
+	docker_down
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -24,16 +21,7 @@ trap cleanup EXIT
 case "${BUILD:-}" in
 */san) skip all "the image holds the plain build: containers run in the plain pass only"; exit 0 ;;
 esac
-if ! command -v dockerd >/dev/null; then
-	skip all "no dockerd (make deps-test installs docker.io)"
-	exit 0
-fi
-if ! docker info >/dev/null 2>&1; then
-	(dockerd >/var/log/ebpfprof-dockerd.log 2>&1 &)
-	started_dockerd=1
-	for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
-fi
-docker info >/dev/null 2>&1 || { skip all "dockerd does not start here: $(tail -1 /var/log/ebpfprof-dockerd.log)"; exit 0; }
+docker_up || { skip all "$DOCKER_WHY"; exit 0; }
 
 # the agent's capabilities as deploy/kubernetes/daemonset.yaml grants them, where this Docker can:
 # Debian 12's Docker 20.10 knows no CAP_BPF or CAP_PERFMON by name (the manifest's fallback for such

@@ -3,6 +3,7 @@
 set -u
 SUITE=php
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/docker.sh"
 FDIR=$(cd "$(dirname "$0")/../fixtures/php" && pwd)
 FREQ=${PHP_FREQUENCY:-199}	# not near a multiple of the kernel tick: 499 Hz beat with 250 Hz under load
 SECS=${PHP_SECONDS:-3}		# CPU seconds of each split workload, wall seconds of the others
@@ -287,35 +288,23 @@ fpm_run() {
 # container: Debian 13's php8.4 alone in a Docker image (its binary, its libraries, the script), profiled
 # from the host by its host pid; its frames named with the container's paths
 container_run() {
-	local name=php8.4-container img=ebpfprof-php-test ct=ebpfprof-php-test pid a want started=0 lib
+	local name=php8.4-container img=ebpfprof-php-test ct=ebpfprof-php-test pid a want secs
 	# twice the split case's CPU seconds: at 199 Hz, ~1200 samples put TOL at 3.8 standard errors of a 70 % share, not 2.7
-	local secs; secs=$(awk -v s="$SECS" 'BEGIN { print 2 * s }')
+	secs=$(awk -v s="$SECS" 'BEGIN { print 2 * s }')
 	case $BUILD in */san) skip $name "containers run in the plain pass only, as tests/containers do"; return ;; esac
 	[ -n "${PHP[php8.4]:-}" ] || { skip $name "no Debian 13 root"; return; }
-	command -v dockerd >/dev/null || { skip $name "no dockerd (make deps-test installs docker.io)"; return; }
-	if ! docker info >/dev/null 2>&1; then
-		(dockerd >/var/log/ebpfprof-dockerd.log 2>&1 &)
-		started=1
-		for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
-	fi
-	docker info >/dev/null 2>&1 || { skip $name "dockerd does not start here"; return; }
-	mkdir -p "$tmp/img/app" "$tmp/img/usr/bin"
-	cp "$ROOT/usr/bin/php8.4" "$tmp/img/usr/bin/"
-	cp "$FDIR/split.php" "$tmp/img/app/"
-	for lib in $(chroot "$ROOT" ldd /usr/bin/php8.4 | grep -o '/[^ ]*'); do
-		mkdir -p "$tmp/img$(dirname "$lib")" && cp -L "$ROOT$lib" "$tmp/img$lib"
-	done
+	docker_up || { skip $name "$DOCKER_WHY"; return; }
+	mkdir -p "$tmp/ctr"
+	cp "$FDIR/split.php" "$tmp/ctr/"
 	docker rm -f $ct >/dev/null 2>&1
-	tar -C "$tmp/img" -c . | docker import \
-		-c "ENTRYPOINT [\"/usr/bin/php8.4\", \"-n\", \"/app/split.php\", \"$secs\", \"/app/gate\"]" - $img >/dev/null &&
-		docker run -d --name $ct $img >/dev/null && pid=$(docker inspect -f '{{.State.Pid}}' $ct)
+	docker_image_from $img "$ROOT" /usr/bin/php8.4 usr/share/zoneinfo/UTC &&
+		docker run -d --name $ct -v "$tmp/ctr:/app" $img /usr/bin/php8.4 -n /app/split.php "$secs" /app/gate \
+			>/dev/null && pid=$(docker inspect -f '{{.State.Pid}}' $ct)
 	if [ -z "${pid:-}" ] || [ "$pid" = 0 ]; then
 		fail $name "the container did not start"
 	else
 		sleep 0.5
-		# the gate, inside the container's root, seen from the host
-		rm -f "$tmp/gate"
-		GATE="/proc/$pid/root/app/gate" WAIT=$pid profile container "$pid"
+		GATE="$tmp/ctr/gate" WAIT=$pid profile container "$pid"
 		docker stop -t 10 $ct >/dev/null
 		docker logs $ct >"$tmp/$name.out" 2>&1
 		read -r _ want _ _ < <(grep '^alpha ' "$tmp/$name.out") || true
@@ -325,15 +314,12 @@ container_run() {
 			awk '$6 == "Hot::alpha" && $7 ~ /^\/app\/split.php:/ { f = 1 } END { exit !f }'; then
 			pass "$name: Hot::alpha $a% of alpha and beta (measured $want%), named at /app/split.php inside the container"
 		else
-			fail $name "alpha ${a:-unnamed}, measured '$(head -c 200 "$tmp/$name.out")'"
+			fail $name "alpha ${a:-unnamed}, measured '$(grep -m1 '^alpha ' "$tmp/$name.out")'"
 		fi
 	fi
 	docker rm -f $ct >/dev/null 2>&1
 	docker image rm -f $img >/dev/null 2>&1
-	if [ $started = 1 ] && [ -s /var/run/docker.pid ]; then
-		kill "$(cat /var/run/docker.pid)" 2>/dev/null
-		for _ in $(seq 40); do [ -e /var/run/docker.pid ] || break; sleep 0.25; done
-	fi
+	docker_down
 }
 
 # the agent's pull endpoint names PHP frames; /metrics has the php families
