@@ -61,18 +61,19 @@ DEPS_BUILD := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
 	libcurl4-openssl-dev libhttp-parser-dev libmicrohttpd-dev libjson-c-dev libdw-dev liblzma-dev \
 	libdebuginfod-dev libiberty-dev xxd
 # the fixtures (tests/fixtures/*.mk): C++ and Go programs, the collector built against Debian's pprof
-# package, dwz and xz for debug-info layouts; go tool pprof reads every profile back
-DEPS_FIXTURES := g++ golang-go golang-github-google-pprof-dev dwz xz-utils python3
+# package, dwz and xz for debug-info layouts, jemalloc linked into a program; go tool pprof reads every
+# profile back
+DEPS_FIXTURES := g++ golang-go golang-github-google-pprof-dev dwz xz-utils python3 libjemalloc-dev
 # make test, make check: what the suites run beside the fixtures. python3-yaml: deploy/ manifests;
 # protoc and python3-protobuf decode the OTLP export; chromium renders the flame graph; docker.io and
 # debootstrap: the container suite; debuginfod, nodejs (perf maps; its npm fetches the Node
 # binaries test_node profiles into /var/cache/ebpfprof/node) and a JDK are profiled or served;
 # libclang-rt-dev holds libFuzzer and the sanitizers' runtimes (clang only recommends it);
 # util-linux: setpriv, unshare; ruby, php-cli, php-fpm and perl are profiled (Debian 13's through
-# tests/lib/trixie_root.sh)
+# tests/lib/trixie_root.sh); jemalloc and tcmalloc are preloaded into the allocation fixture
 DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf chromium docker.io \
 	debootstrap debuginfod nodejs openjdk-17-jdk-headless libclang-rt-dev util-linux curl \
-	ruby php-cli php-fpm perl
+	ruby php-cli php-fpm perl libjemalloc2 libtcmalloc-minimal4
 # make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
 DEPS_VMTEST := $(DEPS_FIXTURES) qemu-system-x86 busybox-static cpio bc
 # make bench: perf and bpftrace side by side; the flame, Java and Node benches; eu-addr2line

@@ -272,16 +272,18 @@ test_churn() {
 }
 
 # Native allocations through uprobes (--mode alloc): a C program's 3:1 split, its kept site in use,
-# and what a call to malloc or free costs with the probes, measured by the program itself
-test_native() {
-	local d=$tmp/native bin=$FIX/alloc_split eb why="" base probed a b live total stats_was
-	[ -x "$bin" ] || { skip native "no fixture $bin"; return; }
+# and what a call to malloc or free costs with the probes, measured by the program itself; with glibc's
+# allocator, jemalloc and tcmalloc preloaded, and jemalloc linked into the executable
+native_check() {	# case, fixture, library to preload ("" for none), allocator that must be probed
+	local name=$1 bin=$2 preload=$3 want=$4 d=$tmp/$1 eb why="" base probed a b live total stats_was
+	[ -x "$bin" ] || { skip $name "no fixture $bin"; return; }
+	[ -z "$preload" ] || [ -e "$preload" ] || { skip $name "no $preload (make deps-test installs it)"; return; }
 	mkdir -p "$d/base" "$d/run"
 	touch "$d/base/go" "$d/base/end"
-	base=$("$bin" "$d/base" 40000 | awk '/^done/ { print $5 }')
+	base=$(LD_PRELOAD=$preload "$bin" "$d/base" 40000 | awk '/^done/ { print $5 }')
 	stats_was=$(sysctl -n kernel.bpf_stats_enabled)
 	sysctl -qw kernel.bpf_stats_enabled=1
-	"$bin" "$d/run" 40000 >"$d/out" &
+	LD_PRELOAD=$preload "$bin" "$d/run" 40000 >"$d/out" &
 	local pid=$!
 	"$EBPFPROF" --mode alloc --pid $pid --duration 120 -v -o "$d/p.pb.gz" 2>"$d/err" &
 	eb=$!
@@ -298,17 +300,26 @@ test_native() {
 	three=$(value_of "$d/alloc" alloc_three) one=$(value_of "$d/alloc" alloc_one)
 	share=$(share_of "$d/inuse" alloc_one)
 	total=$(awk '{ t += $2 } END { print t + 0 }' "$d/alloc")
-	echo "  native: alloc_space alloc_three $three B, alloc_one $one B (asked $a, $b); inuse alloc_one $share %"
-	echo "  native: a malloc or free call: ${base:-?} ns without the probes, ${probed:-?} ns with them (the program's own clock)"
-	grep -o 'alloc: .*\|alloc cost: .*\|alloc bpf: [0-9]* ns per entry probe run, [0-9]* ns per return' "$d/err" | sed 's/^/  native: /'
+	echo "  $name: alloc_space alloc_three $three B, alloc_one $one B (asked $a, $b); inuse alloc_one $share %"
+	echo "  $name: a malloc or free call: ${base:-?} ns without the probes, ${probed:-?} ns with them (the program's own clock)"
+	grep -o 'alloc: .*\|alloc cost: .*\|alloc bpf: [0-9]* ns per entry probe run, [0-9]* ns per return' "$d/err" |
+		sed "s/^/  $name: /"
+	grep -q "^ebpfprof: sampling the allocations.*$want" "$d/err" || why="$why not-probed($want)"
 	awk -v x="$three" -v y="$one" -v ta="$a" -v tb="$b" \
 		'BEGIN { if (!y) exit 1; r = (x / y) / (ta / tb); exit !(r > 0.9 && r < 1.1) }' || why="$why ratio($three:$one)"
 	awk -v t="$total" -v w="$((a + b))" 'BEGIN { r = t / w; exit !(r > 0.9 && r < 1.1) }' || why="$why total($total of $((a + b)))"
 	awk -v s="$share" 'BEGIN { exit !(s >= 95) }' || why="$why inuse($share)"
 	grep -q 'lost: 0 live blocks untracked' "$d/err" || why="$why losses"
-	[ -z "$why" ] && pass "native: 3:1 within 10 %, total within 10 %, only the kept site in use; ${base} -> ${probed} ns a call" ||
-		{ tail -3 "$d/err"; fail native "off:$why"; }
+	[ -z "$why" ] && pass "$name: $want: 3:1 within 10 %, total within 10 %, only the kept site in use; ${base} -> ${probed} ns a call" ||
+		{ tail -3 "$d/err"; fail $name "off:$why"; }
 }
+LIBDIR=/usr/lib/x86_64-linux-gnu
+test_native() { native_check native "$FIX/alloc_split" "" libc.so.6; }
+test_native_jemalloc() { native_check native_jemalloc "$FIX/alloc_split" $LIBDIR/libjemalloc.so.2 libjemalloc.so.2; }
+test_native_tcmalloc() {
+	native_check native_tcmalloc "$FIX/alloc_split" $LIBDIR/libtcmalloc_minimal.so.4 libtcmalloc_minimal.so.4
+}
+test_native_static() { native_check native_static "$FIX/alloc_split_static_jemalloc" "" alloc_split_static_jemalloc; }
 
 test_go119() { check_release go1.19 "$FIX/goheap-go1.19"; }
 test_go124() { check_release go1.24 "$FIX/goheap-go1.24"; }
@@ -320,3 +331,6 @@ run_test test_ingest ingest_memory
 run_test test_html
 run_test test_churn
 run_test test_native
+run_test test_native_jemalloc
+run_test test_native_tcmalloc
+run_test test_native_static

@@ -1,5 +1,6 @@
 /* alloc.c -- one process's native allocations, sampled by bytes through uprobes on its allocator */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "alloc.skel.h"
 #include "lib/array.h"
 #include "lib/log.h"
+#include "symbolize/elf_find.h"
 
 #define MAX_LIBS 4
 
@@ -24,12 +26,43 @@ struct alloc_tracer {
 	int ncpus;
 };
 
-/* The allocators PID maps, by path: glibc, jemalloc, tcmalloc. */
+/* Whether the executable open at FD has an allocator of its own (jemalloc or mimalloc linked in, a static program) */
+static bool defines_malloc(int fd)
+{
+	static const char *const names[] = { "malloc", "free" };
+	struct elf_found found[2] = {};
+	__u64 vaddr;
+
+	return !elf_find__symbols(fd, 0, names, 2, found, &vaddr) && found[0].value && found[1].value;
+}
+
+/* PID's executable, by its path in the process's root, when it defines malloc itself */
+static int find_exe(__u32 pid, char path[512])
+{
+	char link[64];
+	ssize_t len;
+	bool own;
+	int fd;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	fd = open(link, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;	/* a kernel thread, or gone: the maps say so next */
+	own = defines_malloc(fd);
+	close(fd);
+	len = own ? readlink(link, path, 511) : -1;
+	if (len <= 0 || path[0] != '/')
+		return 0;
+	path[len] = '\0';
+	return 1;
+}
+
+/* The allocators PID maps, by path: its executable's own, glibc, jemalloc, tcmalloc. */
 static int find_libs(__u32 pid, char paths[MAX_LIBS][512])
 {
 	static const char *const names[] = { "/libc.so.6", "/libjemalloc.so", "/libtcmalloc" };
 	char maps[64], line[1024];
-	int n = 0;
+	int n = find_exe(pid, paths[0]);
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);

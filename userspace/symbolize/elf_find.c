@@ -17,9 +17,13 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char 
 	for (size_t i = 0; i < count; i++) {
 		const char *name;
 
-		/* a thread-local variable's value is its offset in the TLS block: 0 is one */
-		if (!gelf_getsym(data, (int)i, &sym) ||
-		    (!sym.st_value && (GELF_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF)))
+		/*
+		 * An import is no definition, though a non-PIE executable gives one
+		 * whose address is taken its PLT slot's value. A thread-local
+		 * variable's value is its offset in the TLS block: 0 is one.
+		 */
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    (!sym.st_value && GELF_ST_TYPE(sym.st_info) != STT_TLS))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		for (int k = 0; name && k < n; k++) {
