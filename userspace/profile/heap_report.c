@@ -117,7 +117,8 @@ static int add_record(struct pprof_builder *b, struct stack *st, struct symboliz
 	struct pprof_label l[HEAP_LABELS_MAX + 1];
 	int n = n_labels < HEAP_LABELS_MAX ? n_labels : HEAP_LABELS_MAX;
 
-	memcpy(l, labels, n * sizeof(*l));
+	if (n > 0)	/* a one-shot's records carry no labels: LABELS may be NULL */
+		memcpy(l, labels, n * sizeof(*l));
 	if (r->allocs && r->alloc_bytes / r->allocs)
 		l[n++] = (struct pprof_label){ .key = "bytes",
 					       .num = (__s64)(r->alloc_bytes / r->allocs) };
