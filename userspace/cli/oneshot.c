@@ -37,6 +37,7 @@ static void install_signals(void)
 
 struct pid_watch {
 	struct symbolizer *sym;
+	__s64 deadline;		/* CLOCK_MONOTONIC ns the run ends at */
 };
 
 static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
@@ -60,6 +61,14 @@ static int on_task_event(const struct task_event *e, void *ctx)
 	struct pid_watch *w = ctx;
 	struct proc_image img = proc_image__of(e->pid, e->start, e->exec);
 
+	/*
+	 * The ring is read for as long as BPF fills it: under a flood of new
+	 * processes a poll would not return, and Ctrl-C or the deadline would
+	 * wait for the flood to end. Stop reading; the sampled processes are
+	 * read at the end all the same (note_pid).
+	 */
+	if (stop_requested || clock_ns(CLOCK_MONOTONIC) >= w->deadline)
+		return -EINTR;
 	if (e->kind == TASK_EVENT_EXEC)
 		symbolizer__image_began(w->sym, &img, (__s64)e->ns);
 	else if (e->kind == TASK_EVENT_REMAP)
@@ -297,7 +306,6 @@ static int profile(struct run *r)
 	__s64 start_mono;
 	int err;
 
-	install_signals();
 	err = sampler__start(r->sampler);
 	if (!err && r->offcpu)
 		err = offcpu__start(r->offcpu);
@@ -310,7 +318,8 @@ static int profile(struct run *r)
 	p_info("profiling %s at %d Hz for %.1f s (Ctrl-C to stop early)",
 	       r->cfg->n_pids ? "the given processes" : "the whole system", r->cfg->frequency,
 	       r->cfg->duration);
-	err = collect(r->sampler, &r->watch, start_mono + (__s64)(r->cfg->duration * 1e9));
+	r->watch.deadline = start_mono + (__s64)(r->cfg->duration * 1e9);
+	err = collect(r->sampler, &r->watch, r->watch.deadline);
 	sampler__stop(r->sampler);
 	if (r->offcpu) {
 		offcpu__stop(r->offcpu);
@@ -371,6 +380,13 @@ int oneshot__run(const struct config *cfg)
 		return oneshot_heap__run(cfg);	/* no BPF: the processes' own records */
 	if (cfg->mode == MODE_ALLOC)
 		return oneshot_alloc__run(cfg);
+	/*
+	 * Before the seconds setup may take: a background job starts with
+	 * SIGINT ignored, and a Ctrl-C or SIGTERM sent while it loads would be
+	 * lost, leaving the whole duration to run. One that came during setup
+	 * ends the run at once, with what it holds (nothing yet).
+	 */
+	install_signals();
 	ret = setup(&r);
 	if (ret == EXIT_OK)
 		ret = profile(&r);
