@@ -14,37 +14,8 @@ rootdir=
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; [ -n "$rootdir" ] && rm -rf "$rootdir"; rm -rf "$out"' EXIT
 export PATH=$PATH:/usr/lib/go/bin
 
-# BPF_ENABLE_STATS (command 32, BPF_STATS_RUN_TIME): on while the descriptor is open
-python3 -c '
-import ctypes, os, signal, time
-libc = ctypes.CDLL(None, use_errno=True)
-attr = ctypes.create_string_buffer(128)
-fd = libc.syscall(321, 32, attr, 128)
-if fd < 0:
-    raise SystemExit("BPF_ENABLE_STATS: errno %d" % ctypes.get_errno())
-signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
-time.sleep(3600)' &
-sleep 0.3
-
-# one profile of PID: BPF ns per sample, and the perl line of -v
-profile() {
-	local name=$1 pid=$2
-	"$EBPFPROF" -v --pid "$pid" --frequency 999 --duration "$secs" -o "$out/$name.pb.gz" 2>"$out/$name.err"
-	printf '%-22s %s\n' "$name" "$(sed -n 's/.*bpf: .* \([0-9]* ns per sample\).*/\1/p' "$out/$name.err")"
-	sed -n 's/^ebpfprof: perl: /    /p' "$out/$name.err"
-}
-
-# samples whose stack has every Perl frame named (no unknown sub or file, no lost mark)
-named_share() {
-	go tool pprof -traces "$1" 2>/dev/null | awk '
-		function ms(v) { return v ~ /ms$/ ? v + 0 : v ~ /us$/ ? v / 1000 : v ~ /s$/ ? v * 1000 : v + 0 }
-		function flush() { if (w) { all += w; if (!bad) ok += w } w = 0; bad = 0 }
-		/^-+\+/ { flush(); next }
-		$1 ~ /:$/ { next }
-		NF >= 2 && !w { w = ms($1); $1 = "" }
-		/unknown perl|perl frames lost/ { bad = 1 }
-		END { flush(); if (all) printf "%.1f %% of %d ms", 100 * ok / all, all }'
-}
+. tests/bench/runtime_lib.sh
+bpf_stats_hold
 
 # run NAME CMD ARGS...: profiles CMD ARGS (started 1 s before), prints its figures
 run() {
@@ -54,9 +25,10 @@ run() {
 	local pid=$!
 	sleep 1
 	profile "$name" $pid
+	sed -n 's/^ebpfprof: perl: /    /p' "$out/$name.err"
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
-	echo "    samples with every Perl frame named: $(named_share "$out/$name.pb.gz")"
+	echo "    samples with every Perl frame named: $(named_share "$out/$name.pb.gz" 'unknown perl|perl frames lost')"
 }
 
 echo "BPF cost per sample at 999 Hz, $secs s each (--unwind cfi, the default):"

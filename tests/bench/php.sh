@@ -13,36 +13,8 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
 export PATH=$PATH:/usr/lib/go/bin
 cp tests/fixtures/php/split.php "$out/"
 
-# BPF_ENABLE_STATS (command 32, BPF_STATS_RUN_TIME): on while the descriptor is open
-python3 -c '
-import ctypes, os, signal, time
-libc = ctypes.CDLL(None, use_errno=True)
-attr = ctypes.create_string_buffer(128)
-fd = libc.syscall(321, 32, attr, 128)
-if fd < 0:
-    raise SystemExit("BPF_ENABLE_STATS: errno %d" % ctypes.get_errno())
-signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
-time.sleep(3600)' &
-sleep 0.3
-
-# one profile of PID: BPF ns per sample, and the php line of -v
-profile() {
-	local name=$1 pid=$2
-	"$EBPFPROF" -v --pid "$pid" --frequency 999 --duration "$secs" -o "$out/$name.pb.gz" 2>"$out/$name.err"
-	printf '%-22s %s\n' "$name" "$(sed -n 's/.*bpf: .* \([0-9]* ns per sample\).*/\1/p' "$out/$name.err")"
-}
-
-# samples whose stack has every PHP frame named (no unknown function, no lost mark)
-named_share() {
-	go tool pprof -traces "$1" 2>/dev/null | awk '
-		function ms(v) { return v ~ /ms$/ ? v + 0 : v ~ /us$/ ? v / 1000 : v ~ /s$/ ? v * 1000 : v + 0 }
-		function flush() { if (w) { all += w; if (!bad) ok += w } w = 0; bad = 0 }
-		/^-+\+/ { flush(); next }
-		$1 ~ /:$/ { next }
-		NF >= 2 && !w { w = ms($1); $1 = "" }
-		/unknown php function|php frames lost/ { bad = 1 }
-		END { flush(); if (all) printf "%.1f %% of %d ms", 100 * ok / all, all }'
-}
+. tests/bench/runtime_lib.sh
+bpf_stats_hold
 
 # a script of many functions, each called every round: the cost and memory of naming one
 many() {
@@ -71,7 +43,7 @@ for t in php8.2 php8.4; do
 	profile "$t-split" $pid
 	wait $pid
 	sed -n 's/^ebpfprof: php: /    /p' "$out/$t-split.err"
-	echo "    samples with every PHP frame named: $(named_share "$out/$t-split.pb.gz")"
+	echo "    samples with every PHP frame named: $(named_share "$out/$t-split.pb.gz" 'unknown php function|php frames lost')"
 	# shellcheck disable=SC2086
 	${PHP[$t]} "$(inside $t "$out/many.php")" $((secs + 3)) >/dev/null &
 	pid=$!
