@@ -18,7 +18,8 @@ export EBPFPROF=${EBPFPROF:-$PWD/build/ebpfprof}
 export BUILD=${BUILD:-$PWD/build}
 export PATH=$PATH:/usr/lib/go/bin
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+times=$(mktemp)
+trap 'rm -f "$log" "$times"' EXIT
 read -ra words <<<"${TESTS:-}"
 declare -A matched=()
 
@@ -48,7 +49,7 @@ mark_matched() {	# out, words...
 }
 
 run_one() {	# name, command...: a binary that crashes or exits non-zero without a FAIL line still fails
-	local name=$1 w all=0 cases="" by_case=() out rc
+	local name=$1 w all=0 cases="" by_case=() out rc started
 	shift
 	[ ${#words[@]} -eq 0 ] && all=1
 	for w in "${words[@]}"; do
@@ -64,8 +65,11 @@ run_one() {	# name, command...: a binary that crashes or exits non-zero without 
 	[ $all = 1 ] && cases=""
 	[ $all = 1 ] || [ -n "$cases" ] || return 0
 	echo "== $name${cases:+ (cases:$cases)}"
+	started=$SECONDS
 	out=$(TEST_CASES="${cases# }" timeout "${TEST_TIMEOUT:-300}" "$@" 2>&1); rc=$?
 	[ -z "$out" ] || printf '%s\n' "$out"
+	# what each test costs, for keeping CI within its hour: the slowest are listed at the end
+	echo "$((SECONDS - started)) $name" >>"$times"
 	printf '%s\n' "$out" | grep -E '^(PASS|FAIL|SKIP): ' >>"$log"
 	if [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL: '; then
 		echo "FAIL: $name: exited with status $rc" | tee -a "$log"
@@ -93,6 +97,7 @@ for w in "${words[@]}"; do
 	[ -n "${matched[$w]:-}" ] || unmatched="$unmatched $w"
 done
 echo
+sort -rn "$times" | head -8 | awk '{ printf "slowest: %s %d s\n", $2, $1 }'
 grep '^SKIP: ' "$log" | sed 's/^/skipped: /'
 grep '^FAIL: ' "$log" | sed 's/^/failed: /'
 [ -z "$unmatched" ] || echo "nothing matched TESTS word(s):$unmatched (how tests and cases are named: tests/run.sh)"
