@@ -241,7 +241,7 @@ test_top_format() {
 test_short_lived() {	# 200 processes of 100 ms each: their frames are named although they are gone
 	"$EBPFPROF" --duration 8 --frequency 299 --format folded --output "$tmp/short.folded" 2>"$tmp/short.err" &
 	local prof=$!
-	sleep 1
+	for _ in $(seq 300); do grep -qs '^ebpfprof: profiling' "$tmp/short.err" && break; sleep 0.1; done
 	for i in $(seq 200); do
 		"$FIX/short_lived" &
 		[ $((i % 4)) = 0 ] && wait $(jobs -p | grep -v "^$prof$") 2>/dev/null
@@ -368,12 +368,13 @@ test_invalid_utf8() {	# a process named with bytes that are not UTF-8: kept, as 
 	python3 -c '
 import ctypes, time
 ctypes.CDLL(None).prctl(15, b"bad\xff\xe2\x82name", 0, 0, 0)	# PR_SET_NAME
-end = time.time() + 4
+end = time.time() + 120
 while time.time() < end: pass' &
 	local pid=$!
 	sleep 0.5
+	# it burns until the profile is written, however long loading takes here
 	"$EBPFPROF" --pid $pid --duration 2 --output "$tmp/utf8.pb.gz" 2>/dev/null
-	wait $pid
+	kill $pid; wait $pid 2>/dev/null
 	if go tool pprof -raw -symbolize=none "$tmp/utf8.pb.gz" 2>/dev/null |
 		grep -q $'comm:\[bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdname\]'; then
 		pass invalid_utf8
