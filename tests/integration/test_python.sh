@@ -234,11 +234,13 @@ hook_check() {
 	local py=$1 name
 	name="$(tag "$py")-hook"
 	selected "$name" || return 0
-	"$py" "$PYDIR/hook.py" 3 >/dev/null 2>&1 &
+	# it runs until the profile is done: loading may take longer than its 3 s on a loaded machine
+	"$py" "$PYDIR/hook.py" 120 >/dev/null 2>&1 &
 	local pid=$!
 	start_profile "$name" --pid "$pid"
-	wait "$pid"
+	sleep 3
 	stop_profile
+	kill "$pid"; wait "$pid" 2>/dev/null
 	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.traces"
 	# pprof -traces: one frame a line, leaf first, traces apart by dashes
 	if awk '
