@@ -64,10 +64,6 @@ check_stack_maps() {
 check_mode() {	# mode, sample types, functions...
 	local m=$1 types=$2 f=$dir/$1.pb.gz t fn
 	shift 2
-	if [ "$kv" -lt 512 ]; then
-		skip "pprof_$m" "$KREL lacks BPF atomic exchange (5.12+): the mode is refused, checked in the guest"
-		return
-	fi
 	[ -s "$f" ] || { fail "pprof_$m" "no profile came back"; return; }
 	t=$(top "$f")
 	raw "$f" | grep -q "$types" || { fail "pprof_$m" "sample types are not '$types'"; return; }
@@ -77,6 +73,74 @@ check_mode() {	# mode, sample types, functions...
 		grep -q " $fn$" <<<"$t" || { head -12 <<<"$t" | sed 's/^/  /'; fail "pprof_$m" "no $fn"; return; }
 	done
 	pass "pprof_$m"
+}
+
+# cum% of a function in `go tool pprof -top` output; -1 when absent
+cum_pct() { awk -v f="$2" '$6 == f { sub("%", "", $5); print $5; found = 1 } END { if (!found) print -1 }' "$1"; }
+within() { awk -v v="$1" -v want="$2" -v tol="$3" 'BEGIN { d = v - want; if (d < 0) d = -d; exit !(v >= 0 && d <= tol) }'; }
+
+# wall mode: each phase's share of the fixture's main thread within 5 points of what it measured itself
+check_wall_split() {
+	local f=$dir/wall.pb.gz pid t fn want got ok=1
+	[ -s "$f" ] && [ -s "$dir/wall.measured" ] || { fail wall_split "no profile or measurement came back"; return; }
+	pid=$(cat "$dir/wall.pid")
+	t=$(mktemp)
+	# a numeric value would be read as a range: the parentheses keep it a regexp
+	top -sample_index=wall -relative_percentages -tagfocus="tid=($pid)" "$f" >"$t"
+	for fn in fg_wait fg_burn fg_nap; do
+		want=$(awk -v f=$fn '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }' "$dir/wall.measured")
+		got=$(cum_pct "$t" $fn)
+		echo "  wall: $fn $got% of the main thread's wall time (measured $want%)"
+		within "$got" "$want" 5 || ok=0
+	done
+	if [ $ok = 1 ]; then
+		pass wall_split
+	else
+		head -15 "$t" | sed 's/^/  /'; fail wall_split "a phase's share is off by more than 5 points"
+	fi
+	rm -f "$t"
+}
+
+# off-CPU stacks whole by frame pointers: the fixture's blocked phases under main, at least 99 % of the time
+check_offcpu_stacks() {
+	local f=$dir/off-cpu.pb.gz pid t wait_ nap main_
+	[ -s "$f" ] || { fail offcpu_stacks "no profile came back"; return; }
+	pid=$(cat "$dir/off-cpu.pid")
+	t=$(mktemp)
+	top -sample_index=off_cpu -relative_percentages -tagfocus="tid=($pid)" "$f" >"$t"
+	wait_=$(cum_pct "$t" fg_wait) nap=$(cum_pct "$t" fg_nap) main_=$(cum_pct "$t" main)
+	echo "  off-cpu: main thread's blocked time under fg_wait $wait_%, fg_nap $nap%, main $main_%"
+	# the rest: preemption while computing, under fg_burn
+	if awk -v w="$wait_" -v n="$nap" -v m="$main_" 'BEGIN { exit !(w > 50 && n > 5 && m >= 99) }'; then
+		pass offcpu_stacks
+	else
+		head -15 "$t" | sed 's/^/  /'; fail offcpu_stacks "blocked time not under fg_wait and fg_nap, whole to main"
+	fi
+	rm -f "$t"
+}
+
+# the agent's wall windows: the main thread's wall time adds up to the windows' length, none lost or doubled
+check_agent_wall() {
+	local pid f w d wall=0 dur=0 n=0
+	[ -s "$dir/agent_wall.pid" ] || { fail agent_wall_windows "nothing came back"; return; }
+	pid=$(cat "$dir/agent_wall.pid")
+	for f in "$dir"/wall_window_*.pb.gz; do
+		[ -s "$f" ] || continue
+		n=$((n + 1))
+		w=$(raw -sample_index=wall "$f" | awk -v t="tid:[$pid]" '/^ +[0-9]+ +[0-9]+ +[0-9]+:/ { v = $3 }
+			index($0, t) { s += v } END { printf "%d\n", s }')
+		# -raw prints short durations without a unit; -top's header keeps it
+		d=$(go tool pprof -top -symbolize=none "$f" 2>/dev/null | awk -F'[ ,]+' '/^Duration:/ {
+			v = $2 + 0; if ($2 ~ /ms$/) v /= 1000; else if ($2 ~ /us$|µs$/) v /= 1e6; print v }')
+		wall=$((wall + w))
+		dur=$(awk -v a="$dur" -v b="${d:-0}" 'BEGIN { print a + b }')
+	done
+	echo "  agent wall: $n windows, main thread $(awk -v w=$wall 'BEGIN { print w / 1e9 }') s of wall time in $dur s of windows"
+	if [ $n -ge 4 ] && awk -v w=$wall -v d="$dur" 'BEGIN { exit !(w / 1e9 > 0.95 * d && w / 1e9 < 1.05 * d) }'; then
+		pass agent_wall_windows
+	else
+		fail agent_wall_windows "$n windows, or the thread's wall time does not add up to them"
+	fi
 }
 
 # the agent's windows at the collector: contiguous to the nanosecond, summing to what BPF took
@@ -116,4 +180,7 @@ check_fallback_lines
 check_stack_maps
 check_mode off-cpu 'off_cpu/nanoseconds\[dflt\] blocks/count' fg_nap
 check_mode wall 'cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds\[dflt\]' fg_burn fg_nap
+check_offcpu_stacks
+check_wall_split
+check_agent_wall
 check_agent
