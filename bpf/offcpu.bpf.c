@@ -479,7 +479,7 @@ struct {
 	__type(value, struct block_scratch);
 } block_scratch SEC(".maps");
 
-/* Switch-out: prev is still current here, so the stack helpers see its stacks. WALK: see on_switch. */
+/* Switch-out: prev is still current here, so the stack helpers see its stacks (WALK: on_switch's). */
 static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 					struct task_struct *prev, __u64 g, __u64 now, bool walk)
 {

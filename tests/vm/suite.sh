@@ -101,7 +101,7 @@ test_mode() {	# mode: the fgprof fixture, one thread's phases measured by itself
 	# the fixture prints its split when it ends: it outlives the profile (slow to load under emulation)
 	$FIX/fgprof 12 >$O/$m.measured & p=$!
 	sleep 0.5
-	$E --pid $p --mode $m --per-thread --duration 3 -v --output $O/$m.pb.gz 2>$O/$m.err
+	$E --pid $p --mode $m --per-thread --duration 3 --frequency 199 -v --output $O/$m.pb.gz 2>$O/$m.err
 	rc=$?
 	wait $p
 	grep -E '^ebpfprof: (bpf|off-cpu)' $O/$m.err | sed 's/^/  /'
@@ -116,10 +116,22 @@ test_mode() {	# mode: the fgprof fixture, one thread's phases measured by itself
 	fi
 }
 
+# --- a task's user registers read from its kernel stack, as kernels before 5.15 need (bpf/regs.bpf.h) ---
+test_user_regs() {
+	$FIX/test_user_regs >$O/regs.out 2>&1
+	rc=$?
+	sed 's/^/  /' $O/regs.out | grep -v 'PASS\|FAIL'
+	if [ $rc = 0 ] && grep -q '^PASS: user_regs/test_user_regs' $O/regs.out; then
+		pass user_regs
+	else
+		fail user_regs "exit $rc: $(grep -v '^  ' $O/regs.out | tail -1)"
+	fi
+}
+
 # --- the agent in wall mode: windows cut while threads block, read on the host for time lost or doubled ---
 test_agent_wall() {
 	$FIX/fgprof 120 >/dev/null & p=$!
-	$E agent --mode wall --per-thread --interval 1 --pid $p --output-dir $O/win 2>$O/agent_wall.err & a=$!
+	$E agent --mode wall --per-thread --interval 1 --frequency 199 --pid $p --output-dir $O/win 2>$O/agent_wall.err & a=$!
 	for i in $(seq 120); do
 		grep -q '^ebpfprof: agent: ' $O/agent_wall.err && break
 		sleep 0.5
@@ -264,6 +276,7 @@ test_unwind_fp
 test_mode off-cpu
 test_mode wall
 test_agent_wall
+test_user_regs
 test_agent
 test_cgroup_reads
 test_privilege

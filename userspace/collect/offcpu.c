@@ -243,7 +243,7 @@ static int attach_iter(struct offcpu *o)
 	return o->iter_link ? 0 : -errno;
 }
 
-/* The one harvest program loaded: by iterator (claiming as the switch program does) or by test run. */
+/* The one harvest program: by iterator (claiming as the switch program does) or by test run. */
 static int pick_harvest_program(struct offcpu *o, bool iter)
 {
 	struct bpf_program *all[] = { o->skel->progs.offcpu_harvest, o->skel->progs.offcpu_harvest_fp,

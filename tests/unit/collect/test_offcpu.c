@@ -339,7 +339,8 @@ static int run_blocker(bool raw_tp, bool fp, __u64 seconds)
 	}
 	printf("  %s%s: wall %.3f s, off CPU by schedstat %.3f s, recorded %.3f s (%+.2f%%); "
 	       "read %.3f s in %llu blocks + nanosleep %.3f s = %.1f%% of wall, sleeping\n",
-	       raw_tp ? "raw_tp" : "tp_btf", fp ? " (claims by token, before 5.12)" : "", wall / 1e9, blocked / 1e9, total / 1e9,
+	       raw_tp ? "raw_tp" : "tp_btf", fp ? " (claims by token, before 5.12)" : "", wall / 1e9,
+	       blocked / 1e9, total / 1e9,
 	       100.0 * ((double)total - blocked) / blocked, rd_ns / 1e9,
 	       (unsigned long long)rd_n, nap_ns / 1e9, 100.0 * (rd_ns + nap_ns) / wall);
 	if (!rd_stack || !nap_stack) {
@@ -677,7 +678,8 @@ static int run_boundaries_under_load(bool fp)
 	printf("  %s%d harvests: %llu blocks in each tracer; off CPU %.6f s harvested vs %.6f s "
 	       "(main thread %.6f vs %.6f s); iterator splits %llu, late %llu, missed switch-ins "
 	       "%llu, stale entries skipped %llu\n",
-	       fp ? "claims by token: " : "", harvests, (unsigned long long)n_a, ns_a / 1e9, ns_pre / 1e9, main_a / 1e9,
+	       fp ? "claims by token: " : "", harvests, (unsigned long long)n_a, ns_a / 1e9,
+	       ns_pre / 1e9, main_a / 1e9,
 	       main_pre / 1e9, (unsigned long long)stats[OFFCPU_STAT_ITER_SPLITS],
 	       (unsigned long long)stats[OFFCPU_STAT_LATE],
 	       (unsigned long long)stats[OFFCPU_STAT_MISSED_SWITCH_IN],
