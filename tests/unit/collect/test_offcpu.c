@@ -819,11 +819,11 @@ static int run_wait(char *const argv[])
 }
 
 /* BPF time per sched_switch, tracing every thread of the system under a switch storm */
-static int test_cost(void)
+static int run_cost(bool fp)
 {
 	char *perf[] = { "perf", "bench", "sched", "messaging", "-g", "10", "-l", "300", NULL };
 	char *pingpong[] = { FIX "offcpu_pingpong", "2", "4", NULL };
-	struct offcpu_opts opts = {};
+	struct offcpu_opts opts = { .force_fp_programs = fp };
 	__u64 stats[OFFCPU_STAT_MAX], ns0, cnt0, ns1, cnt1, t0, wall;
 	const char *why, *load = "perf bench sched messaging -g 10 -l 300";
 	int stats_fd, ret = TEST_FAIL;
@@ -855,10 +855,11 @@ static int test_cost(void)
 		goto out;
 	ns1 -= ns0;
 	cnt1 -= cnt0;
-	printf("  %s: %llu switches in %.2f s (%.0f/s), %.0f ns of BPF per switch; "
+	printf("  %s%s: %llu switches in %.2f s (%.0f/s), %.0f ns of BPF per switch; "
 	       "%llu blocks, %llu wakes, %llu without start, stack errors %llu/%llu, "
 	       "stack map full %llu/%llu, counts full %llu\n",
-	       load, (unsigned long long)cnt1, wall / 1e9, cnt1 * 1e9 / wall,
+	       fp ? "programs before 5.17, " : "", load, (unsigned long long)cnt1, wall / 1e9,
+	       cnt1 * 1e9 / wall,
 	       cnt1 ? (double)ns1 / cnt1 : 0.0, (unsigned long long)stats[OFFCPU_STAT_BLOCKS],
 	       (unsigned long long)stats[OFFCPU_STAT_WAKES],
 	       (unsigned long long)stats[OFFCPU_STAT_NO_START],
@@ -873,6 +874,17 @@ out:
 	close(stats_fd);
 	offcpu__free(o);
 	return ret;
+}
+
+static int test_cost(void)
+{
+	return run_cost(false);
+}
+
+/* the same switches through the programs kernels before 5.17 load: claims by a load, no exchange */
+static int test_cost_fp_programs(void)
+{
+	return run_cost(true);
 }
 
 /* the harvest contract: boundaries only move forward, never past now; one slot needs a stop */
@@ -909,4 +921,4 @@ out:
 TEST_MAIN("offcpu", TEST(test_harvest_rules), TEST(test_blocker), TEST(test_raw_tp_fallback),
 	  TEST(test_min_us), TEST(test_disk), TEST(test_window_boundaries), TEST(test_stack_reset),
 	  TEST(test_boundaries_under_load), TEST(test_fp_programs),
-	  TEST(test_boundaries_fp_programs), TEST(test_cost))
+	  TEST(test_boundaries_fp_programs), TEST(test_cost), TEST(test_cost_fp_programs))
