@@ -76,24 +76,31 @@ check_mode() {	# mode, sample types, functions...
 	pass "pprof_$m"
 }
 
-# wall mode: each phase's share of the fixture's main thread within 5 points of what it measured itself
+# Wall mode: the fixture's main thread's blocked phases, each within 5 points of the share of the
+# profile's time the program measured itself. Shares of the profile's length, not of the thread's
+# wall time in it: under emulation on a loaded host the CPU sampling timer runs late and the kernel
+# skips the periods it overran (fg_burn came 10 to 29 % short on 5.10 and 6.1, and 49 Hz did not
+# help), which would inflate every other share; the compute phase is checked on the host
+# (tests/integration/test_wall.sh) and only printed here.
 check_wall_split() {
-	local f=$dir/wall.pb.gz pid t fn want got ok=1
+	local f=$dir/wall.pb.gz pid t fn want got ms ok=1
 	[ -s "$f" ] && [ -s "$dir/wall.measured" ] || { fail wall_split "no profile or measurement came back"; return; }
 	pid=$(cat "$dir/wall.pid")
+	ms=$(awk -v s="$(profile_seconds "$f")" 'BEGIN { print s * 1000 }')
 	t=$(mktemp)
 	# a numeric value would be read as a range: the parentheses keep it a regexp
-	top -sample_index=wall -relative_percentages -tagfocus="tid=($pid)" "$f" >"$t"
-	for fn in fg_wait fg_burn fg_nap; do
+	top -unit=ms -sample_index=wall -tagfocus="tid=($pid)" "$f" >"$t"
+	for fn in fg_wait fg_nap fg_burn; do
 		want=$(awk -v f=$fn '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }' "$dir/wall.measured")
-		got=$(cum_pct "$t" $fn)
-		echo "  wall: $fn $got% of the main thread's wall time (measured $want%)"
-		within "$got" "$want" 5 || ok=0
+		got=$(awk -v f=$fn -v ms="$ms" '$6 == f { v = $4; sub("ms", "", v); printf "%.1f\n", 100 * v / ms; x = 1 }
+			END { if (!x) print -1 }' "$t")
+		echo "  wall: $fn $got% of the profile's $ms ms (measured $want%)"
+		[ $fn = fg_burn ] || within "$got" "$want" 5 || ok=0
 	done
 	if [ $ok = 1 ]; then
 		pass wall_split
 	else
-		head -15 "$t" | sed 's/^/  /'; fail wall_split "a phase's share is off by more than 5 points"
+		head -15 "$t" | sed 's/^/  /'; fail wall_split "a blocked phase's share is off by more than 5 points"
 	fi
 	rm -f "$t"
 }
