@@ -118,28 +118,28 @@ test_mode() {	# mode: the fgprof fixture, one thread's phases measured by itself
 	fi
 }
 
+# a unit test that loads BPF, against this kernel: its PASS line, or why not
+run_unit() {	# name, the PASS line's case, command...
+	name=$1 want=$2
+	shift 2
+	"$@" >$O/$name.out 2>&1
+	rc=$?
+	sed 's/^/  /' $O/$name.out | grep -v 'PASS\|FAIL'
+	if [ $rc = 0 ] && grep -q "^PASS: $want" $O/$name.out; then
+		pass $name
+	else
+		fail $name "exit $rc: $(grep -v '^  ' $O/$name.out | tail -1)"
+	fi
+}
+
 # --- a task's user registers read from its kernel stack, as kernels before 5.15 need (bpf/regs.bpf.h) ---
 test_user_regs() {
-	$FIX/test_user_regs >$O/regs.out 2>&1
-	rc=$?
-	sed 's/^/  /' $O/regs.out | grep -v 'PASS\|FAIL'
-	if [ $rc = 0 ] && grep -q '^PASS: user_regs/test_user_regs' $O/regs.out; then
-		pass user_regs
-	else
-		fail user_regs "exit $rc: $(grep -v '^  ' $O/regs.out | tail -1)"
-	fi
+	run_unit user_regs user_regs/test_user_regs $FIX/test_user_regs
 }
 
 # --- one sleep cut by a harvest every 0.5 s: each window its share, the shares the whole sleep (3 ms) ---
 test_offcpu_windows() {
-	TEST_CASES=window_boundaries $FIX/test_offcpu >$O/windows.out 2>&1
-	rc=$?
-	sed 's/^/  /' $O/windows.out | grep -v 'PASS\|FAIL'
-	if [ $rc = 0 ] && grep -q '^PASS: offcpu/test_window_boundaries' $O/windows.out; then
-		pass offcpu_windows
-	else
-		fail offcpu_windows "exit $rc: $(grep -v '^  ' $O/windows.out | tail -1)"
-	fi
+	run_unit offcpu_windows offcpu/test_window_boundaries env TEST_CASES=window_boundaries $FIX/test_offcpu
 }
 
 # --- the agent in wall mode: windows cut while threads block, read on the host for time lost or doubled ---
