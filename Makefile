@@ -179,7 +179,8 @@ test-runtimes:
 	$(Q)$(MAKE) --no-print-directory TEST_RUNTIMES=1 all
 
 # the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 host" (tests/vm/vmtest.sh)
-vmtest: deps-vmtest all fixtures
+vmtest: deps-vmtest all fixtures $(OUTPUT)/tests/unit/unwind/test_user_regs \
+	$(OUTPUT)/tests/unit/collect/test_offcpu
 	@BUILD=$(abspath $(OUTPUT)) bash tests/vm/vmtest.sh
 
 # the agent image ebpfprof:latest, built with Docker offline (deploy/image.sh)

@@ -36,16 +36,19 @@ const volatile bool collect_user = true;
 const volatile __u64 min_ns = 0;
 /* sched_switch passes prev_state as a 4th argument (5.18+): set from vmlinux BTF */
 const volatile bool has_prev_state_arg = false;
-/* UNWIND_MODE_CFI: walk with the sampler's tables (its maps, reused by fd) */
+/*
+ * UNWIND_MODE_CFI: walk with the sampler's tables (its maps, reused by fd).
+ * Only the programs with the walk compiled in (WALK below) can.
+ */
 const volatile __u32 unwind_mode = UNWIND_MODE_FP;
 
 /*
  * Window boundaries. gen = (boundary_ns << 1) | active slot, one store by
  * userspace. A block [ts, end) is credited piecewise by whoever moves its
- * start entry's claimed forward with an atomic exchange: the wake (up to its
- * time, settle) or the harvest iterator (up to the boundary); each credits
- * only [max(previous claimed, ts), its own mark), split at the boundary
- * between the old and the new slot, so no nanosecond is credited twice.
+ * start entry's claimed forward (take_claim): the wake (up to its time,
+ * settle) or the harvest iterator (up to the boundary); each credits only
+ * [max(previous claimed, ts), its own mark), split at the boundary between
+ * the old and the new slot, so no nanosecond is credited twice.
  * iter_done = the boundary whose iterator pass has finished: a wake that
  * still finds time before it unclaimed (the iterator missed the entry, or
  * skipped it as shorter than min_ns) credits that time to the new slot,
@@ -108,6 +111,28 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, OFFCPU_STAT_MAX);
 } stats SEC(".maps");
+
+/*
+ * Kernels before 5.12 have no BPF atomic exchange: there a wake and the
+ * harvest that race over one block settle who moves its claimed by
+ * inserting the block's key here, which succeeds for exactly one of them.
+ * Only while a harvest is under way (iter_done behind the boundary) is
+ * there a race, so only then is a key inserted; userspace empties the map
+ * after each harvest, when no run can be inserting (offcpu__harvest).
+ * Preallocated: sched_switch holds the runqueue lock. Sized by userspace.
+ */
+struct claim_key {
+	__u64 ts;
+	__u32 tid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct claim_key);
+	__type(value, __u8);
+	__uint(max_entries, 1);
+} claims SEC(".maps");
 
 /* 6.2+; absent kfuncs resolve to NULL and the harvest skips its liveness check */
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
@@ -207,18 +232,61 @@ static __always_inline void make_key(struct offcpu_key *key, const struct offcpu
 }
 
 /*
+ * The block's key in claims; 0 when this run took the race over e at this
+ * boundary, -EEXIST when the other side did, or the map's error.
+ */
+static __always_inline int claim_token(const struct offcpu_start *e, __u32 tid)
+{
+	struct claim_key k = { .ts = e->ts, .tid = tid };
+	__u8 one = 1;
+	int err = bpf_map_update_elem(&claims, &k, &one, BPF_NOEXIST);
+
+	if (err && err != -EEXIST)
+		stat_inc(OFFCPU_STAT_CLAIMS_FULL);
+	return err;
+}
+
+/*
+ * Moves e's claimed to TO and returns where it was, for exactly one of a
+ * wake and the harvest at boundary when both reach the block. XCHG: one
+ * BPF atomic exchange (5.12+). Without it, a token in claims (see there):
+ * the harvest moves claimed only when it took the token, else it returns
+ * the boundary (nothing left for it); a wake that lost the token starts at
+ * the boundary the harvest credited up to. A full claims map keeps the
+ * rule: a key present wins over a full map, and a map full for one side
+ * stays full for the other until emptied.
+ */
+static __always_inline __u64 take_claim(struct offcpu_start *e, __u32 tid, __u64 boundary,
+					__u64 to, bool harvest, bool xchg)
+{
+	__u64 prev;
+	int err = 0;
+
+	if (xchg)
+		return __sync_lock_test_and_set(&e->claimed, to);
+	/* a wake after the harvest's pass races with nobody */
+	if (harvest || *(volatile __u64 *)&iter_done != boundary)
+		err = claim_token(e, tid);
+	if (err == -EEXIST || (harvest && err))
+		return boundary;
+	prev = e->claimed;
+	e->claimed = to;
+	return prev;
+}
+
+/*
  * Credits what is left of block e, which ended at end: [max(claimed, ts),
  * end), split at the boundary of g. claim is what claimed becomes: end for
  * a wake, CLAIMED_ALL for a stale entry that is about to be replaced.
  */
 static __always_inline void settle(struct offcpu_start *e, __u32 tid, __u64 g, __u64 end,
-				   __u64 claim)
+				   __u64 claim, bool xchg)
 {
 	__u64 boundary = g >> 1, prev, from;
 	__u32 slot = g & 1, old;
 	struct offcpu_key key = {};
 
-	prev = __sync_lock_test_and_set(&e->claimed, claim);
+	prev = take_claim(e, tid, boundary, claim, false, xchg);
 	/* the iterator credits nothing of a block shorter than min_ns at its boundary */
 	if (prev <= e->ts && end >= e->ts && end - e->ts < min_ns) {
 		stat_inc(OFFCPU_STAT_SHORT);
@@ -230,7 +298,7 @@ static __always_inline void settle(struct offcpu_start *e, __u32 tid, __u64 g, _
 	make_key(&key, e);
 	if (from < boundary) {
 		old = slot ^ 1;
-		/* read after the exchange: the iterator passed over this entry without claiming */
+		/* read after the claim: the iterator passed over this entry without claiming */
 		if (iter_done == boundary) {
 			old = slot;
 			stat_inc(OFFCPU_STAT_LATE);
@@ -244,7 +312,7 @@ static __always_inline void settle(struct offcpu_start *e, __u32 tid, __u64 g, _
 }
 
 /* Switch-in: the block of next ends now. */
-static __always_inline void end_block(struct task_struct *next, __u64 g, __u64 now)
+static __always_inline void end_block(struct task_struct *next, __u64 g, __u64 now, bool xchg)
 {
 	__u32 tid = BPF_CORE_READ(next, pid), pid;
 	struct offcpu_start *e;
@@ -261,7 +329,7 @@ static __always_inline void end_block(struct task_struct *next, __u64 g, __u64 n
 		return;
 	}
 	stat_inc(OFFCPU_STAT_WAKES);
-	settle(e, tid, g, now, now);
+	settle(e, tid, g, now, now, xchg);
 	bpf_map_delete_elem(&start, &tid);
 }
 
@@ -281,14 +349,15 @@ static __always_inline __s32 get_stack(void *ctx, __u64 flags, __u64 *hash, __u3
  * pointers (counted: a process's first blocks, before userspace read it).
  * A blocked thread's stack does not change until it runs again, so the walk
  * at switch-out is the stack the whole block waits in. Returns the walk,
- * which store_stacks stores, or NULL.
+ * which store_stacks stores, or NULL. Frame pointers need no registers
+ * from us: bpf_get_stack finds the task's user registers itself.
  */
 static __always_inline struct unwind_scratch *user_stack(void *ctx, const struct proc_image *img,
-							 struct offcpu_start *e)
+							 struct offcpu_start *e, bool walk)
 {
 	struct unwind_scratch *sc = NULL;
 
-	if (unwind_mode == UNWIND_MODE_CFI) {
+	if (walk && unwind_mode == UNWIND_MODE_CFI) {
 		note_sighting(img);
 		sc = unwind_user(img);
 	}
@@ -357,12 +426,13 @@ static __always_inline void store_stacks(__u32 slot, struct offcpu_start *e, str
  * The labels prev blocks under (it is current): as a CPU sample's, where
  * the walk runs (the reader is a global function, as the walk's are).
  */
-static __always_inline __u64 block_labels(const struct proc_image *img, struct label_set **set)
+static __always_inline __u64 block_labels(const struct proc_image *img, struct label_set **set,
+					   bool walk)
 {
 	const struct unwind_pid_bits *rt;
 	__u32 zero = 0;
 
-	if (unwind_mode != UNWIND_MODE_CFI)
+	if (!walk || unwind_mode != UNWIND_MODE_CFI)
 		return 0;
 	rt = bpf_map_lookup_elem(&runtime_pids, &zero);
 	return rt ? labels_of(img, unwind_pid_bits__of(rt, img->pid), set) : 0;
@@ -375,7 +445,8 @@ static __always_inline __u64 block_labels(const struct proc_image *img, struct l
  * used since: the block is credited up to then, and claimed whole so that
  * a harvest holding the entry now credits nothing more.
  */
-static __always_inline void drop_stale(struct task_struct *task, __u32 tid, __u64 g, __u64 now)
+static __always_inline void drop_stale(struct task_struct *task, __u32 tid, __u64 g, __u64 now,
+				       bool xchg)
 {
 	struct offcpu_start *old = bpf_map_lookup_elem(&start, &tid);
 	__u64 ran;
@@ -385,9 +456,9 @@ static __always_inline void drop_stale(struct task_struct *task, __u32 tid, __u6
 	stat_inc(OFFCPU_STAT_MISSED_SWITCH_IN);
 	ran = BPF_CORE_READ(task, se.sum_exec_runtime) - old->runtime;
 	if (ran < now - old->ts)
-		settle(old, tid, g, now - ran, CLAIMED_ALL);
+		settle(old, tid, g, now - ran, CLAIMED_ALL, xchg);
 	else
-		__sync_lock_test_and_set(&old->claimed, CLAIMED_ALL);
+		take_claim(old, tid, g >> 1, CLAIMED_ALL, false, xchg);
 }
 
 /*
@@ -408,9 +479,9 @@ struct {
 	__type(value, struct block_scratch);
 } block_scratch SEC(".maps");
 
-/* Switch-out: prev is still current here, so the stack helpers see its stacks. */
+/* Switch-out: prev is still current here, so the stack helpers see its stacks (WALK: on_switch's). */
 static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
-					struct task_struct *prev, __u64 g, __u64 now)
+					struct task_struct *prev, __u64 g, __u64 now, bool walk)
 {
 	/* the start map is keyed by the host's tid, which switch-in reads from next */
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid, seen_tid;
@@ -436,7 +507,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	state = prev_state(ctx, prev);
 	/* an exiting task is never switched in again */
 	if (state & TASK_DEAD) {
-		drop_stale(prev, tid, g, now);
+		drop_stale(prev, tid, g, now, walk);
 		bpf_map_delete_elem(&start, &tid);
 		return;
 	}
@@ -466,44 +537,65 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 					    OFFCPU_STAT_KSTACK_ERROR);
 	e->user_stack_id = STACK_ID_SKIPPED;
 	if (collect_user && !kthread)
-		sc = user_stack(ctx, &img, e);
+		sc = user_stack(ctx, &img, e, walk);
 	/* the process's name, not the thread's: labels and folded lines group by process */
 	bpf_core_read_str(e->comm, sizeof(e->comm), &leader->comm);
 	if (!kthread)
-		e->labels_hash = block_labels(&img, &set);
+		e->labels_hash = block_labels(&img, &set, walk);
 	store_stacks(g & 1, e, &bs->key, sc, set);
 	err = bpf_map_update_elem(&start, &tid, e, BPF_NOEXIST);
 	if (err == -EEXIST) {
-		drop_stale(prev, tid, g, now);
+		drop_stale(prev, tid, g, now, walk);
 		err = bpf_map_update_elem(&start, &tid, e, BPF_ANY);
 	}
 	stat_inc(err ? OFFCPU_STAT_START_FAILED : OFFCPU_STAT_BLOCKS);
 }
 
+/*
+ * WALK, a constant: the CFI walk, the labels reader and BPF atomic exchange
+ * are compiled in, which 5.17+ kernels load. Without, the program is one
+ * that kernels from 5.10 load: their verifier refuses the walk's bpf_loop
+ * callback and global functions even unreached, and the exchange
+ * instruction; blocks are claimed by token instead (take_claim) and user
+ * stacks walked by frame pointers.
+ */
 static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
-				     struct task_struct *prev, struct task_struct *next)
+				     struct task_struct *prev, struct task_struct *next, bool walk)
 {
 	/* gen before the clock: a run that sees a new boundary reads a time at or after it */
 	__u64 g = *(volatile __u64 *)&gen;
 	__u64 now = bpf_ktime_get_ns();
 
 	stat_inc(OFFCPU_STAT_SWITCHES);
-	end_block(next, g, now);
-	begin_block(ctx, preempt, prev, g, now);
+	end_block(next, g, now, walk);
+	begin_block(ctx, preempt, prev, g, now, walk);
 	return 0;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next);
+	return on_switch(ctx, preempt, prev, next, true);
 }
 
 /* Kernels without tp_btf: userspace autoloads this one instead. */
 SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next);
+	return on_switch(ctx, preempt, prev, next, true);
+}
+
+/* The two again for kernels that cannot walk CFI (before 5.17): userspace picks one of the four. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch_fp, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next, false);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(offcpu_switch_fp_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next, false);
 }
 
 /*
@@ -541,7 +633,7 @@ static __always_inline bool still_off_cpu(__u32 tid)
  * thread is checked to be off CPU still (needs bpf_task_from_pid, an
  * iterator's kfunc).
  */
-static __always_inline void harvest_entry(__u32 tid, struct offcpu_start *e, bool alive)
+static __always_inline void harvest_entry(__u32 tid, struct offcpu_start *e, bool alive, bool xchg)
 {
 	__u64 boundary = *(volatile __u64 *)&gen >> 1, prev, from;
 	struct offcpu_key key = {};
@@ -551,7 +643,7 @@ static __always_inline void harvest_entry(__u32 tid, struct offcpu_start *e, boo
 		return;
 	if (alive && !still_off_cpu(tid))
 		return;
-	prev = __sync_lock_test_and_set(&e->claimed, boundary);
+	prev = take_claim(e, tid, boundary, boundary, true, xchg);
 	from = max_u64(prev, e->ts);
 	if (from >= boundary)
 		return;
@@ -567,20 +659,33 @@ int offcpu_harvest(struct bpf_iter__bpf_map_elem *ctx)
 	__u32 *tid = ctx->key;
 
 	if (tid && e)
-		harvest_entry(*tid, e, true);
+		harvest_entry(*tid, e, true, true);
+	return 0;
+}
+
+/* The same, claiming by token: for the switch programs without exchange (offcpu_switch_fp*). */
+SEC("iter/bpf_map_elem")
+int offcpu_harvest_fp(struct bpf_iter__bpf_map_elem *ctx)
+{
+	struct offcpu_start *e = ctx->value;
+	__u32 *tid = ctx->key;
+
+	if (tid && e)
+		harvest_entry(*tid, e, true, false);
 	return 0;
 }
 
 static long harvest_cb(struct bpf_map *map, __u32 *tid, struct offcpu_start *e, void *ctx)
 {
-	harvest_entry(*tid, e, false);
+	harvest_entry(*tid, e, false, true);
 	return 0;
 }
 
 /*
  * Where BPF iterators are not permitted (an LSM may refuse them), userspace
  * runs this once per harvest instead (BPF_PROG_TEST_RUN): the same walk over
- * the start map, without the liveness check.
+ * the start map, without the liveness check (5.13+, with the exchange:
+ * kernels that need offcpu_harvest_fp have no such fallback).
  */
 SEC("raw_tp")
 int offcpu_harvest_run(void *ctx)

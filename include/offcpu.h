@@ -24,7 +24,8 @@ enum offcpu_state {
  * One thread that is off CPU now, keyed by tid in the LRU "start" map. claimed
  * is the time up to which this block's off-CPU time has been credited to a
  * counts slot: the wake and the harvest iterator each take it with one
- * atomic exchange, so no nanosecond is credited twice.
+ * atomic exchange (5.12+), or, before, the one that wins a claim token, so
+ * no nanosecond is credited twice.
  */
 struct offcpu_start {
 	__u64 ts;		/* bpf_ktime_get_ns() at switch-out */
@@ -105,6 +106,12 @@ enum offcpu_stat {
 	OFFCPU_STAT_UNWIND_CFI,		/* user stacks walked with CFI at switch-out */
 	OFFCPU_STAT_UNWIND_TRUNCATED,	/* of those, walks that stopped before the outermost frame */
 	OFFCPU_STAT_UNWIND_FP_FALLBACK,	/* frame pointers: the process's tables were not loaded yet */
+	/*
+	 * Kernels without BPF atomic exchange (before 5.12): a race between a
+	 * wake and the harvest found the claims map full. Nothing is credited
+	 * twice; the time goes to the wake, to the new window if it came late.
+	 */
+	OFFCPU_STAT_CLAIMS_FULL,
 	OFFCPU_STAT_MAX,
 };
 

@@ -7,9 +7,7 @@ FIX=$BUILD/fixtures
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-# cum% of a function in `go tool pprof -top` output
-cum_pct() { awk -v f="$2" '$6 == f { sub("%", "", $5); print $5; found = 1 } END { if (!found) print -1 }' "$1"; }
-within() { awk -v v="$1" -v want="$2" -v tol="$3" 'BEGIN { d = v - want; if (d < 0) d = -d; exit !(v >= 0 && d <= tol) }'; }
+. "$(dirname "$0")/../lib/pprof_wall.sh"	# cum_pct, within, thread_wall_ns, profile_seconds
 
 fgprof_case() {	# name, program, functions...: each phase's share of the main thread's wall time vs measured
 	local name=$1 prog=$2; shift 2
@@ -106,12 +104,8 @@ test_agent_windows() {	# 1 s windows: the thread's wall time adds up across them
 	for f in "$tmp"/win/*.pb.gz; do
 		[ -f "$f" ] || continue
 		n=$((n + 1))
-		w=$(go tool pprof -raw -symbolize=none -sample_index=wall "$f" 2>/dev/null |
-			awk -v t="tid:[$pid]" '/^ +[0-9]+ +[0-9]+ +[0-9]+:/ { v = $3 } index($0, t) { s += v }
-				END { printf "%d\n", s }')
-		# -raw prints short durations without a unit; -top's header keeps it
-		d=$(go tool pprof -top -symbolize=none "$f" 2>/dev/null | awk -F'[ ,]+' '/^Duration:/ {
-			v = $2 + 0; if ($2 ~ /ms$/) v /= 1000; else if ($2 ~ /us$|µs$/) v /= 1e6; print v }')
+		w=$(thread_wall_ns "$f" $pid)
+		d=$(profile_seconds "$f")
 		wall=$((wall + w))
 		dur=$(awk -v a="$dur" -v b="$d" 'BEGIN { print a + b }')
 	done

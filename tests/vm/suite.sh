@@ -95,27 +95,77 @@ test_unwind_fp() {	# frame pointers: cpu_split keeps them, main to its leaves
 	fi
 }
 
-# --- off-CPU and wall modes: BPF atomic exchange (5.12+); before, refused in one line ---
-test_mode() {	# mode
+# --- off-CPU and wall modes: claims by atomic exchange (5.12+) or by token before; read on the host ---
+# At 49 Hz: an emulated CPU's sampling timer runs late on a loaded host, and the kernel skips the
+# periods it overran: at 199 Hz 6.1 lost 29 % of the main thread's CPU samples (its off-CPU time 3 %).
+test_mode() {	# mode: the fgprof fixture, one thread's phases measured by itself, one profile per thread
 	m=$1
-	$FIX/fgprof 60 >/dev/null & p=$!
+	# the fixture prints its split when it ends: it outlives the profile (slow to load under emulation)
+	$FIX/fgprof 600 >$O/$m.measured & p=$!
 	sleep 0.5
-	$E --pid $p --mode $m --duration 3 --output $O/$m.pb.gz 2>$O/$m.err
+	$E --pid $p --mode $m --per-thread --duration 5 --frequency 49 -v --output $O/$m.pb.gz 2>$O/$m.err
 	rc=$?
-	kill $p 2>/dev/null; wait $p 2>/dev/null
-	if [ $kv -lt 512 ]; then
-		if [ $rc = 2 ] && [ "$(wc -l <$O/$m.err)" = 1 ] && grep -q '5.12' $O/$m.err && [ ! -e $O/$m.pb.gz ]; then
-			pass ${m}_refused
-		else
-			show $O/$m.err; fail ${m}_refused "exit $rc, want 2 and one line naming 5.12"
-		fi
-		return
-	fi
-	if [ $rc = 0 ] && [ -s $O/$m.pb.gz ]; then
+	kill -TERM $p; wait $p
+	grep -E '^ebpfprof: (bpf|off-cpu)' $O/$m.err | sed 's/^/  /'
+	if [ $rc = 0 ] && [ -s $O/$m.pb.gz ] && [ -s $O/$m.measured ]; then
+		echo $p >$O/$m.pid
 		emit $m.pb.gz $O/$m.pb.gz
+		emit $m.measured $O/$m.measured
+		emit $m.pid $O/$m.pid
 		pass ${m}_runs
 	else
 		show $O/$m.err; fail ${m}_runs "exit $rc"
+	fi
+}
+
+# a unit test that loads BPF, against this kernel: its PASS line, or why not
+run_unit() {	# name, the PASS line's case, command...
+	name=$1 want=$2
+	shift 2
+	"$@" >$O/$name.out 2>&1
+	rc=$?
+	sed 's/^/  /' $O/$name.out | grep -v 'PASS\|FAIL'
+	if [ $rc = 0 ] && grep -q "^PASS: $want" $O/$name.out; then
+		pass $name
+	else
+		fail $name "exit $rc: $(grep -v '^  ' $O/$name.out | tail -1)"
+	fi
+}
+
+# --- a task's user registers read from its kernel stack, as kernels before 5.15 need (bpf/regs.bpf.h) ---
+test_user_regs() {
+	run_unit user_regs user_regs/test_user_regs $FIX/test_user_regs
+}
+
+# --- one sleep cut by a harvest every 0.5 s: each window its share, the shares the whole sleep (3 ms) ---
+test_offcpu_windows() {
+	run_unit offcpu_windows offcpu/test_window_boundaries env TEST_CASES=window_boundaries $FIX/test_offcpu
+}
+
+# --- the agent in wall mode: windows cut while threads block, read on the host for time lost or doubled ---
+test_agent_wall() {
+	$FIX/fgprof 600 >$O/agent_wall.measured & p=$!
+	$E agent --mode wall --per-thread --interval 1 --frequency 199 --pid $p --output-dir $O/win 2>$O/agent_wall.err & a=$!
+	for i in $(seq 120); do
+		grep -q '^ebpfprof: agent: ' $O/agent_wall.err && break
+		sleep 0.5
+	done
+	sleep 5.5
+	kill -TERM $a; wait $a; rc=$?
+	kill -TERM $p; wait $p
+	n=0
+	for f in $O/win/*.pb.gz; do
+		[ -f "$f" ] || continue
+		n=$((n + 1))
+		emit wall_window_$n.pb.gz $f
+	done
+	echo $p >$O/agent_wall.pid
+	emit agent_wall.pid $O/agent_wall.pid
+	emit agent_wall.measured $O/agent_wall.measured
+	if [ $rc = 0 ] && [ $n -ge 4 ]; then
+		pass agent_wall_runs
+	else
+		show $O/agent_wall.err; fail agent_wall_runs "exit $rc, $n windows"
 	fi
 }
 
@@ -240,6 +290,9 @@ test_unwind_cfi
 test_unwind_fp
 test_mode off-cpu
 test_mode wall
+test_agent_wall
+test_user_regs
+test_offcpu_windows
 test_agent
 test_cgroup_reads
 test_privilege

@@ -76,6 +76,10 @@ build_initramfs() {	# out
 	for f in cpu_split syscall_heavy fgprof collector short_lived unwind/unwind_deep; do
 		copy_with_libs "$BUILD/fixtures/$f" opt/ebpfprof/fix "$r"
 	done
+	# unit tests that load BPF: user registers from the kernel stack (bpf/regs.bpf.h), off-CPU windows
+	for f in unwind/test_user_regs collect/test_offcpu; do
+		copy_with_libs "$BUILD/tests/unit/$f" opt/ebpfprof/fix "$r"
+	done
 	for bin in setpriv capsh; do
 		f=$(command -v "$bin") && copy_with_libs "$f" usr/bin "$r"
 	done

@@ -73,7 +73,8 @@ static int open_sampler(struct agent *a)
 	sampler__maps(a->sampler, &maps);
 	a->offcpu = offcpu__new(&oo);
 	if (!a->offcpu) {
-		preflight__explain("load the off-CPU tracer (needs kernel 5.12+)", -errno);
+		preflight__explain("load the off-CPU tracer (kernel 5.9+; 5.13+ without BPF iterators)",
+				   -errno);
 		return -errno;
 	}
 	return 0;

@@ -264,7 +264,8 @@ static int load_offcpu(struct run *r)
 	sampler__maps(r->sampler, &maps);
 	r->offcpu = offcpu__new(&oo);
 	if (!r->offcpu) {
-		preflight__explain("load the off-CPU tracer (needs kernel 5.12+)", -errno);
+		preflight__explain("load the off-CPU tracer (kernel 5.9+; 5.13+ without BPF iterators)",
+				   -errno);
 		return -errno;
 	}
 	return 0;

@@ -12,6 +12,7 @@
 #include "offcpu.h"
 #include "cpus.h"
 #include "pidns.h"
+#include "preflight.h"
 #include "unwind.h"
 #include "runtimes/runtime.h"
 #include "offcpu.skel.h"
@@ -29,9 +30,11 @@
 struct offcpu {
 	struct offcpu_bpf *skel;
 	struct bpf_program *prog;	/* the sched_switch program that was loaded */
+	struct bpf_program *harvest;	/* the harvest program that was loaded */
 	struct bpf_link *link;		/* attached to sched_switch; NULL when stopped */
 	struct bpf_link *iter_link;	/* the harvest iterator over the start map */
 	bool no_iter;			/* iterators refused: offcpu_harvest_run is test-run instead */
+	bool fp_programs;		/* the programs without CFI walk and exchange (before 5.17) */
 	__u64 stop_ns;			/* when offcpu__stop detached */
 	int n_possible_cpus;
 	__u32 stack_entries;
@@ -89,7 +92,7 @@ static int share_map(struct bpf_object *dst, struct bpf_object *src, const char 
 	return d && s ? bpf_map__reuse_fd(d, bpf_map__fd(s)) : -ENOENT;
 }
 
-static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
+static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m, bool walk)
 {
 	struct offcpu_bpf *skel = o->skel;
 	int err;
@@ -101,7 +104,7 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 		err = bpf_map__reuse_fd(skel->maps.events_lost, m->events_lost_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.events_ctl, m->events_ctl_fd);
-	if (err || !m->cfi)
+	if (err || !m->cfi || !walk)
 		return err;
 	err = bpf_map__reuse_fd(skel->maps.unwind_rows, m->rows_fd);
 	if (!err)
@@ -126,6 +129,24 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m)
 	}
 	if (!err)
 		skel->rodata->unwind_mode = UNWIND_MODE_CFI;
+	return err;
+}
+
+/*
+ * Exactly one of the four sched_switch programs is loaded: tp_btf or raw_tp
+ * (BTF), with the CFI walk and atomic exchange (5.17+) or without.
+ */
+static int pick_switch_program(struct offcpu *o, bool btf)
+{
+	struct bpf_program *all[] = { o->skel->progs.offcpu_switch, o->skel->progs.offcpu_switch_raw,
+				      o->skel->progs.offcpu_switch_fp,
+				      o->skel->progs.offcpu_switch_fp_raw };
+	int err = 0;
+
+	o->prog = all[o->fp_programs * 2 + !btf];
+	for (int i = 0; i < 4 && !err; i++)
+		if (all[i] != o->prog)
+			err = bpf_program__set_autoload(all[i], false);
 	return err;
 }
 
@@ -156,10 +177,7 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	skel->rodata->collect_user = !opts->no_user;
 	skel->rodata->has_prev_state_arg = args >= 4;
 
-	/* exactly one of the two sched_switch programs is loaded */
-	o->prog = btf ? skel->progs.offcpu_switch : skel->progs.offcpu_switch_raw;
-	err = bpf_program__set_autoload(btf ? skel->progs.offcpu_switch_raw
-					    : skel->progs.offcpu_switch, false);
+	err = pick_switch_program(o, btf);
 	if (!err && o->stacks_prealloc)
 		err = bpf_map__set_map_flags(skel->maps.stacks, 0);
 	if (!err)
@@ -171,10 +189,13 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 		err = bpf_map__set_max_entries(skel->maps.counts1, o->double_buffer ? counts : 1);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.start, starts);
+	/* a token for each block the harvest credits, and for wakes racing it */
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.claims, o->fp_programs ? starts : 1);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.pids, opts->n_pids > 0 ? opts->n_pids : 1);
 	if (!err && opts->sampler)
-		err = share_sampler_maps(o, opts->sampler);
+		err = share_sampler_maps(o, opts->sampler, !o->fp_programs);
 	return err;
 }
 
@@ -218,8 +239,26 @@ static int attach_iter(struct offcpu *o)
 	linfo.map.map_fd = bpf_map__fd(o->skel->maps.start);
 	opts.link_info = &linfo;
 	opts.link_info_len = sizeof(linfo);
-	o->iter_link = bpf_program__attach_iter(o->skel->progs.offcpu_harvest, &opts);
+	o->iter_link = bpf_program__attach_iter(o->harvest, &opts);
 	return o->iter_link ? 0 : -errno;
+}
+
+/* The one harvest program: by iterator (claiming as the switch program does) or by test run. */
+static int pick_harvest_program(struct offcpu *o, bool iter)
+{
+	struct bpf_program *all[] = { o->skel->progs.offcpu_harvest, o->skel->progs.offcpu_harvest_fp,
+				      o->skel->progs.offcpu_harvest_run };
+	struct bpf_program *keep = !iter ? all[2] : o->fp_programs ? all[1] : all[0];
+	int err = 0;
+
+	/* the test run's walk needs bpf_for_each_map_elem (5.13) and the exchange */
+	if (!iter && o->fp_programs)
+		return -EOPNOTSUPP;
+	o->harvest = keep;
+	for (int i = 0; i < 3 && !err; i++)
+		if (all[i] != keep)
+			err = bpf_program__set_autoload(all[i], false);
+	return err;
 }
 
 /* Opens, configures and loads the object, harvesting by iterator or by test run. */
@@ -230,8 +269,7 @@ static int open_and_load(struct offcpu *o, const struct offcpu_opts *opts, bool 
 	o->skel = offcpu_bpf__open();
 	if (!o->skel)
 		return -errno;
-	err = bpf_program__set_autoload(iter ? o->skel->progs.offcpu_harvest_run
-					     : o->skel->progs.offcpu_harvest, false);
+	err = pick_harvest_program(o, iter);
 	/* set rodata, size maps, pick the sched_switch program */
 	if (!err)
 		err = configure(o, opts);
@@ -248,6 +286,9 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 	if (!o)
 		return NULL;
 	o->n_possible_cpus = libbpf_num_possible_cpus();
+	/* the kernel decides: the CFI walk needs bpf_loop, which comes after the exchange */
+	o->fp_programs = opts->force_fp_programs || !sampler__kernel_can_walk_cfi() ||
+			 !preflight__bpf_xchg();
 	if (o->n_possible_cpus <= 0) {
 		err = o->n_possible_cpus ? o->n_possible_cpus : -EINVAL;
 		goto err_free;
@@ -323,8 +364,7 @@ static int run_iter(struct offcpu *o)
 	int fd, err = 0;
 
 	if (o->no_iter)
-		return bpf_prog_test_run_opts(bpf_program__fd(o->skel->progs.offcpu_harvest_run),
-					      &topts) ? -errno : 0;
+		return bpf_prog_test_run_opts(bpf_program__fd(o->harvest), &topts) ? -errno : 0;
 	fd = bpf_iter_create(bpf_link__fd(o->iter_link));
 	if (fd < 0)
 		return -errno;
@@ -372,6 +412,9 @@ int offcpu__harvest(struct offcpu *o, __u64 boundary_ns)
 	__atomic_store_n(&bss->iter_done, boundary_ns, __ATOMIC_SEQ_CST);
 	/* 4: wakes that began before iter_done was set have finished writing the old slot */
 	err = sync_programs(o);
+	/* 5: and the claim tokens (fp programs) with them: none is taken until the next boundary */
+	if (!err && o->fp_programs)
+		err = bpf_util__clear_map(bpf_map__fd(o->skel->maps.claims));
 	return err ? err : harvest;
 }
 

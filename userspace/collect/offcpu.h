@@ -3,10 +3,13 @@
 #define EBPFPROF_OFFCPU_H
 
 /*
- * Minimum kernel 5.12: BPF atomic exchange (BPF_XCHG). Also needed and older:
- * bpf_map_elem iterators (5.9), mmap'able .bss (5.5), tp_btf (5.5; without
- * vmlinux BTF for it the raw_tp program is loaded instead). Used when there:
- * sched_switch's prev_state argument (5.18; before, the task's state field,
+ * Minimum kernel 5.9: bpf_map_elem iterators (5.9; where an LSM refuses them,
+ * 5.13+ harvests by a test run instead), mmap'able .bss (5.5), tp_btf (5.5;
+ * without vmlinux BTF for it the raw_tp program is loaded instead). Used when
+ * there: BPF atomic exchange (5.12) and the CFI walk (bpf_loop, 5.17), in
+ * one program; before, another without the walk, whose wakes and harvest
+ * claim a block by a token in a hash map (offcpu.bpf.c's take_claim). Also
+ * used when there: sched_switch's prev_state argument (5.18; before, the task's state field,
  * named "state" before 5.14, read through CO-RE) and bpf_task_from_pid (6.2;
  * lets the harvest skip a thread whose switch-in the tracepoint never
  * reported, see OFFCPU_STAT_MISSED_SWITCH_IN).
@@ -36,6 +39,8 @@ struct offcpu_opts {
 	__u32 stack_entries;	/* stacks the map holds, shared by both slots; 0: 16384 */
 	bool double_buffer;	/* two slots, harvested while tracing (agent mode) */
 	bool force_raw_tp;	/* load the raw_tp program even where tp_btf works (tests) */
+	/* load the programs kernels before 5.17 take (no CFI walk, claims by token) anywhere (tests) */
+	bool force_fp_programs;
 	/* the sampler's tables and announcements: user stacks by CFI as it walks them; NULL: fp */
 	const struct sampler_maps *sampler;
 	__u32 announce_cgroup1_ssid;	/* as struct sampler_opts' */

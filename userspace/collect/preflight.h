@@ -7,7 +7,7 @@
 /* Prints one line naming what is missing and returns a negative errno, or returns 0. */
 int preflight__check(void);
 
-/* Whether BPF has atomic exchange (BPF_XCHG, 5.12), which off-CPU tracing needs. */
+/* Whether BPF has atomic exchange (BPF_XCHG, 5.12), which off-CPU tracing uses where there. */
 bool preflight__bpf_xchg(void);
 
 /* Whether the running kernel's version is below MAJOR.MINOR (false when uname cannot tell). */

@@ -27,13 +27,6 @@ struct sampler *sampler_config__load(const struct config *cfg, bool double_buffe
 	struct sampler *s;
 	int err;
 
-	/* said here, once, in one line: the kernel decides before the sampler loads */
-	if (cfg->mode != MODE_CPU && !preflight__bpf_xchg()) {
-		p_err("--mode %s needs BPF atomic exchange (kernel 5.12+), which this kernel lacks; --mode cpu works here",
-		      cfg->mode == MODE_WALL ? "wall" : "off-cpu");
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	if (!cfg->no_user && cfg->unwind != SAMPLER_UNWIND_FP && !sampler__kernel_can_walk_cfi()) {
 		if (cfg->unwind == SAMPLER_UNWIND_CFI) {
 			p_err("--unwind cfi: this kernel lacks bpf_loop (5.17+) or bpf_task_pt_regs (5.15+) to walk CFI in BPF; use --unwind fp");

@@ -262,9 +262,9 @@ static void print_stack(struct offcpu *o, const struct fixture_syms *s, const st
  * offcpu_blocker's main thread: read() ~60 ms, burn 30 ms, nanosleep 10 ms.
  * Off-CPU time recorded for it = wall time - its on-CPU time (schedstat), the
  * read and the sleep are "sleeping" with different user stacks through the
- * fixture's own functions.
+ * fixture's own functions. FP: the programs kernels before 5.17 load.
  */
-static int run_blocker(bool raw_tp, __u64 seconds)
+static int run_blocker(bool raw_tp, bool fp, __u64 seconds)
 {
 	char *argv[] = { FIX "offcpu_blocker", "30", NULL };
 	struct child c = { .go = -1 };
@@ -282,7 +282,8 @@ static int run_blocker(bool raw_tp, __u64 seconds)
 	CHECK(spawn_held(&c, argv) == 0);
 	pid = c.pid;
 	struct offcpu_opts opts = { .pids = &pid, .n_pids = 1, .per_thread = true,
-				    .double_buffer = true, .force_raw_tp = raw_tp };
+				    .double_buffer = true, .force_raw_tp = raw_tp,
+				    .force_fp_programs = fp };
 	o = new_or_skip(&opts, &why);
 	if (!o) {
 		reap(&c);
@@ -336,9 +337,10 @@ static int run_blocker(bool raw_tp, __u64 seconds)
 			}
 		}
 	}
-	printf("  %s: wall %.3f s, off CPU by schedstat %.3f s, recorded %.3f s (%+.2f%%); "
+	printf("  %s%s: wall %.3f s, off CPU by schedstat %.3f s, recorded %.3f s (%+.2f%%); "
 	       "read %.3f s in %llu blocks + nanosleep %.3f s = %.1f%% of wall, sleeping\n",
-	       raw_tp ? "raw_tp" : "tp_btf", wall / 1e9, blocked / 1e9, total / 1e9,
+	       raw_tp ? "raw_tp" : "tp_btf", fp ? " (claims by token, before 5.12)" : "", wall / 1e9,
+	       blocked / 1e9, total / 1e9,
 	       100.0 * ((double)total - blocked) / blocked, rd_ns / 1e9,
 	       (unsigned long long)rd_n, nap_ns / 1e9, 100.0 * (rd_ns + nap_ns) / wall);
 	if (!rd_stack || !nap_stack) {
@@ -366,13 +368,21 @@ out:
 
 static int test_blocker(void)
 {
-	return run_blocker(false, 3);
+	return run_blocker(false, false, 3);
 }
 
 /* the program loaded where tp_btf is missing traces the same */
 static int test_raw_tp_fallback(void)
 {
-	return run_blocker(true, 1);
+	return run_blocker(true, false, 1);
+}
+
+/* the programs kernels before 5.17 load (no walk, no exchange) trace the same, either way */
+static int test_fp_programs(void)
+{
+	int ret = run_blocker(false, true, 3);
+
+	return ret != TEST_OK ? ret : run_blocker(true, true, 1);
 }
 
 /* blocks under min_us are dropped whole and counted: the 10 ms naps go, the 60 ms reads stay */
@@ -585,7 +595,7 @@ out:
  * outer two's difference); a window piece lost or counted twice (milliseconds:
  * harvests are 10 ms apart, naps 3-30 ms) would fall outside.
  */
-static int test_boundaries_under_load(void)
+static int run_boundaries_under_load(bool fp)
 {
 	char *argv[] = { FIX "offcpu_pingpong", "2", "1", "4", NULL };
 	struct child c = { .go = -1 };
@@ -604,6 +614,7 @@ static int test_boundaries_under_load(void)
 	p0 = new_or_skip(&opts, &why);
 	p1 = p0 ? new_or_skip(&opts, &why) : NULL;
 	opts.double_buffer = true;
+	opts.force_fp_programs = fp;	/* the harvested one claims as asked */
 	a = p1 ? new_or_skip(&opts, &why) : NULL;
 	if (!a) {
 		reap(&c);
@@ -664,10 +675,11 @@ static int test_boundaries_under_load(void)
 			outside++;
 		}
 	}
-	printf("  %d harvests: %llu blocks in each tracer; off CPU %.6f s harvested vs %.6f s "
+	printf("  %s%d harvests: %llu blocks in each tracer; off CPU %.6f s harvested vs %.6f s "
 	       "(main thread %.6f vs %.6f s); iterator splits %llu, late %llu, missed switch-ins "
 	       "%llu, stale entries skipped %llu\n",
-	       harvests, (unsigned long long)n_a, ns_a / 1e9, ns_pre / 1e9, main_a / 1e9,
+	       fp ? "claims by token: " : "", harvests, (unsigned long long)n_a, ns_a / 1e9,
+	       ns_pre / 1e9, main_a / 1e9,
 	       main_pre / 1e9, (unsigned long long)stats[OFFCPU_STAT_ITER_SPLITS],
 	       (unsigned long long)stats[OFFCPU_STAT_LATE],
 	       (unsigned long long)stats[OFFCPU_STAT_MISSED_SWITCH_IN],
@@ -686,6 +698,17 @@ out:
 	offcpu__free(p1);
 	reap(&c);
 	return ret;
+}
+
+static int test_boundaries_under_load(void)
+{
+	return run_boundaries_under_load(false);
+}
+
+/* the same with claims by token (kernels before 5.12): a wake racing the harvest credits once */
+static int test_boundaries_fp_programs(void)
+{
+	return run_boundaries_under_load(true);
 }
 
 static void *long_sleep_fn(void *arg)
@@ -796,11 +819,11 @@ static int run_wait(char *const argv[])
 }
 
 /* BPF time per sched_switch, tracing every thread of the system under a switch storm */
-static int test_cost(void)
+static int run_cost(bool fp)
 {
 	char *perf[] = { "perf", "bench", "sched", "messaging", "-g", "10", "-l", "300", NULL };
 	char *pingpong[] = { FIX "offcpu_pingpong", "2", "4", NULL };
-	struct offcpu_opts opts = {};
+	struct offcpu_opts opts = { .force_fp_programs = fp };
 	__u64 stats[OFFCPU_STAT_MAX], ns0, cnt0, ns1, cnt1, t0, wall;
 	const char *why, *load = "perf bench sched messaging -g 10 -l 300";
 	int stats_fd, ret = TEST_FAIL;
@@ -832,10 +855,11 @@ static int test_cost(void)
 		goto out;
 	ns1 -= ns0;
 	cnt1 -= cnt0;
-	printf("  %s: %llu switches in %.2f s (%.0f/s), %.0f ns of BPF per switch; "
+	printf("  %s%s: %llu switches in %.2f s (%.0f/s), %.0f ns of BPF per switch; "
 	       "%llu blocks, %llu wakes, %llu without start, stack errors %llu/%llu, "
 	       "stack map full %llu/%llu, counts full %llu\n",
-	       load, (unsigned long long)cnt1, wall / 1e9, cnt1 * 1e9 / wall,
+	       fp ? "programs before 5.17, " : "", load, (unsigned long long)cnt1, wall / 1e9,
+	       cnt1 * 1e9 / wall,
 	       cnt1 ? (double)ns1 / cnt1 : 0.0, (unsigned long long)stats[OFFCPU_STAT_BLOCKS],
 	       (unsigned long long)stats[OFFCPU_STAT_WAKES],
 	       (unsigned long long)stats[OFFCPU_STAT_NO_START],
@@ -850,6 +874,17 @@ out:
 	close(stats_fd);
 	offcpu__free(o);
 	return ret;
+}
+
+static int test_cost(void)
+{
+	return run_cost(false);
+}
+
+/* the same switches through the programs kernels before 5.17 load: claims by a load, no exchange */
+static int test_cost_fp_programs(void)
+{
+	return run_cost(true);
 }
 
 /* the harvest contract: boundaries only move forward, never past now; one slot needs a stop */
@@ -885,4 +920,5 @@ out:
 
 TEST_MAIN("offcpu", TEST(test_harvest_rules), TEST(test_blocker), TEST(test_raw_tp_fallback),
 	  TEST(test_min_us), TEST(test_disk), TEST(test_window_boundaries), TEST(test_stack_reset),
-	  TEST(test_boundaries_under_load), TEST(test_cost))
+	  TEST(test_boundaries_under_load), TEST(test_fp_programs),
+	  TEST(test_boundaries_fp_programs), TEST(test_cost), TEST(test_cost_fp_programs))

@@ -1,0 +1,63 @@
+/* regs.bpf.h -- the current task's user registers, saved at kernel entry, without bpf_task_pt_regs */
+#ifndef EBPFPROF_REGS_BPF_H
+#define EBPFPROF_REGS_BPF_H
+
+/*
+ * x86-64's kernel stack (THREAD_SIZE): 16 KiB, 32 KiB with KASAN, which
+ * distribution kernels leave off. The user registers sit at its top, with
+ * no padding on 64-bit (TOP_OF_KERNEL_STACK_PADDING is 0 there).
+ */
+#ifndef EFAULT
+#define EFAULT 14
+#endif
+
+#define REGS_THREAD_SIZE (16u << 10)
+#define REGS_USER_RPL 3
+
+/* What a user stack walk starts from. */
+struct user_regs {
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u64 r9;
+	__u64 r13;
+	__u64 r14;
+	__u64 r15;
+};
+
+/*
+ * Where the current task's user registers were saved when it entered the
+ * kernel, as task_pt_regs() finds them: the top of its kernel stack, read
+ * through CO-RE. bpf_task_pt_regs (5.15+) says the same where it exists.
+ */
+static __always_inline struct pt_regs *current_user_regs_addr(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	void *stack = BPF_CORE_READ(task, stack);
+
+	return (struct pt_regs *)(stack + REGS_THREAD_SIZE - bpf_core_type_size(struct pt_regs));
+}
+
+/*
+ * Reads them into *out, by probe reads (kernels before 5.15 give no BTF
+ * pointer to them). -EFAULT when what lies there is not a user frame: a
+ * kernel thread, or a kernel built with a bigger stack (KASAN); the caller
+ * counts it and takes no stack, rather than walk from garbage.
+ */
+static __always_inline int current_user_regs(struct user_regs *out)
+{
+	struct pt_regs *r = current_user_regs_addr();
+
+	if ((BPF_CORE_READ(r, cs) & 3) != REGS_USER_RPL)
+		return -EFAULT;
+	out->ip = BPF_CORE_READ(r, ip);
+	out->sp = BPF_CORE_READ(r, sp);
+	out->bp = BPF_CORE_READ(r, bp);
+	out->r9 = BPF_CORE_READ(r, r9);
+	out->r13 = BPF_CORE_READ(r, r13);
+	out->r14 = BPF_CORE_READ(r, r14);
+	out->r15 = BPF_CORE_READ(r, r15);
+	return 0;
+}
+
+#endif /* EBPFPROF_REGS_BPF_H */
