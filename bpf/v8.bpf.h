@@ -79,7 +79,7 @@ static __always_inline __u16 v8_type(const struct v8_proc *v, __u64 obj)
  * its caller. LEAF: pc is where the sample struck. A global function,
  * verified once on its own.
  */
-__noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 leaf)
+WALK_FN long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 leaf)
 {
 	__u64 w[V8_FP_WORDS], pc, fp, ctx, sfi, nos = 0, off, ba, ra;
 	bool builtin, top, first, is_bc;
@@ -164,5 +164,19 @@ step:
 	sc->bp = w[V8_FP_BELOW & 7];
 	return 0;
 }
+
+#ifdef EBPFPROF_STEPS_WALK
+/* v8_step in the steps build (walk.bpf.h): a global function of scalars */
+__noinline long v8_step_steps(__u32 leaf)
+{
+	struct unwind_scratch *sc = walk_scratch();
+	__u32 pid;
+
+	if (!sc)
+		return 1;
+	pid = sc->img.pid;	/* a key on the stack: 6.1 takes no other */
+	return v8_step(sc, bpf_map_lookup_elem(&v8_procs, &pid), leaf);
+}
+#endif
 
 #endif /* EBPFPROF_V8_BPF_H */
