@@ -184,17 +184,7 @@ broken:
 }
 
 #ifdef EBPFPROF_STEPS_WALK
-/* java_step in the steps build (walk.bpf.h): a global function of scalars */
-__noinline long java_step_steps(__u32 leaf)
-{
-	struct unwind_scratch *sc = walk_scratch();
-	__u32 pid;
-
-	if (!sc)
-		return 1;
-	pid = sc->img.pid;	/* a key on the stack: 6.1 takes no other */
-	return java_step(sc, bpf_map_lookup_elem(&java_procs, &pid), leaf);
-}
+WALK_STEP_STEPS(java_step, java_procs)
 #endif
 
 #endif /* EBPFPROF_JAVA_BPF_H */

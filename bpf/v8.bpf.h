@@ -166,17 +166,7 @@ step:
 }
 
 #ifdef EBPFPROF_STEPS_WALK
-/* v8_step in the steps build (walk.bpf.h): a global function of scalars */
-__noinline long v8_step_steps(__u32 leaf)
-{
-	struct unwind_scratch *sc = walk_scratch();
-	__u32 pid;
-
-	if (!sc)
-		return 1;
-	pid = sc->img.pid;	/* a key on the stack: 6.1 takes no other */
-	return v8_step(sc, bpf_map_lookup_elem(&v8_procs, &pid), leaf);
-}
+WALK_STEP_STEPS(v8_step, v8_procs)
 #endif
 
 #endif /* EBPFPROF_V8_BPF_H */

@@ -133,6 +133,25 @@ static __always_inline struct unwind_scratch *walk_scratch(void)
 	return bpf_map_lookup_elem(&unwind_scratch, &zero);
 }
 
+#ifdef EBPFPROF_STEPS_WALK
+/*
+ * FN_steps(leaf): a runtime's step FN(sc, its table's entry, leaf) in the
+ * steps build, a global function of scalars; the entry is TABLE's for the
+ * walked pid (a key on the stack: 6.1 takes no other).
+ */
+#define WALK_STEP_STEPS(fn, table)						\
+	__noinline long fn##_steps(__u32 leaf)					\
+	{									\
+		struct unwind_scratch *sc = walk_scratch();			\
+		__u32 pid;							\
+										\
+		if (!sc)							\
+			return 1;						\
+		pid = sc->img.pid;						\
+		return fn(sc, bpf_map_lookup_elem(&table, &pid), leaf);		\
+	}
+#endif
+
 /*
  * Appends slot V to the walked stack and to its hash; a full stack keeps
  * what it has. The one way a frame gets onto a stack, native or a runtime's.
