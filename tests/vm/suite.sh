@@ -187,7 +187,7 @@ test_agent() {
 		sleep 0.2
 	done
 	[ -n "$addr" ] || { fail agent_windows "collector did not start"; kill $c; return; }
-	$FIX/cpu_split 120 >/dev/null & w=$!
+	$FIX/cpu_split 300 >/dev/null & w=$!	# outlives a start-up of minutes on a loaded host
 	$E agent --interval 1 --frequency 199 --pid $w --push "http://$addr" --label env=test 2>$O/agent.err & a=$!
 	# start-up under emulation takes seconds: wait for four windows at the collector, at most 60 s
 	for i in $(seq 120); do
