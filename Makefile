@@ -40,7 +40,9 @@ endif
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+# the sampler's steps build (bpf/walk.bpf.h): its bytes ride in the binary beside profile.bpf.o's
+BPF_OBJS += $(OUTPUT)/profile_steps.bpf.o
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS)) $(OUTPUT)/profile_steps.skel.h
 
 # every folder under userspace/ is a stage of the data path; objects keep their folder under build/
 TEST_ONLY_RUNTIMES := userspace/runtimes/null
@@ -117,6 +119,11 @@ $(OUTPUT) $(OUTPUT)/userspace:
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/profile_steps.bpf.o: bpf/profile.bpf.c $(wildcard include/*.h bpf/*.h) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DEBPFPROF_STEPS_WALK -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o

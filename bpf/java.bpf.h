@@ -73,7 +73,13 @@ static __always_inline __u64 java_find_blob(const struct java_proc *j, __u64 pc)
 	if (!low || log2 > 20)
 		return 0;
 	h.seg = (pc - low) >> log2;
+#ifdef EBPFPROF_STEPS_WALK
+	for (int i = 0; i <= JAVA_SEGMAP_HOPS; i++)
+		if (java_hop(i, &h))
+			break;
+#else
 	bpf_loop(JAVA_SEGMAP_HOPS + 1, java_hop, &h, 0);
+#endif
 	if (!h.found)
 		return 0;	/* free, unreadable, or a blob larger than the hops reach */
 	return low + (h.seg << log2) + j->block_header;
@@ -115,7 +121,7 @@ broken:
  * function, verified once on its own rather than at its call site inside
  * the walk: that keeps the load time of the whole program down.
  */
-__noinline long java_step(struct unwind_scratch *sc, const struct java_proc *j, __u32 leaf)
+WALK_FN long java_step(struct unwind_scratch *sc, const struct java_proc *j, __u32 leaf)
 {
 	__u64 pc, blob, name_p, name = 0, code, cfa, ra, bp;
 	__s32 fs, fco, off, id = 0;
@@ -176,5 +182,9 @@ lost:
 broken:
 	return java_stop(sc, JAVA_LOST_FRAME);
 }
+
+#ifdef EBPFPROF_STEPS_WALK
+WALK_STEP_STEPS(java_step, java_procs)
+#endif
 
 #endif /* EBPFPROF_JAVA_BPF_H */

@@ -157,7 +157,7 @@ static __always_inline __u64 label_set_hash(const struct label_set *set)
  * callers' against the 512-byte stack (6.1 refused the off-CPU program at
  * 544 bytes), so it keeps few locals.
  */
-__noinline int labels_read(struct label_set *set, const struct label_proc *lp, __u64 fsbase)
+WALK_FN int labels_read(struct label_set *set, const struct label_proc *lp, __u64 fsbase)
 {
 	__u64 p;	/* g, then m, curg, labels: one slot, the stack is tight */
 
@@ -183,6 +183,17 @@ __noinline int labels_read(struct label_set *set, const struct label_proc *lp, _
 	return set->n;
 }
 
+#ifdef EBPFPROF_STEPS_WALK
+/* labels_read in the steps build (walk.bpf.h): a global function of scalars */
+__noinline int labels_read_steps(__u32 pid, __u64 fsbase)
+{
+	__u32 zero = 0;
+
+	return labels_read(bpf_map_lookup_elem(&label_scratch, &zero),
+			   bpf_map_lookup_elem(&label_procs, &pid), fsbase);
+}
+#endif
+
 /*
  * The labels of the sampled thread of process image IMG, if userspace found
  * where it keeps them (its runtime_pids bit in BITS): their hash, the set
@@ -192,7 +203,6 @@ static __always_inline __u64 labels_of(const struct proc_image *img, __u16 bits,
 				       struct label_set **set)
 {
 	const struct label_proc *lp;
-	struct task_struct *task;
 	__u32 zero = 0;
 
 	if (!unwind_pid_bits__in(bits, UNWIND_RT_LABELS))
@@ -203,8 +213,7 @@ static __always_inline __u64 labels_of(const struct proc_image *img, __u16 bits,
 	*set = bpf_map_lookup_elem(&label_scratch, &zero);
 	if (!*set)
 		return 0;
-	task = bpf_get_current_task_btf();
-	if (!labels_read(*set, lp, task->thread.fsbase))
+	if (!WALK_CALL(labels_read, (img->pid, walk_fsbase()), (*set, lp, walk_fsbase())))
 		return 0;
 	return label_set_hash(*set);
 }

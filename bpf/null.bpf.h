@@ -14,13 +14,6 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } null_procs SEC(".maps");
 
-/* Walk state kept across native frames: the next null frame to hand out. */
-struct null_walk {
-	__u64 frame;
-	__u32 started;		/* frame was read from the state */
-	__u32 pad;
-};
-
 static __always_inline bool null_in_eval(const struct null_proc *p, __u64 pc)
 {
 	return pc >= p->eval_start && pc < p->eval_end;
@@ -31,7 +24,7 @@ static __always_inline bool null_in_eval(const struct null_proc *p, __u64 pc)
  * and leaves in w->frame its caller's. A global function, verified once on
  * its own, as every runtime's reader should be. Returns 0.
  */
-__noinline int null_frames(struct unwind_scratch *sc, struct null_walk *w)
+WALK_FN int null_frames(struct unwind_scratch *sc, struct null_walk *w)
 {
 	const struct null_proc *p;
 	__u64 f, func;
@@ -59,5 +52,17 @@ __noinline int null_frames(struct unwind_scratch *sc, struct null_walk *w)
 	rt_announce(sc, NULL_EVENT_FUNC, func, 0);
 	return 0;
 }
+
+#ifdef EBPFPROF_STEPS_WALK
+/* null_frames in the steps build (walk.bpf.h): a global function of scalars */
+__noinline int null_frames_steps(void)
+{
+	struct unwind_scratch *sc = walk_scratch();
+
+	if (!sc)
+		return 0;
+	return null_frames(sc, &sc->null_walk);
+}
+#endif
 
 #endif /* EBPFPROF_NULL_BPF_H */

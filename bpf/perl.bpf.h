@@ -123,12 +123,9 @@ static __always_inline int perl_file_frame(const struct perl_proc *p, struct per
 static __always_inline __u64 perl_interp(const struct perl_proc *p, struct perl_scratch *b,
 					 __u32 pid, bool *other)
 {
-	struct task_struct *task;
-
 	b->word = 0;
 	if (p->tls_off) {
-		task = bpf_get_current_task_btf();
-		if (!walk_read(&b->word, BPF_CORE_READ(task, thread.fsbase) + (__s64)p->tls_off) &&
+		if (!walk_read(&b->word, walk_fsbase() + (__s64)p->tls_off) &&
 		    b->word)
 			return b->word;
 	}
@@ -162,7 +159,7 @@ static __always_inline int perl_begin(const struct perl_proc *p, __u64 interp, s
  * once on its own; its frames are pushed and announced in one place, so
  * the verifier's stack holds one announcement's key. Returns 0.
  */
-__noinline int perl_frames(struct unwind_scratch *sc)
+WALK_FN int perl_frames(struct unwind_scratch *sc)
 {
 	const struct perl_proc *p;
 	struct perl_walk *w;
@@ -261,5 +258,17 @@ lost:
 	w->done = 1;
 	return 0;
 }
+
+#ifdef EBPFPROF_STEPS_WALK
+/* perl_frames in the steps build (walk.bpf.h): a global function of scalars */
+__noinline int perl_frames_steps(void)
+{
+	struct unwind_scratch *sc = walk_scratch();
+
+	if (!sc)
+		return 0;
+	return perl_frames(sc);
+}
+#endif
 
 #endif /* EBPFPROF_PERL_BPF_H */

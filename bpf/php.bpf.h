@@ -14,13 +14,6 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } php_procs SEC(".maps");
 
-/* Walk state kept across native frames: the next PHP frame to hand out. */
-struct php_walk {
-	__u64 frame;
-	__u32 started;		/* frame was read from executor_globals */
-	__u32 pad;
-};
-
 static __always_inline bool php_in_exec(const struct php_proc *p, __u64 pc)
 {
 	return pc >= p->exec_start && pc < p->exec_end;
@@ -107,7 +100,7 @@ struct {
  * whichever execute_ex call it is of. A global function, verified once on
  * its own. Returns 0.
  */
-__noinline int php_frames(struct unwind_scratch *sc, struct php_walk *w, __u32 exact, __u32 jit)
+WALK_FN int php_frames(struct unwind_scratch *sc, struct php_walk *w, __u32 exact, __u32 jit)
 {
 	const struct php_proc *p;
 	struct php_scratch *ps;
@@ -153,5 +146,17 @@ lost:
 	w->frame = 0;
 	return 0;
 }
+
+#ifdef EBPFPROF_STEPS_WALK
+/* php_frames in the steps build (walk.bpf.h): a global function of scalars */
+__noinline int php_frames_steps(__u32 exact, __u32 jit)
+{
+	struct unwind_scratch *sc = walk_scratch();
+
+	if (!sc)
+		return 0;
+	return php_frames(sc, &sc->php_walk, exact, jit);
+}
+#endif
 
 #endif /* EBPFPROF_PHP_BPF_H */

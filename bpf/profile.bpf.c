@@ -278,15 +278,15 @@ static __always_inline bool sampled_in_user_mode(struct bpf_perf_event_data *ctx
 /*
  * Fills key->comm with the process's name (the group leader's, not the
  * thread's: labels and folded lines group by process) and *img with its
- * image (struct proc_image); true for a kernel thread. Where the walk is
- * compiled in (5.17+) the task is a BTF pointer, read by plain loads;
+ * image (struct proc_image); true for a kernel thread. Where the loop walk
+ * is compiled in (5.17+) the task is a BTF pointer, read by plain loads;
  * elsewhere each field is a probe-read helper call.
  */
 static __always_inline bool read_task(struct sample_key *key, struct proc_image *img, bool walk)
 {
 	struct task_struct *task, *leader;
 
-	if (walk) {
+	if (walk && WALK_TASK_BTF) {
 		task = bpf_get_current_task_btf();
 		leader = task->group_leader;
 		/* comm is NUL-padded (__set_task_comm): the whole array is the name */
@@ -306,8 +306,7 @@ static __always_inline bool read_task(struct sample_key *key, struct proc_image 
 /*
  * The labels the thread runs under (Go pprof labels, custom labels) into
  * key->labels_hash; *set is left holding them for count_sample. Only where
- * the walk is compiled in: the reader is a global function, which 5.10
- * cannot take as it is.
+ * the walk is compiled in, as its tables are.
  */
 static __always_inline void read_labels(const struct proc_image *img, struct sample_key *key,
 					struct label_set **set)
@@ -378,9 +377,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 }
 
 /*
- * Kernels before 5.13 refuse do_sample whole, even with unwind_mode fp: its
- * bpf_loop callback is a subprogram they cannot see. Userspace loads this one
- * instead where the kernel cannot walk CFI (no bpf_loop or bpf_task_pt_regs).
+ * User stacks by frame pointers only: no trace of the walk, the labels'
+ * reader or its tables in the program the kernel checks and runs.
+ * Userspace loads this one for --unwind fp.
  */
 SEC("perf_event")
 int do_sample_fp(struct bpf_perf_event_data *ctx)

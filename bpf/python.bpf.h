@@ -22,13 +22,6 @@ struct {
 	__uint(max_entries, 8192);
 } py_tstates SEC(".maps");
 
-/* Walk state kept across native frames: the next Python frame to hand out. */
-struct py_walk {
-	__u64 frame;
-	__u32 started;		/* frame was read from the thread state */
-	__u32 pad;
-};
-
 /* by its tag too: code made at run time is freed and its address reused by the next */
 static __always_inline void py_announce(const struct unwind_scratch *sc, __u64 code, __u32 tag)
 {
@@ -62,9 +55,8 @@ static __always_inline int py_code_tag_read(const struct py_proc *py, __u64 code
  */
 static __always_inline __u64 py_tstate(const struct py_proc *py)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), ts, id, interp, *cached;
+	__u64 fsbase = walk_fsbase(), ts, id, interp, *cached;
 
 	cached = bpf_map_lookup_elem(&py_tstates, &tid);
 	if (cached && !walk_read(&id, *cached + py->ts_thread_id) && id == fsbase)
@@ -131,7 +123,7 @@ static __always_inline bool py_in_eval(const struct py_proc *py, __u64 pc)
  * verified 169 k instructions with it inline, 148 k without, with the Java
  * walk added). Returns 0.
  */
-__noinline int py_frames(struct unwind_scratch *sc, const struct py_proc *py, struct py_walk *w)
+WALK_FN int py_frames(struct unwind_scratch *sc, const struct py_proc *py, struct py_walk *w)
 {
 	__u64 f, code, prev, instr;
 	__u32 tag;
@@ -182,5 +174,19 @@ lost:
 	w->frame = 0;
 	return 0;
 }
+
+#ifdef EBPFPROF_STEPS_WALK
+/* py_frames in the steps build (walk.bpf.h): a global function of scalars */
+__noinline int py_frames_steps(void)
+{
+	struct unwind_scratch *sc = walk_scratch();
+	__u32 pid;
+
+	if (!sc)
+		return 0;
+	pid = sc->img.pid;	/* a key on the stack: 6.1 takes no other */
+	return py_frames(sc, bpf_map_lookup_elem(&py_procs, &pid), &sc->py_walk);
+}
+#endif
 
 #endif /* EBPFPROF_PYTHON_BPF_H */

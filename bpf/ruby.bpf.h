@@ -45,8 +45,7 @@ struct {
  */
 static __always_inline __u64 rb_current_ec(const struct rb_proc *rb)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), dtv, block, ec;
+	__u64 fsbase = walk_fsbase(), dtv, block, ec;
 
 	if (walk_read(&dtv, fsbase + RB_TCB_DTV) ||
 	    walk_read(&block, dtv + RB_DTV_STRIDE * (rb->tls_module & 0xffff)) || !block ||
@@ -110,7 +109,7 @@ static __always_inline bool rb_walk_start(struct unwind_scratch *sc, const struc
  * function's frame stands where its method was called from Ruby. A global
  * function, verified once on its own. Returns 0.
  */
-__noinline int rb_frames(struct unwind_scratch *sc, const struct rb_proc *rb)
+WALK_FN int rb_frames(struct unwind_scratch *sc, const struct rb_proc *rb)
 {
 	__u64 cfp, pc, iseq, ep, me, flags;
 	struct rb_scratch *x, *w;
@@ -181,6 +180,20 @@ static __always_inline void rb_walk_begin(__u16 bits, __u32 pid)
 	x->cfp = x->end = 0;
 }
 
+#ifdef EBPFPROF_STEPS_WALK
+/* rb_frames in the steps build (walk.bpf.h): a global function of scalars */
+__noinline int rb_frames_steps(void)
+{
+	struct unwind_scratch *sc = walk_scratch();
+	__u32 pid;
+
+	if (!sc)
+		return 0;
+	pid = sc->img.pid;	/* a key on the stack: 6.1 takes no other */
+	return rb_frames(sc, bpf_map_lookup_elem(&rb_procs, &pid));
+}
+#endif
+
 /* The frame at sc->pc: in vm_exec, the Ruby frames it runs go above it. */
 static __always_inline void rb_walk_frame(struct unwind_scratch *sc)
 {
@@ -193,7 +206,7 @@ static __always_inline void rb_walk_frame(struct unwind_scratch *sc)
 		return;
 	rb = bpf_map_lookup_elem(&rb_procs, &pid);
 	if (rb)
-		rb_frames(sc, rb);
+		WALK_CALL(rb_frames, (), (sc, rb));
 }
 
 #endif /* EBPFPROF_RUBY_BPF_H */

@@ -48,13 +48,9 @@ enum rt_step {
 	RT_STOP,		/* recorded where the walk ends */
 };
 
-/* Looks up the process's table in each runtime its bits (unwind_pid_bits__of) name. */
-static __always_inline void rt_walk__begin(struct rt_walk *w, struct unwind_scratch *sc,
-					   __u16 bits, __u32 pid)
+/* Looks up the tables the walk reads through w: of each runtime its bits (unwind_pid_bits__of) name. */
+static __always_inline void rt_walk__tables(struct rt_walk *w, __u16 bits, __u32 pid)
 {
-	const struct php_proc *php = NULL;
-	const struct perl_proc *perl = NULL;
-
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PYTHON))
 		w->py = bpf_map_lookup_elem(&py_procs, &pid);
 	if (unwind_pid_bits__in(bits, UNWIND_RT_JAVA))
@@ -65,6 +61,14 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, struct unwind_scra
 	}
 	if (unwind_pid_bits__in(bits, UNWIND_RT_V8))
 		w->v8 = bpf_map_lookup_elem(&v8_procs, &pid);
+}
+
+/* Readies the state the runtimes keep in per-CPU scratch for a new walk. */
+static __always_inline void rt_walk__reset(struct unwind_scratch *sc, __u16 bits, __u32 pid)
+{
+	const struct php_proc *php = NULL;
+	const struct perl_proc *perl = NULL;
+
 	__builtin_memset(&sc->rt, 0, sizeof(sc->rt));
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PHP))
 		php = bpf_map_lookup_elem(&php_procs, &pid);
@@ -96,6 +100,14 @@ static __always_inline void rt_walk__begin(struct rt_walk *w, struct unwind_scra
 #endif
 }
 
+/* Looks up the process's table in each runtime its bits name, and readies a walk. */
+static __always_inline void rt_walk__begin(struct rt_walk *w, struct unwind_scratch *sc,
+					   __u16 bits, __u32 pid)
+{
+	rt_walk__tables(w, bits, pid);
+	rt_walk__reset(sc, bits, pid);
+}
+
 /*
  * The frame at sc->pc, before the native walk looks at it. A runtime whose
  * code has no CFI walks the frame itself (HotSpot's code cache); an
@@ -107,24 +119,24 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 						   __u32 exact)
 {
 	if (sc->pc >= w->java_low && sc->pc < w->java_high)
-		return java_step(sc, w->java, exact) ? RT_STOP : RT_STEPPED;
+		return WALK_CALL(java_step, (exact), (sc, w->java, exact)) ? RT_STOP : RT_STEPPED;
 	if (w->v8 && v8_is_code(w->v8, sc->pc))
-		return v8_step(sc, w->v8, exact) ? RT_STOP : RT_STEPPED;
+		return WALK_CALL(v8_step, (exact), (sc, w->v8, exact)) ? RT_STOP : RT_STEPPED;
 	if (rt_in(sc->rt.php_jit, sc->pc)) {
-		php_frames(sc, &w->php_walk, exact, 1);
+		WALK_CALL(php_frames, (exact, 1), (sc, &w->php_walk, exact, 1));
 		sc->stack.flags |= USTACK_TRUNCATED;
 		return RT_STOP;
 	}
 	if (w->py && py_in_eval(w->py, sc->pc))
-		py_frames(sc, w->py, &w->py_walk);
+		WALK_CALL(py_frames, (), (sc, w->py, &w->py_walk));
 	if (rt_in(sc->rt.php_exec, sc->pc))
-		php_frames(sc, &w->php_walk, exact, 0);
+		WALK_CALL(php_frames, (exact, 0), (sc, &w->php_walk, exact, 0));
 	rb_walk_frame(sc);
 	if (rt_in(sc->rt.perl_runops, sc->pc) || rt_in(&sc->rt.perl_runops[2], sc->pc))
-		perl_frames(sc);
+		WALK_CALL(perl_frames, (), (sc));
 #ifdef EBPFPROF_TEST_RUNTIMES
 	if (rt_in(sc->rt.null_eval, sc->pc))
-		null_frames(sc, &w->null_walk);
+		WALK_CALL(null_frames, (), (sc, &w->null_walk));
 #endif
 	return RT_NATIVE;
 }

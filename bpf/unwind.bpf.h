@@ -14,6 +14,9 @@
 #define UC_RIP_OFF (40 + 16 * 8)
 #define PAGE_BYTES 4096
 
+/* set by userspace: whether the kernel has bpf_task_pt_regs (5.15) */
+const volatile bool have_task_pt_regs = false;
+
 /*
  * Every table's rows, back to back; userspace owns the layout and sizes the
  * array before load. A process's mappings say which slice is whose.
@@ -69,6 +72,7 @@ struct unwind_ctx {
 	struct unwind_scratch *sc;
 	struct unwind_proc *proc;
 	__u32 gen;		/* proc->gen, read once */
+	const struct proc_image *img;	/* the image walked */
 	struct rt_walk rt;	/* the runtimes in this process (runtimes.bpf.h) */
 };
 
@@ -155,33 +159,39 @@ enum row_found {
 	ROW_FOUND,		/* the row is in sc->row */
 };
 
-/*
- * The row for PC, looked up at PC - CALL, copied into sc->row. A global
- * function: the verifier checks it once on its own, not again along each of
- * the walk's paths that reach it (its searches and the cache's checks had
- * doubled the programs' load time). An unknown pc is not cached.
- */
-__noinline int unwind_lookup_row(struct unwind_scratch *sc, const struct unwind_proc *proc,
-				 __u64 pc, __u32 call, __u32 gen)
+/* what sc->row, as found or cached, says of its pc */
+static __always_inline int row_kind(const struct unwind_scratch *sc)
 {
-	struct row_cache_entry *e, *copy;
-	__u64 key = pc << 1 | call;
+	if (sc->row.cfa_type == ROW_CACHE_NO_TABLE)
+		return ROW_NO_TABLE;
+	return sc->row.cfa_type == ROW_CACHE_NO_ROW ? ROW_NONE : ROW_FOUND;
+}
+
+/* Whether the cache holds KEY's row: then it is in sc->row. *E: the entry to fill on a miss. */
+static __always_inline bool row_cache_get(struct unwind_scratch *sc, __u64 key, __u32 gen,
+					  struct row_cache_entry **e)
+{
 	__u32 slot = ((key ^ gen) * 0x9e3779b97f4a7c15ULL) >> 54;	/* 10 bits */
+	struct row_cache_entry *copy = &sc->cached;
+
+	*e = bpf_map_lookup_elem(&row_cache, &slot);
+	if (!*e)
+		return false;
+	*copy = **e;	/* checked as read once: another CPU may be writing it */
+	if (copy->key != key || copy->gen != gen ||
+	    copy->check != row_check(copy->key, copy->gen, &copy->row))
+		return false;
+	sc->row = copy->row;
+	return true;
+}
+
+/* A cache miss: the row searched for in PROC's tables, into sc->row and the entry E. */
+static __always_inline int row_search(struct unwind_scratch *sc, const struct unwind_proc *proc,
+				      struct row_cache_entry *e, __u64 pc, __u32 call, __u32 gen)
+{
 	const struct unwind_mapping *m;
 	const struct unwind_row *row;
 
-	if (!sc || !proc)
-		return ROW_UNKNOWN_PC;
-	copy = &sc->cached;
-	e = bpf_map_lookup_elem(&row_cache, &slot);
-	if (e) {
-		*copy = *e;	/* checked as read once: another CPU may be writing it */
-		if (copy->key == key && copy->gen == gen &&
-		    copy->check == row_check(copy->key, copy->gen, &copy->row)) {
-			sc->row = copy->row;
-			goto found;
-		}
-	}
 	m = find_mapping(proc, pc);
 	if (!m)
 		return ROW_UNKNOWN_PC;
@@ -194,16 +204,55 @@ __noinline int unwind_lookup_row(struct unwind_scratch *sc, const struct unwind_
 			sc->row.cfa_type = ROW_CACHE_NO_ROW;
 	}
 	if (e) {
-		e->key = key;
+		e->key = pc << 1 | call;
 		e->gen = gen;
 		e->row = sc->row;
-		e->check = row_check(key, gen, &sc->row);
+		e->check = row_check(e->key, gen, &sc->row);
 	}
-found:
-	if (sc->row.cfa_type == ROW_CACHE_NO_TABLE)
-		return ROW_NO_TABLE;
-	return sc->row.cfa_type == ROW_CACHE_NO_ROW ? ROW_NONE : ROW_FOUND;
+	return row_kind(sc);
 }
+
+/*
+ * The row for PC, looked up at PC - CALL, copied into sc->row. A global
+ * function: the verifier checks it once on its own, not again along each of
+ * the walk's paths that reach it (its searches and the cache's checks had
+ * doubled the programs' load time). An unknown pc is not cached.
+ */
+WALK_FN int unwind_lookup_row(struct unwind_scratch *sc, const struct unwind_proc *proc,
+			      __u64 pc, __u32 call, __u32 gen)
+{
+	struct row_cache_entry *e;
+
+	if (!sc || !proc)
+		return ROW_UNKNOWN_PC;
+	if (row_cache_get(sc, pc << 1 | call, gen, &e))
+		return row_kind(sc);
+	return row_search(sc, proc, e, pc, call, gen);
+}
+
+#ifdef EBPFPROF_STEPS_WALK
+/*
+ * unwind_lookup_row in the steps build (walk.bpf.h): a global function of
+ * scalars. It looks the process's tables up on a cache miss only.
+ */
+__noinline int unwind_lookup_row_steps(__u64 pc, __u32 call, __u32 gen)
+{
+	struct unwind_scratch *sc = walk_scratch();
+	struct row_cache_entry *e;
+	const struct unwind_proc *proc;
+	__u32 pid;
+
+	if (!sc)
+		return ROW_UNKNOWN_PC;
+	if (row_cache_get(sc, pc << 1 | call, gen, &e))
+		return row_kind(sc);
+	pid = sc->img.pid;	/* a key on the stack: 6.1 takes no other */
+	proc = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (!proc)
+		return ROW_UNKNOWN_PC;
+	return row_search(sc, proc, e, pc, call, gen);
+}
+#endif
 
 /* the user word at ADDR, from the copy of the stack where it holds it */
 static __always_inline int read_word(const struct unwind_scratch *sc, __u64 *dst, __u64 addr)
@@ -297,7 +346,8 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	sc->hash ^= sc->hash >> 29;
 
 	/* a return address points after the call: look up the call itself */
-	found = unwind_lookup_row(sc, c->proc, sc->pc, !leaf && !sc->exact_pc, c->gen);
+	found = WALK_CALL(unwind_lookup_row, (sc->pc, !leaf && !sc->exact_pc, c->gen),
+			  (sc, c->proc, sc->pc, !leaf && !sc->exact_pc, c->gen));
 	if (found == ROW_UNKNOWN_PC) {
 		sc->unknown_pc = 1;
 		found = ROW_NO_TABLE;	/* code, but no table says how */
@@ -365,6 +415,130 @@ truncated:
 }
 
 /*
+ * The user registers TASK saved at its kernel entry: at the top of its kernel
+ * stack on x86-64 (task_pt_regs), where every entry from user mode leaves
+ * them, the sampling interrupt's and a switched-out task's too. The kernel's
+ * own pointer where it has bpf_task_pt_regs (5.15; TASK is then a BTF
+ * pointer); else found from task->stack, which is right before 6.9's FRED
+ * padding. An unchecked kernel address before 5.15: read it with probe reads.
+ */
+#define X86_64_THREAD_SIZE (4096 << 2)	/* THREAD_SIZE without KASAN, as distributions build */
+
+static __always_inline const struct pt_regs *task_user_regs(struct task_struct *task)
+{
+	void *stack;
+
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs) && have_task_pt_regs)
+		return (const struct pt_regs *)bpf_task_pt_regs(task);
+	stack = BPF_CORE_READ(task, stack);
+	return stack ? stack + X86_64_THREAD_SIZE - bpf_core_type_size(struct pt_regs) : NULL;
+}
+
+/* the current task, as task_user_regs takes it */
+static __always_inline struct task_struct *task_for_regs(void)
+{
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf) &&
+	    have_task_pt_regs)
+		return bpf_get_current_task_btf();
+	return (struct task_struct *)bpf_get_current_task();
+}
+
+/* Readies the walk of the stack in *REGS: the user registers at the sample. */
+static __always_inline void unwind_begin(struct unwind_scratch *sc, const struct unwind_proc *proc,
+					 const struct proc_image *img, const struct pt_regs *regs)
+{
+	sc->pc = regs->ip;
+	sc->sp = regs->sp;
+	sc->bp = regs->bp;
+	sc->r13 = regs->r13;
+	sc->r9 = regs->r9;
+	sc->r14 = regs->r14;
+	sc->r15 = regs->r15;
+	sc->hash = 0xcbf29ce484222325ULL;
+	sc->unknown_pc = 0;
+	sc->exact_pc = 0;
+	sc->stack.n = 0;
+	sc->stack.flags = 0;
+	sc->announced = proc->announced;
+	sc->img = *img;
+	snap_stack(sc, sc->sp);
+}
+
+static __always_inline void unwind_end(struct unwind_scratch *sc)
+{
+	sc->hash ^= sc->stack.n;
+	if (!sc->hash)
+		sc->hash = 1;	/* 0 means "no walked stack" in a sample key */
+}
+
+#ifdef EBPFPROF_STEPS_WALK
+#define UNWIND_STEPS_CALLS ((UNWIND_MAX_DEPTH + UNWIND_STEPS_PER_CALL) / UNWIND_STEPS_PER_CALL)
+
+/*
+ * Walks the next UNWIND_STEPS_PER_CALL frames of the walk unwind_walk began;
+ * 1 once it ended. A global function of no arguments: the verifier checks it
+ * once, not at each of the walk's calls, and it finds the walk's state in the
+ * scratch; the frame readers it calls find their own (WALK_CALL).
+ */
+__noinline int unwind_steps(void)
+{
+	struct unwind_ctx c = {};
+	int done = 0;
+	__u32 pid;
+
+	c.sc = walk_scratch();
+	if (!c.sc)
+		return 1;
+	pid = c.sc->img.pid;
+	c.gen = c.sc->gen;
+	rt_walk__tables(&c.rt, c.sc->bits, pid);
+	for (int i = 0; i < UNWIND_STEPS_PER_CALL && !done; i++)
+		done = unwind_step(i, &c);
+	return done;
+}
+
+/* unwind_user's walk where the kernel has no bpf_loop: its state in the scratch, a call per few frames */
+static __always_inline struct unwind_scratch *unwind_walk(struct unwind_ctx *c, __u16 bits,
+							  __u32 pid)
+{
+	struct unwind_scratch *sc = c->sc;
+	struct pt_regs *regs;
+
+	sc->gen = c->gen;
+	sc->bits = bits;
+	__builtin_memset(&sc->py_walk, 0, sizeof(sc->py_walk));
+	__builtin_memset(&sc->php_walk, 0, sizeof(sc->php_walk));
+	__builtin_memset(&sc->null_walk, 0, sizeof(sc->null_walk));
+	rt_walk__reset(sc, bits, pid);
+	/* the registers, copied into the stack's copy before the stack is */
+	regs = (struct pt_regs *)sc->snap;
+	if (bpf_core_type_size(struct pt_regs) > sizeof(sc->snap) ||
+	    bpf_probe_read_kernel(regs, bpf_core_type_size(struct pt_regs),
+				  task_user_regs(task_for_regs())))
+		return NULL;
+	unwind_begin(sc, c->proc, c->img, regs);
+	for (int i = 0; i < UNWIND_STEPS_CALLS; i++)
+		if (unwind_steps())
+			break;
+	return sc;
+}
+#else
+/* unwind_user's walk: one bpf_loop, its state on this stack */
+static __always_inline struct unwind_scratch *unwind_walk(struct unwind_ctx *c, __u16 bits,
+							  __u32 pid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	rt_walk__begin(&c->rt, c->sc, bits, pid);
+	/* the user registers saved at kernel entry, wherever the sample interrupted */
+	/* plain loads of a BTF pointer: a probe-read helper call each cost more */
+	unwind_begin(c->sc, c->proc, c->img, (struct pt_regs *)bpf_task_pt_regs(task));
+	bpf_loop(UNWIND_MAX_DEPTH + 1, unwind_step, c, 0);
+	return c->sc;
+}
+#endif
+
+/*
  * Walks the current task's user stack into the per-CPU scratch. Returns it,
  * or NULL when the process image IMG has no tables (yet): then frame
  * pointers it is. Tables of another image under its pid (the last holder of
@@ -374,10 +548,8 @@ truncated:
 static __always_inline struct unwind_scratch *unwind_user(const struct proc_image *img)
 {
 	__u32 pid = img->pid;
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	const struct unwind_pid_bits *rt;
-	struct unwind_ctx c = {};
+	struct unwind_ctx c = { .img = img };
 	__u32 zero = 0;
 	__u16 bits;
 
@@ -394,30 +566,9 @@ static __always_inline struct unwind_scratch *unwind_user(const struct proc_imag
 		return NULL;
 	c.gen = c.proc->gen;
 	c.sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!c.sc)
+	if (!c.sc || !unwind_walk(&c, bits, pid))
 		return NULL;
-	rt_walk__begin(&c.rt, c.sc, bits, pid);
-	/* the user registers saved at kernel entry, wherever the sample interrupted */
-	/* plain loads of a BTF pointer: a probe-read helper call each cost more */
-	c.sc->pc = regs->ip;
-	c.sc->sp = regs->sp;
-	c.sc->bp = regs->bp;
-	c.sc->r13 = regs->r13;
-	c.sc->r9 = regs->r9;
-	c.sc->r14 = regs->r14;
-	c.sc->r15 = regs->r15;
-	c.sc->hash = 0xcbf29ce484222325ULL;
-	c.sc->unknown_pc = 0;
-	c.sc->exact_pc = 0;
-	c.sc->stack.n = 0;
-	c.sc->stack.flags = 0;
-	c.sc->announced = c.proc->announced;
-	c.sc->img = *img;
-	snap_stack(c.sc, c.sc->sp);
-	bpf_loop(UNWIND_MAX_DEPTH + 1, unwind_step, &c, 0);
-	c.sc->hash ^= c.sc->stack.n;
-	if (!c.sc->hash)
-		c.sc->hash = 1;	/* 0 means "no walked stack" in a sample key */
+	unwind_end(c.sc);
 	return c.sc;
 }
 

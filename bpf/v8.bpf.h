@@ -79,7 +79,7 @@ static __always_inline __u16 v8_type(const struct v8_proc *v, __u64 obj)
  * its caller. LEAF: pc is where the sample struck. A global function,
  * verified once on its own.
  */
-__noinline long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 leaf)
+WALK_FN long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 leaf)
 {
 	__u64 w[V8_FP_WORDS], pc, fp, ctx, sfi, nos = 0, off, ba, ra;
 	bool builtin, top, first, is_bc;
@@ -164,5 +164,9 @@ step:
 	sc->bp = w[V8_FP_BELOW & 7];
 	return 0;
 }
+
+#ifdef EBPFPROF_STEPS_WALK
+WALK_STEP_STEPS(v8_step, v8_procs)
+#endif
 
 #endif /* EBPFPROF_V8_BPF_H */

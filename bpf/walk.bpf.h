@@ -9,6 +9,51 @@
 #define USER_ADDR_END 0x800000000000ULL	/* x86-64 user space ends below this */
 #define UNWIND_SNAP_WORDS 32		/* 256 bytes of stack copied at a sample (512 cost more than they saved) */
 
+/*
+ * Two builds of each program that walks user stacks, one object each (the
+ * Makefile's profile.bpf.o and profile.steps.bpf.o), picked at load time:
+ * - the loop build (5.17+): one bpf_loop over the frames, the task's
+ *   registers and fields by BTF pointer;
+ * - the steps build (EBPFPROF_STEPS_WALK, any kernel from 5.10): a bounded
+ *   loop over a global function that walks a few frames (unwind.bpf.h), the
+ *   task's fields by probe reads.
+ * WALK_FN marks a frame reader verified once on its own: a global function.
+ * Before 5.12 one takes scalars only, so in the steps build the reader is
+ * inlined into a global function of scalars, F_steps, which finds the
+ * scratch, its state and its process's table itself; WALK_CALL calls the
+ * one its build has.
+ */
+#ifdef EBPFPROF_STEPS_WALK
+#define WALK_FN static __always_inline
+#define WALK_CALL(f, steps_args, args) f##_steps steps_args
+#define WALK_TASK_BTF 0		/* bpf_get_current_task_btf is 5.11's */
+#else
+#define WALK_FN __noinline
+#define WALK_CALL(f, steps_args, args) f args
+#define WALK_TASK_BTF 1
+#endif
+
+/* Walk state kept across native frames: the next Python frame to hand out. */
+struct py_walk {
+	__u64 frame;
+	__u32 started;		/* frame was read from the thread state */
+	__u32 pad;
+};
+
+/* Walk state kept across native frames: the next PHP frame to hand out. */
+struct php_walk {
+	__u64 frame;
+	__u32 started;		/* frame was read from executor_globals */
+	__u32 pad;
+};
+
+/* Walk state kept across native frames: the next null frame to hand out. */
+struct null_walk {
+	__u64 frame;
+	__u32 started;		/* frame was read from the state */
+	__u32 pad;
+};
+
 /* a row the unwinder found, as kept in its cache (unwind.bpf.h) */
 struct row_cache_entry {
 	__u64 key;		/* pc << 1 | 1 if looked up at pc - 1 (a call) */
@@ -54,6 +99,15 @@ struct unwind_scratch {
 		__u64 perl_runops[4];
 		__u64 null_eval[2];
 	} rt;
+#ifdef EBPFPROF_STEPS_WALK
+	/* the steps build's walk state, on the walk's stack in the loop build (unwind.bpf.h) */
+	__u32 gen;		/* struct unwind_proc.gen, read as the walk began */
+	__u16 bits;		/* the process's runtimes (unwind_pid_bits__of) */
+	__u16 pad2;
+	struct py_walk py_walk;
+	struct php_walk php_walk;
+	struct null_walk null_walk;
+#endif
 };
 
 struct {
@@ -70,6 +124,33 @@ struct {
 	__type(value, struct unwind_pid_bits);
 	__uint(max_entries, 1);
 } runtime_pids SEC(".maps");
+
+/* the walk's scratch, as a steps build's global function finds it */
+static __always_inline struct unwind_scratch *walk_scratch(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&unwind_scratch, &zero);
+}
+
+#ifdef EBPFPROF_STEPS_WALK
+/*
+ * FN_steps(leaf): a runtime's step FN(sc, its table's entry, leaf) in the
+ * steps build, a global function of scalars; the entry is TABLE's for the
+ * walked pid (a key on the stack: 6.1 takes no other).
+ */
+#define WALK_STEP_STEPS(fn, table)						\
+	__noinline long fn##_steps(__u32 leaf)					\
+	{									\
+		struct unwind_scratch *sc = walk_scratch();			\
+		__u32 pid;							\
+										\
+		if (!sc)							\
+			return 1;						\
+		pid = sc->img.pid;						\
+		return fn(sc, bpf_map_lookup_elem(&table, &pid), leaf);		\
+	}
+#endif
 
 /*
  * Appends slot V to the walked stack and to its hash; a full stack keeps
@@ -157,6 +238,18 @@ static __always_inline void rt_announce(const struct unwind_scratch *sc, __u32 k
 	e->exec = sc->img.exec;
 	e->start = sc->img.start;
 	bpf_ringbuf_submit(e, 0);
+}
+
+/* the sampled thread's fs base: its thread pointer (glibc's pthread_self) */
+static __always_inline __u64 walk_fsbase(void)
+{
+	struct task_struct *task;
+
+	if (!WALK_TASK_BTF) {
+		task = (struct task_struct *)bpf_get_current_task();
+		return BPF_CORE_READ(task, thread.fsbase);
+	}
+	return bpf_get_current_task_btf()->thread.fsbase;	/* a plain load: no helper call */
 }
 
 /* one word of the walked process's memory */

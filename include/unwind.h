@@ -112,6 +112,15 @@ struct unwind_proc {
 #define UNWIND_MAX_DEPTH 256
 #endif
 
+/*
+ * Frames per call of the steps build's walk function (bpf/unwind.bpf.h):
+ * the verifier checks the step this many times; each call looks the walk's
+ * tables up again.
+ */
+#ifndef UNWIND_STEPS_PER_CALL
+#define UNWIND_STEPS_PER_CALL 4
+#endif
+
 /* user_stack.flags */
 #define USTACK_TRUNCATED 1	/* the walk stopped before the outermost frame */
 

@@ -8,7 +8,8 @@ pass() { echo "PASS: $SUITE/$1"; }
 fail() { echo "FAIL: $SUITE/$1: $2"; }
 skip() { echo "SKIP: $SUITE/$1: $2"; }
 kv=$(echo "${KREL:-0.0}" | awk -F'[.-]' '{ printf "%d%02d\n", $1, $2 }')
-FP_FALLBACK='lacks bpf_loop (5.17+) or bpf_task_pt_regs (5.15+): user stacks by frame pointers only'
+FP_FALLBACK='user stacks by frame pointers only'
+STEPS_WALK='CFI walk: a global function per'
 top() { go tool pprof -top -nodecount=200 -symbolize=none "$@" 2>/dev/null; }
 raw() { go tool pprof -raw -symbolize=none "$@" 2>/dev/null; }
 . "$(dirname "$0")/../lib/pprof_wall.sh"	# cum_pct, within, thread_wall_ns, profile_seconds
@@ -27,15 +28,16 @@ check_cpu() {
 	fi
 }
 
-# what the profiler said of the kernel: the fallback line exactly where it applies, once
+# what the profiler said of the kernel: no frame-pointer fallback; the steps walk said before 5.17, once
 check_fallback_lines() {
-	local e=$dir/cpu.err n
+	local e=$dir/cpu.err n s
 	[ -s "$e" ] || { fail fallback_lines "no stderr came back"; return; }
 	n=$(grep -c "$FP_FALLBACK" "$e")
-	if { [ "$kv" -lt 517 ] && [ "$n" = 1 ]; } || { [ "$kv" -ge 517 ] && [ "$n" = 0 ]; }; then
+	s=$(grep -c "$STEPS_WALK" "$e")
+	if [ "$n" = 0 ] && { { [ "$kv" -lt 517 ] && [ "$s" = 1 ]; } || { [ "$kv" -ge 517 ] && [ "$s" = 0 ]; }; }; then
 		pass fallback_lines
 	else
-		fail fallback_lines "the frame-pointer fallback said $n times on $KREL"
+		fail fallback_lines "the frame-pointer fallback said $n times, the steps walk $s times on $KREL"
 	fi
 	# any other warning (a lost stack or sample among them) is a failure
 	if grep 'warning' "$e" | grep -qv "$FP_FALLBACK"; then

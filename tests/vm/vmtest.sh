@@ -58,6 +58,19 @@ copy_with_libs() {	# file dest-dir-in-root root: the file and every library ldd 
 	done
 }
 
+# CPython 3.11 (its shared libpython) at its own path, with the one package its start needs
+# (encodings; the rest of its start is frozen in), and the Python fixture: ~6 MB compressed
+copy_python() {	# root
+	local r=$1 py lib
+	py=$(ls -d /root/.pyenv/versions/3.11*/bin/python3.11 2>/dev/null | tail -1)
+	[ -x "$py" ] || { say "no CPython 3.11 in /root/.pyenv: the guest's Python check skips"; return 0; }
+	lib=$(dirname "$(dirname "$py")")/lib/python3.11
+	copy_with_libs "$py" "$(dirname "${py#/}")" "$r"
+	mkdir -p "$r$lib"
+	cp -r "$lib/encodings" "$r$lib/" && rm -rf "$r$lib/encodings/__pycache__"
+	cp "$ROOT/tests/fixtures/python/chain.py" "$r/opt/ebpfprof/fix/"
+}
+
 build_initramfs() {	# out
 	local out=$1 r=$WORK/initramfs.d f bin
 	rm -rf "$r"
@@ -73,13 +86,15 @@ build_initramfs() {	# out
 		f=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ { print $NF; exit }')
 		[ -n "$f" ] && copy_with_libs "$f" "$(dirname "${f#/}")" "$r"
 	done
-	for f in cpu_split syscall_heavy fgprof collector short_lived unwind/unwind_deep; do
+	for f in cpu_split syscall_heavy fgprof collector short_lived unwind/unwind_deep unwind/unwind_cxx \
+		unwind/unwind_gosha; do
 		copy_with_libs "$BUILD/fixtures/$f" opt/ebpfprof/fix "$r"
 	done
 	# unit tests that load BPF: user registers from the kernel stack (bpf/regs.bpf.h), off-CPU windows
 	for f in unwind/test_user_regs collect/test_offcpu; do
 		copy_with_libs "$BUILD/tests/unit/$f" opt/ebpfprof/fix "$r"
 	done
+	copy_python "$r"
 	for bin in setpriv capsh; do
 		f=$(command -v "$bin") && copy_with_libs "$f" usr/bin "$r"
 	done

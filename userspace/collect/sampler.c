@@ -24,6 +24,7 @@
 #include "runtimes/runtime.h"
 #include "symbolize/symbolize.h"
 #include "profile.skel.h"
+#include "profile_steps.skel.h"
 
 /*
  * Stacks a slot's map holds. Allocated as used (6.1+), an entry costs what
@@ -33,6 +34,7 @@
  */
 #define DEFAULT_STACK_ENTRIES 65536
 #define DEFAULT_STACK_ENTRIES_PREALLOC 16384
+#define PREALLOC_UNWIND_PROCS 1024	/* processes with tables where maps are preallocated: 12 MiB */
 #define PRELOAD_NS 1500000000ull	/* start-up time a whole-system profile may spend loading tables */
 #define PRELOAD_MAX 4096		/* processes it may load them for */
 #define DEFAULT_COUNT_ENTRIES 40960
@@ -126,20 +128,73 @@ static __u32 unwind_pages(__u32 rows)
 	return rows / 4 + 16;
 }
 
-bool sampler__kernel_can_walk_cfi(void)
+static bool kernel_has_helper(enum bpf_func_id id)
 {
-	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) > 0 &&
-	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) > 0;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL) > 0;
 }
 
-/* Whether to walk user stacks with CFI; -EOPNOTSUPP when asked for and impossible. */
-static int want_cfi(const struct sampler_opts *o, bool *cfi)
+/*
+ * The loop build where the kernel has bpf_loop and bpf_task_pt_regs (and so
+ * BTF task pointers); else the steps build. EBPFPROF_CFI_WALK=steps takes
+ * the steps build anyway: tests and measurements compare the two on one kernel.
+ */
+enum sampler_walk sampler__cfi_walk(void)
 {
-	*cfi = false;
+	const char *force = getenv("EBPFPROF_CFI_WALK");
+
+	if (!kernel_has_helper(BPF_FUNC_probe_read_user))
+		return SAMPLER_WALK_NONE;
+	if (force && !strcmp(force, "steps"))
+		return SAMPLER_WALK_STEPS;
+	return sampler__kernel_can_walk_cfi() ? SAMPLER_WALK_LOOP : SAMPLER_WALK_STEPS;
+}
+
+bool sampler__kernel_can_walk_cfi(void)
+{
+	return kernel_has_helper(BPF_FUNC_loop) && kernel_has_helper(BPF_FUNC_task_pt_regs);
+}
+
+/* How to walk user stacks; -EOPNOTSUPP when CFI is asked for and impossible. */
+static int want_walk(const struct sampler_opts *o, enum sampler_walk *walk)
+{
+	*walk = SAMPLER_WALK_NONE;
 	if (o->no_user || o->unwind == SAMPLER_UNWIND_FP)
 		return 0;
-	*cfi = sampler__kernel_can_walk_cfi();
-	return !*cfi && o->unwind == SAMPLER_UNWIND_CFI ? -EOPNOTSUPP : 0;
+	*walk = sampler__cfi_walk();
+	return !*walk && o->unwind == SAMPLER_UNWIND_CFI ? -EOPNOTSUPP : 0;
+}
+
+/*
+ * The steps build of bpf/profile.bpf.c has the same maps, programs and
+ * globals by name and layout, so profile.bpf.o's skeleton serves it: only
+ * the object's bytes differ.
+ */
+_Static_assert(sizeof(struct profile_bpf__rodata) == sizeof(struct profile_steps_bpf__rodata),
+	       "the two builds' globals differ");
+_Static_assert(sizeof(struct profile_bpf__bss) == sizeof(struct profile_steps_bpf__bss),
+	       "the two builds' globals differ");
+
+/* Opens the sampler's object, the steps build if STEPS. NULL with errno set on failure. */
+static struct profile_bpf *open_object(bool steps)
+{
+	struct profile_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = profile_bpf__create_skeleton(obj);
+	if (!err && steps)
+		obj->skeleton->data = (void *)profile_steps_bpf__elf_bytes(&obj->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	if (err) {
+		profile_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
 }
 
 static int set_pid_filter(struct sampler *s, const __u32 *pids, int n)
@@ -153,18 +208,35 @@ static int set_pid_filter(struct sampler *s, const __u32 *pids, int n)
 	return 0;
 }
 
-static int configure(struct sampler *s, const struct sampler_opts *o)
+/*
+ * Before 6.1 a perf_event program takes only preallocated hash maps (it may
+ * run in NMI context): each map the programs reach is preallocated there,
+ * the stacks, the walk's tables and the runtimes' alike.
+ */
+static int prealloc_maps(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+	int err = 0;
+
+	bpf_object__for_each_map(m, obj) {
+		if (bpf_map__type(m) != BPF_MAP_TYPE_HASH ||
+		    !(bpf_map__map_flags(m) & BPF_F_NO_PREALLOC))
+			continue;
+		err = bpf_map__set_map_flags(m, bpf_map__map_flags(m) & ~BPF_F_NO_PREALLOC);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+static int configure(struct sampler *s, const struct sampler_opts *o, bool cfi)
 {
 	struct profile_bpf *skel = s->skel;
 	__u32 stacks;
 	/* slot 1 is never written without double buffering: keep it tiny */
 	__u32 spare = o->double_buffer ? 0 : 1;
 	__u32 rows = o->unwind_rows ? o->unwind_rows : DEFAULT_UNWIND_ROWS;
-	bool cfi;
-	int err = want_cfi(o, &cfi);
-
-	if (err)
-		return err;
+	int err = 0;
 
 	s->stacks_prealloc = !bpf_util__perf_event_no_prealloc();
 	stacks = s->stacks_prealloc ? DEFAULT_STACK_ENTRIES_PREALLOC : DEFAULT_STACK_ENTRIES;
@@ -185,23 +257,23 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (pidns__child(&skel->rodata->pidns_dev, &skel->rodata->pidns_ino) < 0)
 		skel->rodata->pidns_ino = 0;
 	skel->rodata->unwind_mode = cfi ? UNWIND_MODE_CFI : UNWIND_MODE_FP;
+	skel->rodata->have_task_pt_regs = kernel_has_helper(BPF_FUNC_task_pt_regs);
 	s->unwind_rows = cfi ? rows : 1;
-	/* kernels before 5.13 refuse do_sample even unused: load only the one that runs */
+	/* load only the one that runs: the kernel checks each program it is given */
 	s->prog = cfi ? skel->progs.do_sample : skel->progs.do_sample_fp;
 	err = bpf_program__set_autoload(cfi ? skel->progs.do_sample_fp : skel->progs.do_sample, false);
+	/* -v: the verifier's figures for the sampler ("processed N insns"), by libbpf */
+	if (!err && log_level >= LOG_DEBUG)
+		err = bpf_program__set_log_level(s->prog, 4);	/* BPF_LOG_STATS */
 	if (err)
 		return err;
 
 	if (s->stacks_prealloc)
-		err = bpf_map__set_map_flags(skel->maps.stacks0, 0);
+		err = prealloc_maps(skel->obj);
 	if (!err && s->stacks_prealloc)
-		err = bpf_map__set_map_flags(skel->maps.labels0, 0);
-	if (!err && s->stacks_prealloc)
-		err = bpf_map__set_map_flags(skel->maps.labels1, 0);
+		err = bpf_map__set_max_entries(skel->maps.unwind_procs, PREALLOC_UNWIND_PROCS);
 	if (!err && spare)
 		err = bpf_map__set_max_entries(skel->maps.labels1, spare);
-	if (!err && s->stacks_prealloc)
-		err = bpf_map__set_map_flags(skel->maps.stacks1, 0);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.stacks0, stacks);
 	if (!err)
@@ -432,6 +504,7 @@ static struct events_ctl *map_events_ctl(struct sampler *s)
 struct sampler *sampler__new(const struct sampler_opts *opts)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
+	enum sampler_walk walk;
 	int err;
 
 	if (!s)
@@ -442,12 +515,15 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 		err = s->n_possible_cpus ? s->n_possible_cpus : -EINVAL;
 		goto err_free;
 	}
-	s->skel = profile_bpf__open();
+	err = want_walk(opts, &walk);
+	if (err)
+		goto err_free;
+	s->skel = open_object(walk == SAMPLER_WALK_STEPS);
 	if (!s->skel) {
 		err = -errno;
 		goto err_free;
 	}
-	err = configure(s, opts);
+	err = configure(s, opts, walk != SAMPLER_WALK_NONE);
 	if (err)
 		goto err_free;
 	err = profile_bpf__load(s->skel);

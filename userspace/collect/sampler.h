@@ -15,7 +15,7 @@ struct bpf_object;
 
 /* --unwind: how user stacks are walked */
 enum sampler_unwind {
-	SAMPLER_UNWIND_AUTO = 0,	/* CFI where the kernel can (5.17+), else frame pointers */
+	SAMPLER_UNWIND_AUTO = 0,	/* CFI where the kernel can (5.5+), else frame pointers */
 	SAMPLER_UNWIND_FP,		/* frame pointers only (bpf_get_stackid) */
 	SAMPLER_UNWIND_CFI,		/* CFI tables, frame pointers where a file has none */
 };
@@ -47,7 +47,15 @@ struct sampler_opts {
 /* Opens, configures and loads the BPF object. NULL with errno set on failure. */
 struct sampler *sampler__new(const struct sampler_opts *opts);
 
-/* Whether BPF can walk user stacks with CFI here: bpf_loop (5.17) and bpf_task_pt_regs (5.15). */
+/* How BPF walks user stacks with CFI on this kernel (bpf/walk.bpf.h's two builds). */
+enum sampler_walk {
+	SAMPLER_WALK_NONE = 0,		/* it cannot: no bpf_probe_read_user (5.5) */
+	SAMPLER_WALK_STEPS,		/* a global function per few frames (5.10+) */
+	SAMPLER_WALK_LOOP,		/* one bpf_loop (5.17+: bpf_loop, bpf_task_pt_regs) */
+};
+
+enum sampler_walk sampler__cfi_walk(void);
+/* Whether the kernel has bpf_loop and bpf_task_pt_regs (5.17+): the walk in one loop, off CPU too */
 bool sampler__kernel_can_walk_cfi(void);
 void sampler__free(struct sampler *s);
 

@@ -24,16 +24,21 @@ struct sampler *sampler_config__load(const struct config *cfg, bool double_buffe
 		.unwind_rows = (__u32)cfg->unwind_table_mb * ((1u << 20) / sizeof(struct unwind_row)),
 		.announce_cgroup1_ssid = announce_cgroup1_ssid,
 	};
+	enum sampler_walk walk;
 	struct sampler *s;
 	int err;
 
-	if (!cfg->no_user && cfg->unwind != SAMPLER_UNWIND_FP && !sampler__kernel_can_walk_cfi()) {
-		if (cfg->unwind == SAMPLER_UNWIND_CFI) {
-			p_err("--unwind cfi: this kernel lacks bpf_loop (5.17+) or bpf_task_pt_regs (5.15+) to walk CFI in BPF; use --unwind fp");
+	if (!cfg->no_user && cfg->unwind != SAMPLER_UNWIND_FP) {
+		walk = sampler__cfi_walk();
+		if (walk == SAMPLER_WALK_NONE && cfg->unwind == SAMPLER_UNWIND_CFI) {
+			p_err("--unwind cfi: this kernel lacks bpf_probe_read_user (5.5+) to walk CFI in BPF; use --unwind fp");
 			errno = EOPNOTSUPP;
 			return NULL;
 		}
-		p_warn("this kernel lacks bpf_loop (5.17+) or bpf_task_pt_regs (5.15+): user stacks by frame pointers only");
+		if (walk == SAMPLER_WALK_NONE)
+			p_warn("this kernel lacks bpf_probe_read_user (5.5+): user stacks by frame pointers only");
+		if (walk == SAMPLER_WALK_STEPS)
+			p_debug("CFI walk: a global function per %d frames (bpf_loop is 5.17's)", UNWIND_STEPS_PER_CALL);
 	}
 	s = sampler__new(&so);
 	err = errno;
