@@ -26,16 +26,23 @@ struct user_regs {
 };
 
 /*
- * Where the current task's user registers were saved when it entered the
- * kernel, as task_pt_regs() finds them: the top of its kernel stack, read
- * through CO-RE. bpf_task_pt_regs (5.15+) says the same where it exists.
+ * Where TASK's user registers were saved when it entered the kernel, as
+ * task_pt_regs() finds them: the top of its kernel stack, read through
+ * CO-RE (right before 6.9's FRED padding). bpf_task_pt_regs (5.15+) says
+ * the same where it exists. An unchecked kernel address: read it with
+ * probe reads. NULL for a task without a stack.
  */
-static __always_inline struct pt_regs *current_user_regs_addr(void)
+static __always_inline struct pt_regs *task_user_regs_addr(struct task_struct *task)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	void *stack = BPF_CORE_READ(task, stack);
 
-	return (struct pt_regs *)(stack + REGS_THREAD_SIZE - bpf_core_type_size(struct pt_regs));
+	return stack ? (struct pt_regs *)(stack + REGS_THREAD_SIZE - bpf_core_type_size(struct pt_regs))
+		     : NULL;
+}
+
+static __always_inline struct pt_regs *current_user_regs_addr(void)
+{
+	return task_user_regs_addr((struct task_struct *)bpf_get_current_task());
 }
 
 /*

@@ -3,6 +3,7 @@
 #define EBPFPROF_UNWIND_BPF_H
 
 #include "unwind.h"
+#include "regs.bpf.h"
 #include "walk.bpf.h"
 #include "runtimes.bpf.h"
 
@@ -419,19 +420,14 @@ truncated:
  * stack on x86-64 (task_pt_regs), where every entry from user mode leaves
  * them, the sampling interrupt's and a switched-out task's too. The kernel's
  * own pointer where it has bpf_task_pt_regs (5.15; TASK is then a BTF
- * pointer); else found from task->stack, which is right before 6.9's FRED
- * padding. An unchecked kernel address before 5.15: read it with probe reads.
+ * pointer); else regs.bpf.h's, from task->stack (test_user_regs checks it
+ * against the registers a syscall entry saved).
  */
-#define X86_64_THREAD_SIZE (4096 << 2)	/* THREAD_SIZE without KASAN, as distributions build */
-
 static __always_inline const struct pt_regs *task_user_regs(struct task_struct *task)
 {
-	void *stack;
-
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs) && have_task_pt_regs)
 		return (const struct pt_regs *)bpf_task_pt_regs(task);
-	stack = BPF_CORE_READ(task, stack);
-	return stack ? stack + X86_64_THREAD_SIZE - bpf_core_type_size(struct pt_regs) : NULL;
+	return task_user_regs_addr(task);
 }
 
 /* the current task, as task_user_regs takes it */
