@@ -27,7 +27,7 @@ FUZZ_MODS_config := cli/config cli/config_agent cli/config_convert lib/log symbo
 FUZZ_MODS_pprof := profile/pprof profile/pprof_write profile/folded profile/top profile/pbuf lib/hashmap lib/array \
 	lib/utf8
 FUZZ_MODS_pprof_read := profile/pprof_read profile/pprof profile/pprof_write profile/folded profile/top \
-	profile/flame profile/pbuf lib/hashmap lib/array lib/utf8
+	profile/flame profile/pbuf lib/pbread lib/hashmap lib/array lib/utf8
 FUZZ_MODS_utf8 := lib/utf8
 FUZZ_MODS_hashmap := lib/hashmap
 FUZZ_MODS_perfmap := symbolize/perfmap symbolize/procfs lib/array
