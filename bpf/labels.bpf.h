@@ -1,9 +1,10 @@
-/* labels.bpf.h -- reads the running goroutine's pprof labels at a sample (include/labels.h) */
+/* labels.bpf.h -- reads the labels a thread runs under at a sample: Go's, custom labels, OpenTelemetry's (include/labels.h) */
 #ifndef EBPFPROF_LABELS_BPF_H
 #define EBPFPROF_LABELS_BPF_H
 
 #include "labels.h"
 #include "walk.bpf.h"
+#include "otel_ctx.bpf.h"
 
 /* runtime/map.go (Go 1.19): a map[string]string bucket is 8 tophash bytes, 8 keys, 8 values, overflow */
 #define GO_BUCKET_SIZE (8 + 8 * 16 + 8 * 16 + 8)
@@ -204,7 +205,8 @@ static __always_inline __u64 labels_of(const struct proc_image *img, __u16 bits,
 	if (!*set)
 		return 0;
 	task = bpf_get_current_task_btf();
-	if (!labels_read(*set, lp, task->thread.fsbase))
+	if (lp->source == LABELS_OTEL ? !otel_read(*set, lp, task->thread.fsbase, img->pid) :
+					!labels_read(*set, lp, task->thread.fsbase))
 		return 0;
 	return label_set_hash(*set);
 }

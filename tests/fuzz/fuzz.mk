@@ -49,10 +49,11 @@ FUZZ_MODS_perl := runtimes/perl/perl_names
 FUZZ_MODS_go_layout := runtimes/labels/go_layout
 FUZZ_MODS_labels_elf := runtimes/labels/labels_elf runtimes/labels/go_layout symbolize/elf_find \
 	symbolize/elf_syms lib/array
+FUZZ_MODS_otel_ctx := runtimes/labels/otel_ctx lib/pbread lib/proc_mem
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
 	perfmap demangle ehframe gopclntab http_request http_post utf8 python docker_meta pprof_read java \
-	proc_stat v8 goheap php ruby go_layout labels_elf perl
+	proc_stat v8 goheap php ruby go_layout labels_elf perl otel_ctx
 # which ones make fuzz / fuzz-smoke run, e.g. make fuzz FUZZ_TARGETS="cgroup kallsyms"
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_ALL))
