@@ -17,12 +17,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(memfd >= 0);
 	FUZZ_CHECK(ftruncate(memfd, 0) == 0);
 	FUZZ_CHECK(pwrite(memfd, data, size, 0) == (ssize_t)size);
-	/* the thread-context variable, as an executable's and as a library's: a kind we know */
-	for (int exe = 0; exe < 2; exe++)
-		if (!labels_elf__otel(memfd, 0, exe, &t)) {
+	/* a thread-local, as an executable's and as a library's: a kind we know */
+	for (int exe = 0; exe < 4; exe++)
+		if (!labels_elf__tls(memfd, 0, exe & 1,
+				     exe < 2 ? "otel_thread_ctx_v1" : "custom_labels_thread_local_data", &t)) {
 			FUZZ_CHECK(t.kind >= LABELS_TLS_NONE && t.kind <= LABELS_TLS_DYNAMIC);
 			/* an executable's offset is inside its block, which ends at the thread pointer */
-			FUZZ_CHECK(t.kind != LABELS_TLS_STATIC || (exe && t.value < 0 && t.value >= -65536));
+			FUZZ_CHECK(t.kind != LABELS_TLS_STATIC ||
+				   ((exe & 1) && t.value < 0 && t.value >= -65536));
 		}
 	if (labels_elf__read(memfd, 0, &x))
 		return 0;

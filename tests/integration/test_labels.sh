@@ -244,27 +244,30 @@ print(*stats.values())
 }
 
 # 1,000 requests on two threads of the C program publishing custom labels (ABI v0) per request:
-# every sample carries the ids of the request its own thread ran then, none another thread's
-test_thread_context() {
-	local bin=$BUILD/fixtures/labels/tctx pid
-	[ -x "$bin" ] || { fail thread_context "no $bin"; return; }
-	"$bin" 1000 2 >"$tmp/tctx.out" & pid=$!
+# every sample carries the ids of the request its own thread ran then, none another thread's; from
+# the executable (thread_context), from libcustomlabels.so through TLSDESC (thread_context_lib)
+tctx_case() {	# case binary
+	local c=$1 bin=$2 pid
+	[ -x "$bin" ] || { fail "$c" "no $bin"; return; }
+	"$bin" 1000 2 >"$tmp/$c.out" & pid=$!
 	"$BUILD/ebpfprof" -v --pid $pid --per-thread --frequency 499 --duration 10 \
-		--output "$tmp/tctx.pb.gz" 2>"$tmp/tctx.err" & local prof=$!
+		--output "$tmp/$c.pb.gz" 2>"$tmp/$c.err" & local prof=$!
 	wait $pid
 	kill -INT $prof 2>/dev/null
-	wait $prof || { fail thread_context "ebpfprof failed: $(tail -1 "$tmp/tctx.err")"; return; }
+	wait $prof || { fail "$c" "ebpfprof failed: $(tail -1 "$tmp/$c.err")"; return; }
 	local labelled thread trace func unlabelled src
-	read -r labelled thread trace func unlabelled _ _ _ < <(check_tctx "$tmp/tctx.pb.gz" "$tmp/tctx.out")
-	src=$(grep -o 'processes_total{source="custom_labels"}=[0-9]*' "$tmp/tctx.err")
+	read -r labelled thread trace func unlabelled _ _ _ < <(check_tctx "$tmp/$c.pb.gz" "$tmp/$c.out")
+	src=$(grep -o 'processes_total{source="custom_labels"}=[0-9]*' "$tmp/$c.err")
 	echo "  $labelled samples with ids: $thread of another thread, $trace a wrong trace id, $func in the other request's function; $unlabelled in a request without ids; $src"
-	if [ "$(grep -c '^requests 1000$' "$tmp/tctx.out")" = 1 ] && [ "${labelled:-0}" -ge 200 ] &&
-		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ]; then
-		pass "thread_context: $labelled samples, each with its own thread's current ids"
+	if [ "$(grep -c '^requests 1000$' "$tmp/$c.out")" = 1 ] && [ "${labelled:-0}" -ge 200 ] &&
+		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ] && [ "${src##*=}" = 1 ]; then
+		pass "$c: $labelled samples, each with its own thread's current ids"
 	else
-		fail thread_context "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function"
+		fail "$c" "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function, $src"
 	fi
 }
+test_thread_context() { tctx_case thread_context "$FIX/tctx"; }
+test_thread_context_lib() { tctx_case thread_context_lib "$FIX/tctx-lib"; }
 
 # 1,000 requests on two threads of the C program publishing an OpenTelemetry thread context, from
 # a library through TLSDESC (otel_context) or from the executable (otel_context_exe): every sample
@@ -395,6 +398,7 @@ run_test test_unknown_version unknown_version
 run_test test_layout
 run_test test_span_push span_push
 run_test test_thread_context thread_context
+run_test test_thread_context_lib thread_context_lib
 run_test test_otel_context otel_context
 run_test test_otel_context_exe otel_context_exe
 run_test test_otlp_links otlp_links

@@ -18,6 +18,9 @@
 #define MAX_PIDS 1024
 #define TLS_G_INTERNAL (-8)	/* internal linking: g at -8(FS), runtime.tlsg's slot */
 #define TLS_STATIC_MAX (16 << 20)	/* a static TLS offset beyond it is no offset we trust */
+#define OTEL_TLS_SYMBOL "otel_thread_ctx_v1"	/* OTEP 4947: a pointer to the thread's record */
+#define CL_TLS_SYMBOL "custom_labels_thread_local_data"
+#define CL_LIBRARY "customlabels"	/* in the name of a library publishing custom labels */
 
 struct label_pid {
 	struct proc_image img;
@@ -55,7 +58,7 @@ static void labels_free(void *rt)
 	free(rt);
 }
 
-/* What the executable mapped at M says of its labels: 0, or -errno (gone, not an ELF file). */
+/* What the file mapped at M (the executable, a library) says of its labels: 0, or -errno (gone, not ELF). */
 static int probe_file(struct labels_rt *r, __u32 pid, const struct proc_map *m,
 		      struct labels_exe *x)
 {
@@ -77,6 +80,16 @@ static struct label_pid *find_current(struct labels_rt *r, __u32 pid)
 	return NULL;
 }
 
+/* The custom-labels ABI version of the file X mapped at M, read in PID: 0 (v0), -ENOTSUP, -EINVAL. */
+static int cl_version(__u32 pid, const struct proc_map *m, const struct labels_exe *x)
+{
+	__u32 version;
+
+	if (proc_mem__read(pid, m->start - x->map_vaddr + x->cl_version, &version, sizeof(version)))
+		return -EINVAL;
+	return version == CL_ABI_V0 ? 0 : -ENOTSUP;
+}
+
 /*
  * Where the executable X of PID keeps its labels, into LP: a Go version we
  * know, or custom labels of ABI v0 (read from the process, not the file).
@@ -86,7 +99,6 @@ static struct label_pid *find_current(struct labels_rt *r, __u32 pid)
 static int label_source(__u32 pid, const struct proc_map *m, const struct labels_exe *x,
 			struct label_proc *lp)
 {
-	__u32 version;
 	int err;
 
 	if (x->go != -ENOENT) {
@@ -97,28 +109,13 @@ static int label_source(__u32 pid, const struct proc_map *m, const struct labels
 	}
 	if (!x->custom)
 		return -ENOENT;
-	if (proc_mem__read(pid, m->start - x->map_vaddr + x->cl_version, &version, sizeof(version)))
-		return -EINVAL;
-	if (version != CL_ABI_V0)
-		return -ENOTSUP;
+	err = cl_version(pid, m, x);
+	if (err)
+		return err;
 	lp->source = LABELS_CUSTOM_V0;
 	/* x86-64 (variant II): the executable's block ends at the thread pointer */
 	lp->tls = (__s64)x->cl_data - (__s64)x->tls_block;
 	return 0;
-}
-
-/* Where the file mapped at M keeps the thread-context variable, as the file says. */
-static int probe_otel(struct labels_rt *r, __u32 pid, const struct proc_map *m, bool exe,
-		      struct labels_tls *t)
-{
-	struct stat st;
-	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
-
-	if (err)
-		return err;
-	err = labels_elf__otel(fd, m->pgoff, exe, t);
-	close(fd);
-	return err;
 }
 
 /*
@@ -145,30 +142,76 @@ static int got_offset(__u32 pid, const struct proc_map *m, const struct labels_t
 	return *tls < 0 && *tls >= -TLS_STATIC_MAX ? 0 : -ENOSYS;
 }
 
+/* MAPS[i] is the executable (EXE) or the first mapping of a library: its ELF headers are there */
+static bool file_start(const struct proc_map *maps, size_t i, size_t exe)
+{
+	const struct proc_map *m = &maps[i];
+
+	return m->inode && m->path[0] == '/' && strncmp(m->path, "/memfd:", 7) &&
+	       (i == exe || (i > exe && !m->pgoff && strcmp(m->path, maps[i - 1].path)));
+}
+
 /*
- * The thread-pointer offset of PID's otel_thread_ctx_v1: in its executable
- * (MAPS[exe]) or, failing that, in the first library that defines it, by
- * the first mapping of each file. -ENOENT: none; -ENOSYS: one in dynamic
- * TLS, not read; -EINVAL: one we cannot read.
+ * The thread-pointer offset of thread-local NAME in the file mapped at M
+ * (the executable with EXE). -ENOENT: not there; -ENOSYS: in dynamic TLS,
+ * not read; -EINVAL: unreadable.
  */
+static int tls_offset(struct labels_rt *r, __u32 pid, const struct proc_map *m, bool exe,
+		      const char *name, __s64 *tls)
+{
+	struct labels_tls t;
+	struct stat st;
+	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
+
+	if (err)
+		return -ENOENT;
+	err = labels_elf__tls(fd, m->pgoff, exe, name, &t);
+	close(fd);
+	if (err || t.kind == LABELS_TLS_NONE)
+		return -ENOENT;
+	if (t.kind == LABELS_TLS_STATIC) {
+		*tls = t.value;
+		return 0;
+	}
+	return t.kind == LABELS_TLS_DYNAMIC ? -ENOSYS : got_offset(pid, m, &t, tls);
+}
+
+/* The thread-pointer offset of PID's otel_thread_ctx_v1: in its executable, else the first library that has it. */
 static int otel_tls(struct labels_rt *r, __u32 pid, const struct proc_map *maps, size_t n,
 		    size_t exe, __s64 *tls)
 {
-	struct labels_tls t;
+	int err = -ENOENT;
 
-	for (size_t i = exe; i < n; i++) {
-		const struct proc_map *m = &maps[i];
+	for (size_t i = exe; i < n && err == -ENOENT; i++)
+		if (file_start(maps, i, exe))
+			err = tls_offset(r, pid, &maps[i], i == exe, OTEL_TLS_SYMBOL, tls);
+	return err;
+}
 
-		if (!m->inode || m->path[0] != '/' || !strncmp(m->path, "/memfd:", 7) ||
-		    (i != exe && (m->pgoff || !strcmp(m->path, maps[i - 1].path))))
+/*
+ * Custom labels published by a library, libcustomlabels.so or another
+ * whose file name says customlabels (only those are opened: other
+ * processes pay nothing for it): its ABI version read in the process, its
+ * table through the GOT. Errors as label_source's; -ENOSYS: dynamic TLS.
+ */
+static int custom_lib_source(struct labels_rt *r, __u32 pid, const struct proc_map *maps,
+			     size_t n, size_t exe, struct label_proc *lp)
+{
+	struct labels_exe x;
+	int err;
+
+	for (size_t i = exe + 1; i < n; i++) {
+		const char *base = strrchr(maps[i].path, '/');
+
+		if (!file_start(maps, i, exe) || !base || !strstr(base, CL_LIBRARY) ||
+		    probe_file(r, pid, &maps[i], &x) || !x.custom)
 			continue;
-		if (probe_otel(r, pid, m, i == exe, &t) || t.kind == LABELS_TLS_NONE)
-			continue;
-		if (t.kind == LABELS_TLS_STATIC) {
-			*tls = t.value;
-			return 0;
-		}
-		return t.kind == LABELS_TLS_DYNAMIC ? -ENOSYS : got_offset(pid, m, &t, tls);
+		err = cl_version(pid, &maps[i], &x);
+		if (!err)
+			err = tls_offset(r, pid, &maps[i], false, CL_TLS_SYMBOL, &lp->tls);
+		if (!err)
+			lp->source = LABELS_CUSTOM_V0;
+		return err == -ENOENT ? -EINVAL : err;
 	}
 	return -ENOENT;
 }
@@ -231,8 +274,9 @@ static struct label_pid *slot_of(struct labels_rt *r, const struct proc_image *i
 
 /*
  * Its first file mapping, the executable: a Go program, or one that
- * publishes custom labels itself (libcustomlabels.so is not read yet);
- * else an OpenTelemetry thread context, in the executable or a library.
+ * publishes custom labels itself; else custom labels of a library
+ * (libcustomlabels.so); else an OpenTelemetry thread context, in the
+ * executable or a library.
  * One whose labels we cannot read is kept too, refused, so it is counted
  * once per process and not at each re-read.
  */
@@ -254,6 +298,8 @@ static int labels_add_image(void *rt, const struct proc_image *img)
 	err = i < n ? probe_file(r, img->pid, &maps[i], &x) : -ENOENT;
 	if (!err)
 		err = label_source(img->pid, &maps[i], &x, &lp);
+	if (err == -ENOENT && i < n)
+		err = custom_lib_source(r, img->pid, maps, n, i, &lp);
 	if (err == -ENOENT && i < n)
 		err = otel_source(r, img->pid, maps, n, i, &lp);
 	proc_maps__free(maps);

@@ -10,7 +10,6 @@
 
 #define BUILDINFO_READ 512	/* the header and the version string: the rest is not needed */
 #define TLS_BLOCK_MAX 65536	/* past it, no block we would trust an offset into */
-#define OTEL_TLS_SYMBOL "otel_thread_ctx_v1"	/* OTEP 4947: a pointer to the thread's record */
 
 /* custom-labels ABI v0 (github.com/polarsignals/custom-labels, custom-labels-v0.md) */
 enum { CL_VERSION, CL_DATA, CL_COUNT };
@@ -106,12 +105,12 @@ out:
 	return err;
 }
 
-/* The .dynsym entry of the thread-context variable: its index and value; 0, or -ENOENT. */
-static int otel_symbol(Elf *e, size_t *index, GElf_Sym *sym)
+/* The .dynsym entry of thread-local NAME: its index and value; 0, or -ENOENT. */
+static int tls_symbol(Elf *e, const char *name, size_t *index, GElf_Sym *sym)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
-	const char *name;
+	const char *s;
 	GElf_Shdr sh;
 
 	while ((scn = elf_nextscn(e, scn))) {
@@ -122,8 +121,8 @@ static int otel_symbol(Elf *e, size_t *index, GElf_Sym *sym)
 			if (!gelf_getsym(data, (int)i, sym) || GELF_ST_TYPE(sym->st_info) != STT_TLS ||
 			    sym->st_shndx == SHN_UNDEF)
 				continue;
-			name = elf_strptr(e, sh.sh_link, sym->st_name);
-			if (name && !strcmp(name, OTEL_TLS_SYMBOL)) {
+			s = elf_strptr(e, sh.sh_link, sym->st_name);
+			if (s && !strcmp(s, name)) {
 				*index = i;
 				return 0;
 			}
@@ -133,14 +132,14 @@ static int otel_symbol(Elf *e, size_t *index, GElf_Sym *sym)
 }
 
 /*
- * The library's relocation of the variable that the loader resolved into
+ * The library's relocation of a thread-local that the loader resolved into
  * its GOT: by symbol index (an exported, preemptible variable), or with no
  * symbol and the variable's offset as addend (a -Bsymbolic or hidden one).
  * TLSDESC and initial-exec slots are read; legacy general dynamic (a
  * DTPMOD64 pair for __tls_get_addr) would need the thread's DTV and the
  * module id: named, so the caller counts it, and not read.
  */
-static void otel_reloc(Elf *e, size_t index, const GElf_Sym *sym, struct labels_tls *out)
+static void tls_reloc(Elf *e, size_t index, const GElf_Sym *sym, struct labels_tls *out)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
@@ -170,7 +169,7 @@ static void otel_reloc(Elf *e, size_t index, const GElf_Sym *sym, struct labels_
 	}
 }
 
-int labels_elf__otel(int fd, __u64 map_off, bool exe, struct labels_tls *out)
+int labels_elf__tls(int fd, __u64 map_off, bool exe, const char *name, struct labels_tls *out)
 {
 	struct labels_exe x = { 0 };
 	size_t index;
@@ -185,10 +184,10 @@ int labels_elf__otel(int fd, __u64 map_off, bool exe, struct labels_tls *out)
 		err = -ENOENT;
 		goto out;
 	}
-	if (otel_symbol(e, &index, &sym))
+	if (tls_symbol(e, name, &index, &sym))
 		goto out;
 	if (!exe) {
-		otel_reloc(e, index, &sym, out);
+		tls_reloc(e, index, &sym, out);
 		goto out;
 	}
 	/* x86-64 (variant II): the executable's block ends at the thread pointer */

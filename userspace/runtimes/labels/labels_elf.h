@@ -17,7 +17,7 @@ struct labels_exe {
 	__u64 map_vaddr;	/* the vaddr of the file offset the caller mapped */
 };
 
-/* Where a file's OpenTelemetry thread-context variable (otel_thread_ctx_v1) is, as the file says. */
+/* Where a file's thread-local variable (otel_thread_ctx_v1, custom labels' table) is, as the file says. */
 enum labels_tls_kind {
 	LABELS_TLS_NONE = 0,	/* no such thread-local symbol defined in .dynsym */
 	LABELS_TLS_STATIC,	/* in the executable's block: value is its offset from the thread pointer */
@@ -33,12 +33,12 @@ struct labels_tls {
 };
 
 /*
- * Where otel_thread_ctx_v1 is in the ELF file open at FD (mapped from file
- * offset MAP_OFF): EXE for the executable (its own TLS block), else a
- * library (a slot of its GOT the loader filled). 0, or -ENOENT: not an ELF
- * file, or MAP_OFF in no PT_LOAD.
+ * Where the thread-local NAME that .dynsym defines is in the ELF file open
+ * at FD (mapped from file offset MAP_OFF): EXE for the executable (its own
+ * TLS block), else a library (a slot of its GOT the loader filled). 0, or
+ * -ENOENT: not an ELF file, or MAP_OFF in no PT_LOAD.
  */
-int labels_elf__otel(int fd, __u64 map_off, bool exe, struct labels_tls *out);
+int labels_elf__tls(int fd, __u64 map_off, bool exe, const char *name, struct labels_tls *out);
 
 /*
  * Reads the ELF file open at FD (mapped from file offset MAP_OFF) with
