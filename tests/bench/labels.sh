@@ -15,8 +15,8 @@ sysctl -qw kernel.bpf_stats_enabled=1
 # The same programs with their labels unreadable to us, so only the reading differs: a Go
 # version we have no layout for (go1.19 -> go1.09 in .go.buildinfo), a custom-labels
 # executable whose version symbol is misspelt (custom_labels_abi_version -> ..._versioX), the
-# OpenTelemetry program with its library's thread-local misspelt (otel_thread_ctx_v1 -> ..._vX;
-# the library's own TLSDESC relocation names it by index, so it still runs).
+# OpenTelemetry program with a library whose process context is named and signed OTEL_CTY (not
+# found: nothing of it is read).
 mkdir -p "$out/otel-unread"
 cp "$F/otelctx" "$out/otel-unread/"
 python3 - "$F/golabels-1.19" "$out/go-unlabelled" "$F/tctx" "$out/c-unlabelled" \
@@ -27,8 +27,7 @@ j = b.index(b'go1.19', b.index(b'\xff Go buildinf:'))
 open(sys.argv[2], 'wb').write(b[:j] + b'go1.09' + b[j + 6:])
 open(sys.argv[4], 'wb').write(open(sys.argv[3], 'rb').read().replace(
     b'custom_labels_abi_version\0', b'custom_labels_abi_versioX\0'))
-open(sys.argv[6], 'wb').write(open(sys.argv[5], 'rb').read().replace(
-    b'otel_thread_ctx_v1\0', b'otel_thread_ctx_vX\0'))
+open(sys.argv[6], 'wb').write(open(sys.argv[5], 'rb').read().replace(b'OTEL_CTX', b'OTEL_CTY'))
 PY
 chmod +x "$out/go-unlabelled" "$out/c-unlabelled"
 

@@ -243,18 +243,25 @@ print(*stats.values())
 ' "$2"
 }
 
+# BINARY's 1,000 requests on two threads profiled to their end (-v, --per-thread, 499 Hz) into
+# $tmp/CASE.out (the program's), .err (ebpfprof's) and .pb.gz; a failure is the case's
+profile_requests() {	# case binary
+	local c=$1 bin=$2 pid prof
+	[ -x "$bin" ] || { fail "$c" "no $bin"; return 1; }
+	"$bin" 1000 2 >"$tmp/$c.out" & pid=$!
+	"$BUILD/ebpfprof" -v --pid $pid --per-thread --frequency 499 --duration 10 \
+		--output "$tmp/$c.pb.gz" 2>"$tmp/$c.err" & prof=$!
+	wait $pid
+	kill -INT $prof 2>/dev/null
+	wait $prof || { fail "$c" "ebpfprof failed: $(tail -1 "$tmp/$c.err")"; return 1; }
+}
+
 # 1,000 requests on two threads of the C program publishing custom labels (ABI v0) per request:
 # every sample carries the ids of the request its own thread ran then, none another thread's; from
 # the executable (thread_context), from libcustomlabels.so through TLSDESC (thread_context_lib)
 tctx_case() {	# case binary
-	local c=$1 bin=$2 pid
-	[ -x "$bin" ] || { fail "$c" "no $bin"; return; }
-	"$bin" 1000 2 >"$tmp/$c.out" & pid=$!
-	"$BUILD/ebpfprof" -v --pid $pid --per-thread --frequency 499 --duration 10 \
-		--output "$tmp/$c.pb.gz" 2>"$tmp/$c.err" & local prof=$!
-	wait $pid
-	kill -INT $prof 2>/dev/null
-	wait $prof || { fail "$c" "ebpfprof failed: $(tail -1 "$tmp/$c.err")"; return; }
+	local c=$1
+	profile_requests "$c" "$2" || return
 	local labelled thread trace func unlabelled src
 	read -r labelled thread trace func unlabelled _ _ _ < <(check_tctx "$tmp/$c.pb.gz" "$tmp/$c.out")
 	src=$(grep -o 'processes_total{source="custom_labels"}=[0-9]*' "$tmp/$c.err")
@@ -274,14 +281,8 @@ test_thread_context_lib() { tctx_case thread_context_lib "$FIX/tctx-lib"; }
 # carries its own thread's current ids and route, the method, named by the process context's key
 # map; a record marked invalid names no sample, an attribute of an unnamed key index is counted
 otel_case() {	# case binary
-	local c=$1 bin=$2 pid
-	[ -x "$bin" ] || { fail "$c" "no $bin"; return; }
-	"$bin" 1000 2 >"$tmp/$c.out" & pid=$!
-	"$BUILD/ebpfprof" -v --pid $pid --per-thread --frequency 499 --duration 10 \
-		--output "$tmp/$c.pb.gz" 2>"$tmp/$c.err" & local prof=$!
-	wait $pid
-	kill -INT $prof 2>/dev/null
-	wait $prof || { fail "$c" "ebpfprof failed: $(tail -1 "$tmp/$c.err")"; return; }
+	local c=$1
+	profile_requests "$c" "$2" || return
 	local labelled thread trace func unlabelled route invalid src read unknown get unnamed in_invalid
 	read -r labelled thread trace func unlabelled route invalid in_invalid \
 		< <(check_tctx "$tmp/$c.pb.gz" "$tmp/$c.out")
@@ -294,8 +295,8 @@ otel_case() {	# case binary
 	# every valid record has an attribute of an unnamed key: each sample read counts one
 	if [ "$(grep -c '^requests 1000$' "$tmp/$c.out")" = 1 ] && [ "${labelled:-0}" -ge 200 ] &&
 		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ] && [ "$route" = 0 ] &&
-		[ "$invalid" = 0 ] && [ "${in_invalid:-0}" -ge 1 ] && [ "${get%.*}" = 100 ] && [ "${unknown:-0}" = "${read:--1}" ] &&
-		[ "$unnamed" = 0 ] && [ "$src" = 1 ]; then
+		[ "$invalid" = 0 ] && [ "${in_invalid:-0}" -ge 1 ] && [ "${get%.*}" = 100 ] &&
+		[ "${unknown:-0}" = "${read:--1}" ] && [ "$unnamed" = 0 ] && [ "$src" = 1 ]; then
 		pass "$c: $labelled samples, each with its own thread's current ids and route"
 	else
 		fail "$c" "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function, $route wrong route, $invalid invalid, GET $get%, unknown keys $unknown of $read, $unnamed unnamed labels, otel processes $src"
