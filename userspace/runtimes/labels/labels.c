@@ -128,7 +128,8 @@ static int label_source(__u32 pid, const struct proc_map *m, const struct labels
  * from the thread pointer, negative on x86-64; for dynamic TLS it is
  * _dl_tlsdesc_dynamic and its argument a pointer to a heap record, a
  * positive address. So the argument's sign tells them apart, with no
- * symbol of ld.so. An initial-exec slot holds the offset itself.
+ * symbol of ld.so (a lazy pair not resolved yet has a pointer too, and is
+ * counted with them). An initial-exec slot holds the offset itself.
  * -ENOSYS: dynamic TLS, not read; -EINVAL: unreadable.
  */
 static int got_offset(__u32 pid, const struct proc_map *m, const struct labels_tls *t, __s64 *tls)
