@@ -1,9 +1,10 @@
-/* labels.bpf.h -- reads the running goroutine's pprof labels at a sample (include/labels.h) */
+/* labels.bpf.h -- reads the labels a thread runs under at a sample: Go's, custom labels, OpenTelemetry's (include/labels.h) */
 #ifndef EBPFPROF_LABELS_BPF_H
 #define EBPFPROF_LABELS_BPF_H
 
 #include "labels.h"
 #include "walk.bpf.h"
+#include "otel_ctx.bpf.h"
 
 /* runtime/map.go (Go 1.19): a map[string]string bucket is 8 tophash bytes, 8 keys, 8 values, overflow */
 #define GO_BUCKET_SIZE (8 + 8 * 16 + 8 * 16 + 8)
@@ -192,6 +193,15 @@ __noinline int labels_read_steps(__u32 pid, __u64 fsbase)
 	return labels_read(bpf_map_lookup_elem(&label_scratch, &zero),
 			   bpf_map_lookup_elem(&label_procs, &pid), fsbase);
 }
+
+/* otel_read (otel_ctx.bpf.h) in the steps build, likewise */
+__noinline int otel_read_steps(__u32 pid, __u64 fsbase)
+{
+	__u32 zero = 0;
+
+	return otel_read(bpf_map_lookup_elem(&label_scratch, &zero),
+			 bpf_map_lookup_elem(&label_procs, &pid), fsbase, pid);
+}
 #endif
 
 /*
@@ -213,7 +223,9 @@ static __always_inline __u64 labels_of(const struct proc_image *img, __u16 bits,
 	*set = bpf_map_lookup_elem(&label_scratch, &zero);
 	if (!*set)
 		return 0;
-	if (!WALK_CALL(labels_read, (img->pid, walk_fsbase()), (*set, lp, walk_fsbase())))
+	if (lp->source == LABELS_OTEL ?
+	    !WALK_CALL(otel_read, (img->pid, walk_fsbase()), (*set, lp, walk_fsbase(), img->pid)) :
+	    !WALK_CALL(labels_read, (img->pid, walk_fsbase()), (*set, lp, walk_fsbase())))
 		return 0;
 	return label_set_hash(*set);
 }

@@ -304,7 +304,8 @@ static __always_inline bool read_task(struct sample_key *key, struct proc_image 
 }
 
 /*
- * The labels the thread runs under (Go pprof labels, custom labels) into
+ * The labels the thread runs under (Go pprof labels, custom labels,
+ * OpenTelemetry thread context) into
  * key->labels_hash; *set is left holding them for count_sample. Only where
  * the walk is compiled in, as its tables are.
  */
@@ -318,6 +319,9 @@ static __always_inline void read_labels(const struct proc_image *img, struct sam
 	if (!rt)
 		return;
 	key->labels_hash = labels_of(img, unwind_pid_bits__of(rt, img->pid), set);
+	/* a record of unnamed keys only has no labels, and is counted all the same */
+	if (*set && ((*set)->flags & LABEL_SET_UNKNOWN_KEY))
+		stat_inc(STAT_LABELS_UNKNOWN_KEY);
 	if (!key->labels_hash)
 		return;
 	stat_inc(STAT_LABELS_READ);

@@ -21,6 +21,7 @@ struct label_kv {
 };
 
 #define LABEL_SET_TRUNCATED 1	/* more labels than LABELS_MAX, or a key or value cut */
+#define LABEL_SET_UNKNOWN_KEY 2	/* a thread-context attribute whose key index has no name: left out */
 
 /*
  * The labels a sample was taken under, stored once per distinct set in a
@@ -38,13 +39,16 @@ enum label_source {
 	LABELS_GO_MAP = 1,	/* Go 1.19's runtime/pprof labelMap, a map[string]string: g.labels -> *hmap */
 	LABELS_GO_SLICE = 2,	/* Go 1.24's, struct{ list []label }: g.labels -> a slice header */
 	LABELS_CUSTOM_V0 = 3,	/* custom-labels ABI v0: a thread's {storage, count} at a TLS offset */
+	LABELS_OTEL = 4,	/* OpenTelemetry thread context: a pointer to the thread's record at a TLS offset */
 };
 
 /*
  * One process image's label source and offsets, found by userspace in its
- * executable. Go: g at fsbase + tls, then g.m, m.curg, curg.labels. Custom
- * labels: the thread's table at fsbase + tls. start and exec are its
- * struct proc_image's: a table of an earlier image is never used.
+ * executable or libraries. Go: g at fsbase + tls, then g.m, m.curg,
+ * curg.labels. Custom labels: the thread's table at fsbase + tls.
+ * OpenTelemetry: the pointer to the thread's record at fsbase + tls. start
+ * and exec are its struct proc_image's: a table of an earlier image is
+ * never used.
  */
 struct label_proc {
 	__u64 start;
@@ -55,6 +59,33 @@ struct label_proc {
 	__u32 m_curg;
 	__u32 g_labels;
 	__u32 pad;
+};
+
+/*
+ * OpenTelemetry's thread-context record (OTEP 4947), in native byte order,
+ * packed as laid out here (the u16 falls on its own alignment): a 28-byte
+ * header, then attrs_size bytes of {key index u8, length u8, value} entries.
+ */
+struct otel_record {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+	__u8 valid;		/* 1: the record may be read; anything else: ignored */
+	__u8 trace_flags;
+	__u16 attrs_size;
+};
+
+#define OTEL_ATTRS_READ 512	/* attribute bytes BPF reads of a record; past them it is cut, counted */
+#define OTEL_ATTRS_ENTRIES 16	/* attribute entries BPF parses of a record; the same */
+
+/* The name of key index `index` of process `pid`'s thread-context records (its process context). */
+struct otel_key_id {
+	__u32 pid;
+	__u32 index;
+};
+
+struct otel_key {
+	char name[LABEL_KEY_MAX];	/* NUL-ended; "" is no name (no label) */
+	__u32 flags;			/* LABEL_SET_TRUNCATED: the name was cut */
 };
 
 #endif /* EBPFPROF_LABELS_H */

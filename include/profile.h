@@ -112,6 +112,7 @@ enum sampler_stat {
 	STAT_LABELS_READ,	/* samples whose process's own labels were read */
 	STAT_LABELS_TRUNCATED,	/* of those, sets cut to the bounds of include/labels.h */
 	STAT_LABELS_LOST,	/* label sets lost: the label map was full, or the read failed */
+	STAT_LABELS_UNKNOWN_KEY, /* samples whose thread context had an attribute of an unnamed key */
 	STAT_MAX,
 };
 

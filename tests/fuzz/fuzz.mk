@@ -27,7 +27,7 @@ FUZZ_MODS_config := cli/config cli/config_agent cli/config_convert lib/log symbo
 FUZZ_MODS_pprof := profile/pprof profile/pprof_write profile/folded profile/top profile/pbuf lib/hashmap lib/array \
 	lib/utf8
 FUZZ_MODS_pprof_read := profile/pprof_read profile/pprof profile/pprof_write profile/folded profile/top \
-	profile/flame profile/pbuf lib/hashmap lib/array lib/utf8
+	profile/flame profile/pbuf lib/pbread lib/hashmap lib/array lib/utf8
 FUZZ_MODS_utf8 := lib/utf8
 FUZZ_MODS_hashmap := lib/hashmap
 FUZZ_MODS_perfmap := symbolize/perfmap symbolize/procfs lib/array
@@ -49,10 +49,11 @@ FUZZ_MODS_perl := runtimes/perl/perl_names
 FUZZ_MODS_go_layout := runtimes/labels/go_layout
 FUZZ_MODS_labels_elf := runtimes/labels/labels_elf runtimes/labels/go_layout symbolize/elf_find \
 	symbolize/elf_syms lib/array
+FUZZ_MODS_otel_ctx := runtimes/labels/otel_ctx lib/pbread lib/proc_mem
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
 	perfmap demangle ehframe gopclntab http_request http_post utf8 python docker_meta pprof_read java \
-	proc_stat v8 goheap php ruby go_layout labels_elf perl
+	proc_stat v8 goheap php ruby go_layout labels_elf perl otel_ctx
 # which ones make fuzz / fuzz-smoke run, e.g. make fuzz FUZZ_TARGETS="cgroup kallsyms"
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_ALL))

@@ -1,4 +1,4 @@
-/* fuzz_labels_elf.c -- libFuzzer target: whole ELF files through a memfd, read for their labels: Go version, custom-labels symbols, TLS block */
+/* fuzz_labels_elf.c -- libFuzzer target: whole ELF files through a memfd, read for their labels: Go version, custom-labels symbols, TLS block, thread-context variable */
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -10,12 +10,22 @@ static int memfd = -1;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct labels_exe x;
+	struct labels_tls t;
 
 	if (memfd < 0)
 		memfd = memfd_create("fuzz_labels_elf", MFD_CLOEXEC);
 	FUZZ_CHECK(memfd >= 0);
 	FUZZ_CHECK(ftruncate(memfd, 0) == 0);
 	FUZZ_CHECK(pwrite(memfd, data, size, 0) == (ssize_t)size);
+	/* a thread-local, as an executable's and as a library's: a kind we know */
+	for (int exe = 0; exe < 4; exe++)
+		if (!labels_elf__tls(memfd, 0, exe & 1,
+				     exe < 2 ? "otel_thread_ctx_v1" : "custom_labels_thread_local_data", &t)) {
+			FUZZ_CHECK(t.kind >= LABELS_TLS_NONE && t.kind <= LABELS_TLS_DYNAMIC);
+			/* an executable's offset is inside its block, which ends at the thread pointer */
+			FUZZ_CHECK(t.kind != LABELS_TLS_STATIC ||
+				   ((exe & 1) && t.value < 0 && t.value >= -65536));
+		}
 	if (labels_elf__read(memfd, 0, &x))
 		return 0;
 	/* what BPF is handed stays inside what the file said, whatever the file says */

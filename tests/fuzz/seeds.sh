@@ -95,9 +95,27 @@ for f in "$fixtures"/gofix "$fixtures"/labels/golabels-1.19 "$fixtures"/labels/g
 done
 # fuzz_labels_elf: whole executables, a Go one and the custom-labels one (small: its seeds are mutated whole)
 mkdir -p "$out/labels_elf"
-for f in "$fixtures"/labels/tctx "$fixtures"/gofix-stripped; do
+for f in "$fixtures"/labels/tctx "$fixtures"/gofix-stripped "$fixtures"/labels/libotelctx.so \
+	"$fixtures"/labels/otelctx-exe "$fixtures"/labels/libcustomlabels.so; do
 	[ -f "$f" ] && cp "$f" "$out/labels_elf/"
 done
+# fuzz_otel_ctx: a ProcessContext as the thread-context fixture publishes it (a resource, the
+# schema, a key map of three), and one with a key map entry that is no string
+mkdir -p "$out/otel_ctx"
+python3 - "$out/otel_ctx" <<'PY'
+import sys
+def f(n, b): return bytes([n << 3 | 2, len(b)]) + b
+def kv(k, any): return f(1, k.encode()) + f(2, any)
+def s(v): return f(1, v.encode())
+keys = b"".join(f(1, s(k)) for k in ("http_route", "http_method", "tenant"))
+res = f(1, f(1, kv("service.name", s("otelctx"))))
+ctx = res + f(2, kv("threadlocal.schema_version", s("tls_v1"))) + \
+	f(2, kv("threadlocal.attribute_key_map", f(5, keys)))
+open(sys.argv[1] + "/fixture", "wb").write(ctx)
+odd = f(2, kv("threadlocal.schema_version", s("tlsdesc_v1_dev"))) + \
+	f(2, kv("threadlocal.attribute_key_map", f(5, f(1, bytes([0x18, 7])) + f(1, s("k" * 40)))))
+open(sys.argv[1] + "/odd", "wb").write(odd)
+PY
 
 # command lines, one a line, arguments split on NUL as fuzz_config reads them
 n=0

@@ -193,10 +193,12 @@ test_span_push() {
 	fi
 }
 
-# every labelled sample of the thread-context program checked against what the program did: the
+# every labelled sample of a thread-context program checked against what the program did: the
 # thread its span id names took it (tid), its trace id is that request's, and it is in the function
-# that request ran (work_even or work_odd by the request's parity). Prints "labelled wrong_thread
-# wrong_trace wrong_function unlabelled_in_work".
+# that request ran (work_even or work_odd by the request's parity); where it has an http_route
+# (OpenTelemetry's program), that is /even or /odd by the same parity. Prints "labelled
+# wrong_thread wrong_trace wrong_function unlabelled_in_work wrong_route labelled_in_work_invalid
+# in_work_invalid".
 check_tctx() {	# pprof out
 	go tool pprof -raw "$1" 2>/dev/null | python3 -c '
 import re, sys
@@ -213,7 +215,7 @@ for l in locs.split("\n"):
         funcs[cur].append(l.split()[0])
     if l.startswith("Mappings"):
         break
-stats = dict(labelled=0, thread=0, trace=0, function=0, unlabelled=0)
+stats = dict(labelled=0, thread=0, trace=0, function=0, unlabelled=0, route=0, invalid=0, in_invalid=0)
 stack = None
 for l in samples.split("\n"):
     m = re.match(r"\s+\d+\s+\d+: ([\d ]+)$", l)
@@ -223,43 +225,85 @@ for l in samples.split("\n"):
     if stack is None or not l.strip():
         continue
     lab = dict(re.findall(r"(\w+):\[([^\]]*)\]", l))
+    stats["in_invalid"] += "work_invalid" in stack
     in_work = [f for f in stack if f in ("work_even", "work_odd", "wait_even", "wait_odd")]
     if "span_id" not in lab:
         stats["unlabelled"] += bool(in_work)
         stack = None
         continue
     stats["labelled"] += 1
+    stats["invalid"] += "work_invalid" in stack
     t, r = int(lab["span_id"][:8], 16), int(lab["span_id"][8:], 16)
+    stats["route"] += "http_route" in lab and lab["http_route"] != ("/odd" if r % 2 else "/even")
     stats["thread"] += tid_thread.get(lab.get("tid")) != t
     stats["trace"] += lab.get("trace_id") != "%016x%016x" % (t, r)
     stats["function"] += bool(in_work) and not in_work[0].endswith("_odd" if r % 2 else "_even")
     stack = None
-print(stats["labelled"], stats["thread"], stats["trace"], stats["function"], stats["unlabelled"])
+print(*stats.values())
 ' "$2"
 }
 
-# 1,000 requests on two threads of the C program publishing custom labels (ABI v0) per request:
-# every sample carries the ids of the request its own thread ran then, none another thread's
-test_thread_context() {
-	local bin=$BUILD/fixtures/labels/tctx pid
-	[ -x "$bin" ] || { fail thread_context "no $bin"; return; }
-	"$bin" 1000 2 >"$tmp/tctx.out" & pid=$!
+# BINARY's 1,000 requests on two threads profiled to their end (-v, --per-thread, 499 Hz) into
+# $tmp/CASE.out (the program's), .err (ebpfprof's) and .pb.gz; a failure is the case's
+profile_requests() {	# case binary
+	local c=$1 bin=$2 pid prof
+	[ -x "$bin" ] || { fail "$c" "no $bin"; return 1; }
+	"$bin" 1000 2 >"$tmp/$c.out" & pid=$!
 	"$BUILD/ebpfprof" -v --pid $pid --per-thread --frequency 499 --duration 10 \
-		--output "$tmp/tctx.pb.gz" 2>"$tmp/tctx.err" & local prof=$!
+		--output "$tmp/$c.pb.gz" 2>"$tmp/$c.err" & prof=$!
 	wait $pid
 	kill -INT $prof 2>/dev/null
-	wait $prof || { fail thread_context "ebpfprof failed: $(tail -1 "$tmp/tctx.err")"; return; }
+	wait $prof || { fail "$c" "ebpfprof failed: $(tail -1 "$tmp/$c.err")"; return 1; }
+}
+
+# 1,000 requests on two threads of the C program publishing custom labels (ABI v0) per request:
+# every sample carries the ids of the request its own thread ran then, none another thread's; from
+# the executable (thread_context), from libcustomlabels.so through TLSDESC (thread_context_lib)
+tctx_case() {	# case binary
+	local c=$1
+	profile_requests "$c" "$2" || return
 	local labelled thread trace func unlabelled src
-	read -r labelled thread trace func unlabelled < <(check_tctx "$tmp/tctx.pb.gz" "$tmp/tctx.out")
-	src=$(grep -o 'processes_total{source="custom_labels"}=[0-9]*' "$tmp/tctx.err")
+	read -r labelled thread trace func unlabelled _ _ _ < <(check_tctx "$tmp/$c.pb.gz" "$tmp/$c.out")
+	src=$(grep -o 'processes_total{source="custom_labels"}=[0-9]*' "$tmp/$c.err")
 	echo "  $labelled samples with ids: $thread of another thread, $trace a wrong trace id, $func in the other request's function; $unlabelled in a request without ids; $src"
-	if [ "$(grep -c '^requests 1000$' "$tmp/tctx.out")" = 1 ] && [ "${labelled:-0}" -ge 200 ] &&
-		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ]; then
-		pass "thread_context: $labelled samples, each with its own thread's current ids"
+	if [ "$(grep -c '^requests 1000$' "$tmp/$c.out")" = 1 ] && [ "${labelled:-0}" -ge 200 ] &&
+		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ] && [ "${src##*=}" = 1 ]; then
+		pass "$c: $labelled samples, each with its own thread's current ids"
 	else
-		fail thread_context "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function"
+		fail "$c" "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function, $src"
 	fi
 }
+test_thread_context() { tctx_case thread_context "$FIX/tctx"; }
+test_thread_context_lib() { tctx_case thread_context_lib "$FIX/tctx-lib"; }
+
+# 1,000 requests on two threads of the C program publishing an OpenTelemetry thread context, from
+# a library through TLSDESC (otel_context) or from the executable (otel_context_exe): every sample
+# carries its own thread's current ids and route, the method, named by the process context's key
+# map; a record marked invalid names no sample, an attribute of an unnamed key index is counted
+otel_case() {	# case binary
+	local c=$1
+	profile_requests "$c" "$2" || return
+	local labelled thread trace func unlabelled route invalid src read unknown get unnamed in_invalid
+	read -r labelled thread trace func unlabelled route invalid in_invalid \
+		< <(check_tctx "$tmp/$c.pb.gz" "$tmp/$c.out")
+	src=$(grep -o 'processes_total{source="otel"}=[0-9]*' "$tmp/$c.err" | cut -d= -f3)
+	read=$(counter "$tmp/$c.err" labels_read_total)
+	unknown=$(counter "$tmp/$c.err" labels_unknown_key_total)
+	get=$(tag_pct "$tmp/$c.pb.gz" http_method GET)
+	unnamed=$(go tool pprof -tags "$tmp/$c.pb.gz" 2>/dev/null | grep -c unnamed)
+	echo "  $labelled samples with ids: $thread of another thread, $trace a wrong trace id, $func in the other request's function, $route a wrong route, $invalid of $in_invalid samples under an invalid record; $unlabelled in a request without ids; http_method=GET on $get%; $unknown of $read with an unnamed key, $unnamed labels of it; otel processes $src"
+	# every valid record has an attribute of an unnamed key: each sample read counts one
+	if [ "$(grep -c '^requests 1000$' "$tmp/$c.out")" = 1 ] && [ "${labelled:-0}" -ge 200 ] &&
+		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ] && [ "$route" = 0 ] &&
+		[ "$invalid" = 0 ] && [ "${in_invalid:-0}" -ge 1 ] && [ "${get%.*}" = 100 ] &&
+		[ "${unknown:-0}" = "${read:--1}" ] && [ "$unnamed" = 0 ] && [ "$src" = 1 ]; then
+		pass "$c: $labelled samples, each with its own thread's current ids and route"
+	else
+		fail "$c" "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function, $route wrong route, $invalid invalid, GET $get%, unknown keys $unknown of $read, $unnamed unnamed labels, otel processes $src"
+	fi
+}
+test_otel_context() { otel_case otel_context "$FIX/otelctx"; }
+test_otel_context_exe() { otel_case otel_context_exe "$FIX/otelctx-exe"; }
 
 # trace_id and span_id of the C program's requests as OTLP profile links: each link decoded by
 # Python classes protoc made from the published proto is one request's (trace, span) pair, and
@@ -317,7 +361,7 @@ test_offcpu() {
 	kill -INT $prof 2>/dev/null
 	wait $prof || { fail offcpu "ebpfprof failed: $(tail -1 "$tmp/offcpu.err")"; return; }
 	local labelled thread trace func unlabelled
-	read -r labelled thread trace func unlabelled < <(check_tctx "$tmp/offcpu.pb.gz" "$tmp/offcpu.out")
+	read -r labelled thread trace func unlabelled _ _ _ < <(check_tctx "$tmp/offcpu.pb.gz" "$tmp/offcpu.out")
 	echo "  off CPU: $labelled blocks with ids: $thread of another thread, $trace a wrong trace id, $func in another request's function"
 	if [ "${labelled:-0}" -ge 100 ] && [ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ]; then
 		pass "offcpu: $labelled blocks, each with its own thread's current ids"
@@ -355,6 +399,9 @@ run_test test_unknown_version unknown_version
 run_test test_layout
 run_test test_span_push span_push
 run_test test_thread_context thread_context
+run_test test_thread_context_lib thread_context_lib
+run_test test_otel_context otel_context
+run_test test_otel_context_exe otel_context_exe
 run_test test_otlp_links otlp_links
 run_test test_offcpu offcpu
 run_test test_page_label page_label

@@ -55,13 +55,16 @@ const struct stat_desc sampler_stats[] = {
 		  "Execs that dropped their process's CFI tables, built for the image before",
 		  SB(STAT_EXEC_TABLES_DROPPED)),
 	STAT_COUNT("labels_read_total",
-		  "Samples that carry their process's own labels (Go pprof labels)", SB(STAT_LABELS_READ)),
+		  "Samples that carry their process's own labels (Go pprof labels, custom labels, OpenTelemetry thread context)", SB(STAT_LABELS_READ)),
 	STAT_COUNT("labels_truncated_total",
 		  "Of those, label sets cut to 8 labels, 31-byte keys or 63-byte values",
 		  SB(STAT_LABELS_TRUNCATED)),
 	STAT_COUNT("labels_lost_total",
 		  "Label sets lost to a full label map (the sample kept without them)",
 		  SB(STAT_LABELS_LOST)),
+	STAT_COUNT("labels_unknown_key_total",
+		  "Samples whose OpenTelemetry thread context had an attribute whose key index the process context does not name (left out)",
+		  SB(STAT_LABELS_UNKNOWN_KEY)),
 };
 const int n_sampler_stats = sizeof(sampler_stats) / sizeof(sampler_stats[0]);
 

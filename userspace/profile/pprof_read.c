@@ -18,14 +18,9 @@
 #include "pprof.h"
 #include "pprof_int.h"
 #include "lib/array.h"
+#include "lib/pbread.h"
 
 struct id_ix;
-
-/* a slice of the input */
-struct span {
-	const unsigned char *p;
-	const unsigned char *end;
-};
 
 struct rd_mapping {
 	__u64 id, start, limit, offset, filename, build_id;
@@ -39,12 +34,12 @@ struct rd_function {
 
 struct rd_location {
 	__u64 id, mapping_id, address;
-	struct span body;	/* for its lines, read when the location is added */
+	struct pb_span body;	/* for its lines, read when the location is added */
 	__u32 ours;		/* 0: not added yet */
 };
 
 struct reader {
-	struct span *strs;
+	struct pb_span *strs;
 	size_t n_strs, strs_cap;
 	char *text;		/* every string NUL-terminated, str_off into it */
 	size_t *str_off;
@@ -54,7 +49,7 @@ struct reader {
 	size_t n_funcs, funcs_cap;
 	struct rd_location *locs;
 	size_t n_locs, locs_cap;
-	struct span *samples;
+	struct pb_span *samples;
 	size_t n_samples, samples_cap;
 	struct id_ix *map_ix, *func_ix, *loc_ix;
 	__u64 types[PPROF_MAX_SAMPLE_TYPES][2];
@@ -87,62 +82,8 @@ static int bad(struct reader *r, const char *fmt, ...)
 	return -EBADMSG;
 }
 
-static int varint(struct span *s, __u64 *v)
-{
-	__u64 out = 0;
-
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (s->p >= s->end)
-			return -EBADMSG;
-		out |= (__u64)(*s->p & 0x7f) << shift;
-		if (!(*s->p++ & 0x80)) {
-			*v = out;
-			return 0;
-		}
-	}
-	return -EBADMSG;
-}
-
-/*
- * The next field of s: its number, wire type, and a varint's value or a
- * length-delimited field's bytes in *sub. Fixed-size fields are skipped
- * (profile.proto has none), groups are refused.
- */
-static int field(struct span *s, __u32 *num, int *wire, __u64 *v, struct span *sub)
-{
-	__u64 tag;
-
-	if (varint(s, &tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
-		return -EBADMSG;
-	*num = tag >> 3;
-	*wire = tag & 7;
-	switch (*wire) {
-	case 0:
-		return varint(s, v);
-	case 1:
-	case 5: {
-		size_t n = *wire == 1 ? 8 : 4;
-
-		if ((size_t)(s->end - s->p) < n)
-			return -EBADMSG;
-		s->p += n;
-		*v = 0;
-		return 0;
-	}
-	case 2:
-		if (varint(s, v) || *v > (__u64)(s->end - s->p))
-			return -EBADMSG;
-		sub->p = s->p;
-		sub->end = s->p + *v;
-		s->p += *v;
-		return 0;
-	default:
-		return -EBADMSG;
-	}
-}
-
 /* A repeated integer field, packed (wire 2) or one value (wire 0), appended to out as __u64. */
-static int repeated(struct span sub, int wire, __u64 v, __u64 **out, size_t *n, size_t *cap)
+static int repeated(struct pb_span sub, int wire, __u64 v, __u64 **out, size_t *n, size_t *cap)
 {
 	if (wire == 0) {
 		if (ARRAY_RESERVE(*out, *cap, *n + 1))
@@ -155,23 +96,23 @@ static int repeated(struct span sub, int wire, __u64 v, __u64 **out, size_t *n, 
 	while (sub.p < sub.end) {
 		if (ARRAY_RESERVE(*out, *cap, *n + 1))
 			return -ENOMEM;
-		if (varint(&sub, &(*out)[*n]))
+		if (pbread__varint(&sub, &(*out)[*n]))
 			return -EBADMSG;
 		(*n)++;
 	}
 	return 0;
 }
 
-static int value_type(struct span s, __u64 vt[2])
+static int value_type(struct pb_span s, __u64 vt[2])
 {
-	struct span sub;
+	struct pb_span sub;
 	__u32 num;
 	int wire;
 	__u64 v;
 
 	vt[0] = vt[1] = 0;
 	while (s.p < s.end) {
-		if (field(&s, &num, &wire, &v, &sub))
+		if (pbread__field(&s, &num, &wire, &v, &sub))
 			return -EBADMSG;
 		if (wire == 0 && (num == 1 || num == 2))
 			vt[num - 1] = v;
@@ -179,16 +120,16 @@ static int value_type(struct span s, __u64 vt[2])
 	return 0;
 }
 
-static int read_mapping(struct reader *r, struct span s)
+static int read_mapping(struct reader *r, struct pb_span s)
 {
 	struct rd_mapping m = {};
-	struct span sub;
+	struct pb_span sub;
 	__u32 num;
 	int wire;
 	__u64 v;
 
 	while (s.p < s.end) {
-		if (field(&s, &num, &wire, &v, &sub))
+		if (pbread__field(&s, &num, &wire, &v, &sub))
 			return bad(r, "bad mapping");
 		if (wire != 0)
 			continue;
@@ -208,16 +149,16 @@ static int read_mapping(struct reader *r, struct span s)
 	return 0;
 }
 
-static int read_function(struct reader *r, struct span s)
+static int read_function(struct reader *r, struct pb_span s)
 {
 	struct rd_function f = {};
-	struct span sub;
+	struct pb_span sub;
 	__u32 num;
 	int wire;
 	__u64 v;
 
 	while (s.p < s.end) {
-		if (field(&s, &num, &wire, &v, &sub))
+		if (pbread__field(&s, &num, &wire, &v, &sub))
 			return bad(r, "bad function");
 		if (wire != 0)
 			continue;
@@ -234,16 +175,16 @@ static int read_function(struct reader *r, struct span s)
 	return 0;
 }
 
-static int read_location(struct reader *r, struct span s)
+static int read_location(struct reader *r, struct pb_span s)
 {
 	struct rd_location l = { .body = s };
-	struct span sub;
+	struct pb_span sub;
 	__u32 num;
 	int wire;
 	__u64 v;
 
 	while (s.p < s.end) {
-		if (field(&s, &num, &wire, &v, &sub))
+		if (pbread__field(&s, &num, &wire, &v, &sub))
 			return bad(r, "bad location");
 		if (wire != 0)
 			continue;
@@ -259,7 +200,7 @@ static int read_location(struct reader *r, struct span s)
 	return 0;
 }
 
-static int append_span(struct span **arr, size_t *n, size_t *cap, struct span s)
+static int append_span(struct pb_span **arr, size_t *n, size_t *cap, struct pb_span s)
 {
 	if (ARRAY_RESERVE(*arr, *cap, *n + 1))
 		return -ENOMEM;
@@ -268,15 +209,15 @@ static int append_span(struct span **arr, size_t *n, size_t *cap, struct span s)
 }
 
 /* First pass: the tables, and where each sample is; samples are added once all tables are in. */
-static int read_profile(struct reader *r, struct span s)
+static int read_profile(struct reader *r, struct pb_span s)
 {
-	struct span sub;
+	struct pb_span sub;
 	__u32 num;
 	int wire, err = 0;
 	__u64 v;
 
 	while (s.p < s.end && !err) {
-		if (field(&s, &num, &wire, &v, &sub))
+		if (pbread__field(&s, &num, &wire, &v, &sub))
 			return bad(r, "not a profile.proto message");
 		if (wire == 2) {
 			switch (num) {
@@ -425,23 +366,23 @@ static int add_mappings(struct reader *r, struct pprof *p)
 
 static int location_lines(struct reader *r, struct rd_location *l, size_t *n)
 {
-	struct span s = l->body, sub;
+	struct pb_span s = l->body, sub;
 	__u32 num;
 	int wire;
 	__u64 v;
 
 	*n = 0;
 	while (s.p < s.end) {
-		if (field(&s, &num, &wire, &v, &sub))
+		if (pbread__field(&s, &num, &wire, &v, &sub))
 			return -EBADMSG;
 		if (num == 4 && wire == 2) {
 			__u64 fid = 0, line = 0;
-			struct span ls = sub;
+			struct pb_span ls = sub;
 			struct rd_function *f;
 			size_t fi;
 
 			while (ls.p < ls.end) {
-				if (field(&ls, &num, &wire, &v, &sub))
+				if (pbread__field(&ls, &num, &wire, &v, &sub))
 					return -EBADMSG;
 				if (wire == 0 && num == 1)
 					fid = v;
@@ -504,15 +445,15 @@ static __u32 add_location(struct reader *r, struct pprof *p, size_t i)
 	return l->ours;
 }
 
-static int read_label(struct reader *r, struct span s, struct pprof_label *out)
+static int read_label(struct reader *r, struct pb_span s, struct pprof_label *out)
 {
 	__u64 key = 0, sv = 0, num = 0, unit = 0, v;
-	struct span sub;
+	struct pb_span sub;
 	__u32 n;
 	int wire;
 
 	while (s.p < s.end) {
-		if (field(&s, &n, &wire, &v, &sub))
+		if (pbread__field(&s, &n, &wire, &v, &sub))
 			return -EBADMSG;
 		if (wire != 0)
 			continue;
@@ -532,18 +473,18 @@ static int read_label(struct reader *r, struct span s, struct pprof_label *out)
 	return 0;
 }
 
-static int add_sample(struct reader *r, struct pprof *p, struct span s)
+static int add_sample(struct reader *r, struct pprof *p, struct pb_span s)
 {
 	size_t n_ids = 0, n_vals = 0, n_labels = 0;
 	__u64 *ids = NULL, *vals = NULL;
 	size_t ids_cap = 0, vals_cap = 0;
-	struct span sub;
+	struct pb_span sub;
 	__u32 num;
 	int wire, err = 0;
 	__u64 v;
 
 	while (s.p < s.end && !err) {
-		if (field(&s, &num, &wire, &v, &sub)) {
+		if (pbread__field(&s, &num, &wire, &v, &sub)) {
 			err = bad(r, "bad sample");
 			break;
 		}
@@ -715,7 +656,7 @@ struct pprof *pprof__read(const void *data, size_t len, size_t max_bytes, char *
 		err = bad(&r, "larger than %zu bytes", max_bytes);
 	}
 	if (!err)
-		err = read_profile(&r, (struct span){ in, in + raw_len });
+		err = read_profile(&r, (struct pb_span){ in, in + raw_len });
 	if (!err)
 		p = build(&r);
 	else

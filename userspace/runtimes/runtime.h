@@ -12,10 +12,13 @@
 #include "symbolize/srcline.h"
 
 /* What every runtime is given when made. */
+#define RUNTIME_MAPS_MAX 2	/* other BPF maps a runtime may have */
+
 struct runtime_opts {
 	const char *proc_root;	/* never NULL: "/proc" by default */
 	int procs_fd;		/* its BPF map of per-pid tables (runtime_ops.procs_map) */
 	int pids_fd;		/* runtime_pids: its column (runtime_ops.id) of the pids in procs_fd */
+	int maps_fd[RUNTIME_MAPS_MAX];	/* its other maps (runtime_ops.maps), in their order */
 };
 
 /*
@@ -27,7 +30,8 @@ struct runtime_ops {
 	const char *name;		/* "python": -v's "python:", /metrics' ebpfprof_python_ */
 	enum unwind_runtime id;		/* its column of runtime_pids, its tags' owner */
 	const char *procs_map;		/* its BPF map of per-pid tables */
-	const char *const *maps;	/* its other BPF maps the off-CPU walk shares; NULL-ended or NULL */
+	const char *const *maps;	/* its other BPF maps the off-CPU walk shares; NULL-ended or NULL,
+					 * at most RUNTIME_MAPS_MAX */
 
 	void *(*new)(const struct runtime_opts *o);	/* NULL with errno set */
 	void (*free)(void *rt);

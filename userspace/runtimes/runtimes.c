@@ -46,6 +46,12 @@ struct runtime_set *runtime_set__new(const struct runtime_set_opts *o)
 			err = ro.procs_fd;
 			break;
 		}
+		for (int k = 0; !err && ops->maps && ops->maps[k]; k++) {
+			ro.maps_fd[k] = k < RUNTIME_MAPS_MAX ? o->map_fd(o->ctx, ops->maps[k]) : -E2BIG;
+			err = ro.maps_fd[k] < 0 ? ro.maps_fd[k] : 0;
+		}
+		if (err)
+			break;
 		s->rt[i] = ops->new(&ro);
 		if (!s->rt[i])
 			err = -errno;

@@ -35,8 +35,7 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char 
 	}
 }
 
-/* vaddr of file offset off by the PT_LOAD that maps it */
-static int offset_vaddr(Elf *elf, __u64 off, __u64 *vaddr)
+int elf_find__offset_vaddr(Elf *elf, __u64 off, __u64 *vaddr)
 {
 	size_t n;
 	GElf_Phdr ph;
@@ -69,7 +68,7 @@ int elf_find__symbols(int fd, __u64 map_off, const char *const *names, int n,
 		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
 			scan_symtab(elf, scn, &sh, names, n, out);
 	}
-	err = offset_vaddr(elf, map_off, map_vaddr);
+	err = elf_find__offset_vaddr(elf, map_off, map_vaddr);
 	elf_end(elf);
 	return err;
 }

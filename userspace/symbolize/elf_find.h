@@ -18,4 +18,8 @@ struct elf_found {
 int elf_find__symbols(int fd, __u64 map_off, const char *const *names, int n,
 		      struct elf_found *out, __u64 *map_vaddr);
 
+/* The vaddr of file offset OFF by the PT_LOAD that maps it: 0, or -ENOENT (-EINVAL: no headers). */
+struct Elf;
+int elf_find__offset_vaddr(struct Elf *elf, __u64 off, __u64 *vaddr);
+
 #endif /* EBPFPROF_ELF_FIND_H */

@@ -1,4 +1,4 @@
-/* labels.c -- where a process keeps its own labels (Go pprof labels, custom-labels ABI v0), handed to BPF */
+/* labels.c -- where a process keeps its own labels (Go pprof labels, custom labels, OpenTelemetry thread context), handed to BPF */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,9 +13,14 @@
 #include "go_layout.h"
 #include "labels_elf.h"
 #include "labels_runtime.h"
+#include "otel_ctx.h"
 
 #define MAX_PIDS 1024
 #define TLS_G_INTERNAL (-8)	/* internal linking: g at -8(FS), runtime.tlsg's slot */
+#define TLS_STATIC_MAX (16 << 20)	/* a static TLS offset beyond it is no offset we trust */
+#define OTEL_TLS_SYMBOL "otel_thread_ctx_v1"	/* OTEP 4947: a pointer to the thread's record */
+#define CL_TLS_SYMBOL "custom_labels_thread_local_data"
+#define CL_LIBRARY "customlabels"	/* in the name of a library publishing custom labels */
 
 struct label_pid {
 	struct proc_image img;
@@ -23,10 +28,13 @@ struct label_pid {
 	bool dead;		/* gone at the last sweep: freed at the next */
 	bool fresh;		/* just made: its verdict not given yet */
 	int refused;		/* not 0: labels we cannot read (its -errno), counted once */
+	int n_keys;		/* OpenTelemetry key names it has in otel_keys */
 };
 
 struct labels_rt {
 	struct runtime_opts o;
+	int keys_fd;		/* otel_keys */
+	struct otel_keys keys;	/* scratch of one process context's read */
 	struct label_pid pids[MAX_PIDS];
 	int n_pids;
 	struct labels_stats stats;
@@ -38,8 +46,10 @@ static void *labels_new(const struct runtime_opts *o)
 {
 	struct labels_rt *r = calloc(1, sizeof(*r));
 
-	if (r)
+	if (r) {
 		r->o = *o;
+		r->keys_fd = o->maps_fd[0];
+	}
 	return r;
 }
 
@@ -48,7 +58,7 @@ static void labels_free(void *rt)
 	free(rt);
 }
 
-/* What the executable mapped at M says of its labels: 0, or -errno (gone, not an ELF file). */
+/* What the file mapped at M (the executable, a library) says of its labels: 0, or -errno (gone, not ELF). */
 static int probe_file(struct labels_rt *r, __u32 pid, const struct proc_map *m,
 		      struct labels_exe *x)
 {
@@ -70,6 +80,16 @@ static struct label_pid *find_current(struct labels_rt *r, __u32 pid)
 	return NULL;
 }
 
+/* The custom-labels ABI version of the file X mapped at M, read in PID: 0 (v0), -ENOTSUP, -EINVAL. */
+static int cl_version(__u32 pid, const struct proc_map *m, const struct labels_exe *x)
+{
+	__u32 version;
+
+	if (proc_mem__read(pid, m->start - x->map_vaddr + x->cl_version, &version, sizeof(version)))
+		return -EINVAL;
+	return version == CL_ABI_V0 ? 0 : -ENOTSUP;
+}
+
 /*
  * Where the executable X of PID keeps its labels, into LP: a Go version we
  * know, or custom labels of ABI v0 (read from the process, not the file).
@@ -79,7 +99,6 @@ static struct label_pid *find_current(struct labels_rt *r, __u32 pid)
 static int label_source(__u32 pid, const struct proc_map *m, const struct labels_exe *x,
 			struct label_proc *lp)
 {
-	__u32 version;
 	int err;
 
 	if (x->go != -ENOENT) {
@@ -90,14 +109,146 @@ static int label_source(__u32 pid, const struct proc_map *m, const struct labels
 	}
 	if (!x->custom)
 		return -ENOENT;
-	if (proc_mem__read(pid, m->start - x->map_vaddr + x->cl_version, &version, sizeof(version)))
-		return -EINVAL;
-	if (version != CL_ABI_V0)
-		return -ENOTSUP;
+	err = cl_version(pid, m, x);
+	if (err)
+		return err;
 	lp->source = LABELS_CUSTOM_V0;
 	/* x86-64 (variant II): the executable's block ends at the thread pointer */
 	lp->tls = (__s64)x->cl_data - (__s64)x->tls_block;
 	return 0;
+}
+
+/*
+ * The thread-pointer offset that PID's loader wrote in the GOT slot T names
+ * in the library mapped at M. Why the GOT and not the loader's link_map:
+ * the slot is the ABI, the link_map glibc's private layout. glibc resolves
+ * a library's TLSDESC pair when it loads it; for a module in static TLS
+ * (every library loaded at start, and a dlopen'd one that found room) the
+ * resolver is _dl_tlsdesc_return and its argument the variable's offset
+ * from the thread pointer, negative on x86-64; for dynamic TLS it is
+ * _dl_tlsdesc_dynamic and its argument a pointer to a heap record, a
+ * positive address. So the argument's sign tells them apart, with no
+ * symbol of ld.so (a lazy pair not resolved yet has a pointer too, and is
+ * counted with them). An initial-exec slot holds the offset itself.
+ * -ENOSYS: dynamic TLS, not read; -EINVAL: unreadable.
+ */
+static int got_offset(__u32 pid, const struct proc_map *m, const struct labels_tls *t, __s64 *tls)
+{
+	__u64 slot = m->start - t->map_vaddr + (__u64)t->value, words[2];
+	int arg = t->kind == LABELS_TLS_DESC;	/* a TLSDESC pair is {resolver, argument} */
+
+	if (proc_mem__read(pid, slot, words, (arg + 1) * sizeof(words[0])))
+		return -EINVAL;
+	*tls = (__s64)words[arg];
+	return *tls < 0 && *tls >= -TLS_STATIC_MAX ? 0 : -ENOSYS;
+}
+
+/* MAPS[i] is the executable (EXE) or the first mapping of a library: its ELF headers are there */
+static bool file_start(const struct proc_map *maps, size_t i, size_t exe)
+{
+	const struct proc_map *m = &maps[i];
+
+	return m->inode && m->path[0] == '/' && strncmp(m->path, "/memfd:", 7) &&
+	       (i == exe || (i > exe && !m->pgoff && strcmp(m->path, maps[i - 1].path)));
+}
+
+/*
+ * The thread-pointer offset of thread-local NAME in the file mapped at M
+ * (the executable with EXE). -ENOENT: not there; -ENOSYS: in dynamic TLS,
+ * not read; -EINVAL: unreadable.
+ */
+static int tls_offset(struct labels_rt *r, __u32 pid, const struct proc_map *m, bool exe,
+		      const char *name, __s64 *tls)
+{
+	struct labels_tls t;
+	struct stat st;
+	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
+
+	if (err)
+		return -ENOENT;
+	err = labels_elf__tls(fd, m->pgoff, exe, name, &t);
+	close(fd);
+	if (err || t.kind == LABELS_TLS_NONE)
+		return -ENOENT;
+	if (t.kind == LABELS_TLS_STATIC) {
+		*tls = t.value;
+		return 0;
+	}
+	return t.kind == LABELS_TLS_DYNAMIC ? -ENOSYS : got_offset(pid, m, &t, tls);
+}
+
+/* The thread-pointer offset of PID's otel_thread_ctx_v1: in its executable, else the first library that has it. */
+static int otel_tls(struct labels_rt *r, __u32 pid, const struct proc_map *maps, size_t n,
+		    size_t exe, __s64 *tls)
+{
+	int err = -ENOENT;
+
+	for (size_t i = exe; i < n && err == -ENOENT; i++)
+		if (file_start(maps, i, exe))
+			err = tls_offset(r, pid, &maps[i], i == exe, OTEL_TLS_SYMBOL, tls);
+	return err;
+}
+
+/*
+ * Custom labels published by a library, libcustomlabels.so or another
+ * whose file name says customlabels (only those are opened: other
+ * processes pay nothing for it): its ABI version read in the process, its
+ * table through the GOT. Errors as label_source's; -ENOSYS: dynamic TLS.
+ */
+static int custom_lib_source(struct labels_rt *r, __u32 pid, const struct proc_map *maps,
+			     size_t n, size_t exe, struct label_proc *lp)
+{
+	struct labels_exe x;
+	int err;
+
+	for (size_t i = exe + 1; i < n; i++) {
+		const char *base = strrchr(maps[i].path, '/');
+
+		if (!file_start(maps, i, exe) || !base || !strstr(base, CL_LIBRARY) ||
+		    probe_file(r, pid, &maps[i], &x) || !x.custom)
+			continue;
+		err = cl_version(pid, &maps[i], &x);
+		if (!err)
+			err = tls_offset(r, pid, &maps[i], false, CL_TLS_SYMBOL, &lp->tls);
+		if (!err)
+			lp->source = LABELS_CUSTOM_V0;
+		return err == -ENOENT ? -EINVAL : err;
+	}
+	return -ENOENT;
+}
+
+/*
+ * An OpenTelemetry thread context (OTEP 4947): a process context whose
+ * schema is tls_v1 (its key map into r->keys) and the variable's place.
+ * -ENOENT: none (or no thread context in it, yet); -ENOTSUP: another
+ * schema; -ENOSYS: dynamic TLS; -EINVAL: unreadable or malformed.
+ */
+static int otel_source(struct labels_rt *r, __u32 pid, const struct proc_map *maps, size_t n,
+		       size_t exe, struct label_proc *lp)
+{
+	int err = otel_ctx__read(pid, maps, n, &r->keys);
+
+	if (err == -ENOENT || err == -EAGAIN)
+		return -ENOENT;
+	if (err)
+		return err == -ENOTSUP ? err : -EINVAL;
+	if (r->keys.schema != OTEL_SCHEMA_TLS_V1)
+		return r->keys.schema == OTEL_SCHEMA_NONE ? -ENOENT : -ENOTSUP;
+	err = otel_tls(r, pid, maps, n, exe, &lp->tls);
+	if (!err)
+		lp->source = LABELS_OTEL;
+	return err;
+}
+
+/* PID's key names into otel_keys (N of them), and those of indexes up to OLD_N gone. */
+static void keys_update(struct labels_rt *r, __u32 pid, int n, int old_n)
+{
+	struct otel_key_id id = { .pid = pid };
+
+	for (id.index = 0; id.index < (__u32)n; id.index++)
+		bpf_map_update_elem(r->keys_fd, &id, &r->keys.key[id.index], BPF_ANY);
+	for (; id.index < (__u32)old_n; id.index++)
+		bpf_map_delete_elem(r->keys_fd, &id);
 }
 
 /* Where image IMG's state goes: its slot, kept or new; NULL when full. */
@@ -112,6 +263,8 @@ static struct label_pid *slot_of(struct labels_rt *r, const struct proc_image *i
 		p->superseded = true;
 		*same = runtime__same_process(&p->img, img);
 		bpf_map_delete_elem(r->o.procs_fd, &img->pid);
+		keys_update(r, img->pid, 0, p->n_keys);
+		p->n_keys = 0;
 	}
 	if (r->n_pids == MAX_PIDS)
 		return NULL;
@@ -122,9 +275,11 @@ static struct label_pid *slot_of(struct labels_rt *r, const struct proc_image *i
 
 /*
  * Its first file mapping, the executable: a Go program, or one that
- * publishes custom labels itself (libcustomlabels.so is not read yet). One
- * whose labels we cannot read is kept too, refused, so it is counted once
- * per process and not at each re-read.
+ * publishes custom labels itself; else custom labels of a library
+ * (libcustomlabels.so); else an OpenTelemetry thread context, in the
+ * executable or a library.
+ * One whose labels we cannot read is kept too, refused, so it is counted
+ * once per process and not at each re-read.
  */
 static int labels_add_image(void *rt, const struct proc_image *img)
 {
@@ -144,9 +299,13 @@ static int labels_add_image(void *rt, const struct proc_image *img)
 	err = i < n ? probe_file(r, img->pid, &maps[i], &x) : -ENOENT;
 	if (!err)
 		err = label_source(img->pid, &maps[i], &x, &lp);
+	if (err == -ENOENT && i < n)
+		err = custom_lib_source(r, img->pid, maps, n, i, &lp);
+	if (err == -ENOENT && i < n)
+		err = otel_source(r, img->pid, maps, n, i, &lp);
 	proc_maps__free(maps);
-	if (err && err != -EINVAL && err != -ENOTSUP)
-		return err;	/* neither, or gone: nothing kept */
+	if (err && err != -EINVAL && err != -ENOTSUP && err != -ENOSYS)
+		return err;	/* none, or gone: nothing kept */
 	p = slot_of(r, img, &same);
 	if (!p)
 		return -ENOSPC;
@@ -156,13 +315,20 @@ static int labels_add_image(void *rt, const struct proc_image *img)
 	p->refused = err;
 	if (err) {
 		r->stats.unknown_version += err == -ENOTSUP && !same;
-		r->stats.unreadable += err != -ENOTSUP && !same;
+		r->stats.dynamic_tls += err == -ENOSYS && !same;
+		r->stats.unreadable += err == -EINVAL && !same;
 		return err;
 	}
-	if (lp.source == LABELS_CUSTOM_V0)
+	if (lp.source == LABELS_OTEL) {
+		/* the names before the table: BPF names a record's keys as soon as it reads one */
+		keys_update(r, img->pid, r->keys.n, 0);
+		p->n_keys = r->keys.n;
+		r->stats.otel_procs += !same;
+	} else if (lp.source == LABELS_CUSTOM_V0) {
 		r->stats.custom_procs += !same;
-	else
+	} else {
 		r->stats.go_procs += !same;
+	}
 	/* the table first, then the bit: BPF looks up only the pids it has */
 	if (bpf_map_update_elem(r->o.procs_fd, &img->pid, &lp, BPF_ANY))
 		return -errno;
@@ -201,8 +367,10 @@ static void labels_sweep(void *rt)
 			i++;
 			continue;
 		}
-		if (!p->superseded && !p->refused)
+		if (!p->superseded && !p->refused) {
 			bpf_map_delete_elem(r->o.procs_fd, &p->img.pid);
+			keys_update(r, p->img.pid, 0, p->n_keys);
+		}
 		r->pids[i] = r->pids[--r->n_pids];
 	}
 }
@@ -216,22 +384,29 @@ static void labels_stats_read(const void *rt, void *out)
 
 #define LS(field) offsetof(struct labels_stats, field)
 
+static const char *const labels_maps[] = { "otel_keys", NULL };
+
 static const struct stat_desc labels_stats[] = {
 	STAT_COUNT_BY("processes_total", "Process images whose own labels BPF reads, by source",
 		      "source=\"go\"", LS(go_procs)),
 	STAT_COUNT_BY("processes_total", NULL, "source=\"custom_labels\"", LS(custom_procs)),
+	STAT_COUNT_BY("processes_total", NULL, "source=\"otel\"", LS(otel_procs)),
 	STAT_COUNT("unknown_version_total",
-		  "Go binaries without a checked label layout, or custom-labels ABIs of a version we do not know: no labels",
+		  "Go binaries without a checked label layout, custom-labels ABIs or OpenTelemetry thread-context schemas of a version we do not know: no labels",
 		  LS(unknown_version)),
 	STAT_COUNT("unreadable_total",
-		  "Go binaries whose version, or custom-labels tables whose place, could not be read",
+		  "Go binaries whose version, or custom-labels tables or thread contexts whose place, could not be read",
 		  LS(unreadable)),
+	STAT_COUNT("dynamic_tls_total",
+		  "OpenTelemetry thread-context variables in dynamic TLS (a dlopen'd library without static TLS room, __tls_get_addr): not read",
+		  LS(dynamic_tls)),
 };
 
 const struct runtime_ops labels_runtime = {
 	.name = "labels",
 	.id = UNWIND_RT_LABELS,
 	.procs_map = "label_procs",
+	.maps = labels_maps,
 	.new = labels_new,
 	.free = labels_free,
 	.add_image = labels_add_image,

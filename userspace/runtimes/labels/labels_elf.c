@@ -1,4 +1,4 @@
-/* labels_elf.c -- what an executable says of its labels: its Go version, its custom-labels symbols, its TLS block */
+/* labels_elf.c -- what an ELF file says of its labels: Go version, custom-labels symbols, TLS block, thread-context variable */
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -100,6 +100,101 @@ int labels_elf__read(int fd, __u64 map_off, struct labels_exe *out)
 	/* the ABI's table is thread-local: without a TLS block, no symbol table is read */
 	if (out->go == -ENOENT && out->tls_block)
 		read_custom(fd, map_off, out);
+out:
+	elf_end(e);
+	return err;
+}
+
+/* The .dynsym entry of thread-local NAME: its index and value; 0, or -ENOENT. */
+static int tls_symbol(Elf *e, const char *name, size_t *index, GElf_Sym *sym)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	const char *s;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 1; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			if (!gelf_getsym(data, (int)i, sym) || GELF_ST_TYPE(sym->st_info) != STT_TLS ||
+			    sym->st_shndx == SHN_UNDEF)
+				continue;
+			s = elf_strptr(e, sh.sh_link, sym->st_name);
+			if (s && !strcmp(s, name)) {
+				*index = i;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * The library's relocation of a thread-local that the loader resolved into
+ * its GOT: by symbol index (an exported, preemptible variable), or with no
+ * symbol and the variable's offset as addend (a -Bsymbolic or hidden one).
+ * TLSDESC and initial-exec slots are read; legacy general dynamic (a
+ * DTPMOD64 pair for __tls_get_addr) would need the thread's DTV and the
+ * module id: named, so the caller counts it, and not read.
+ */
+static void tls_reloc(Elf *e, size_t index, const GElf_Sym *sym, struct labels_tls *out)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Rela r;
+	__u64 type;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			if (!gelf_getrela(data, (int)i, &r))
+				break;
+			if (GELF_R_SYM(r.r_info) != index &&
+			    (GELF_R_SYM(r.r_info) || (__u64)r.r_addend != sym->st_value))
+				continue;
+			type = GELF_R_TYPE(r.r_info);
+			if (type == R_X86_64_DTPMOD64)
+				out->kind = LABELS_TLS_DYNAMIC;
+			if (type != R_X86_64_TLSDESC && type != R_X86_64_TPOFF64)
+				continue;
+			out->kind = type == R_X86_64_TLSDESC ? LABELS_TLS_DESC : LABELS_TLS_TPOFF;
+			out->value = (__s64)r.r_offset;
+			return;
+		}
+	}
+}
+
+int labels_elf__tls(int fd, __u64 map_off, bool exe, const char *name, struct labels_tls *out)
+{
+	struct labels_exe x = { 0 };
+	size_t index;
+	GElf_Sym sym;
+	int err = 0;
+	Elf *e;
+
+	memset(out, 0, sizeof(*out));
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_find__offset_vaddr(e, map_off, &out->map_vaddr)) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (tls_symbol(e, name, &index, &sym))
+		goto out;
+	if (!exe) {
+		tls_reloc(e, index, &sym, out);
+		goto out;
+	}
+	/* x86-64 (variant II): the executable's block ends at the thread pointer */
+	read_tls(e, &x);
+	if (x.tls_block && sym.st_value + 8 <= x.tls_block)
+		*out = (struct labels_tls){ LABELS_TLS_STATIC, (__s64)sym.st_value - (__s64)x.tls_block,
+					    out->map_vaddr };
 out:
 	elf_end(e);
 	return err;
