@@ -17,10 +17,8 @@ static void perl_free(void *rt)
 {
 	struct perl_rt *r = rt;
 
-	for (size_t i = 0; r && i < r->n_pids; i++)
-		perl__free_pid(r->pids[i]);
 	if (r)
-		free(r->pids);
+		rt_images__release(&r->pids, perl__free_pid, r);
 	free(r);
 }
 

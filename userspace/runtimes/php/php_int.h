@@ -7,6 +7,7 @@
 #include <linux/types.h>
 #include "../../../include/php.h"
 #include "php_runtime.h"
+#include "runtimes/rt_images.h"
 
 /* What the walk and the namer need of one PHP version (x86-64, non-ZTS builds). */
 struct php_layout {
@@ -70,9 +71,7 @@ struct php_func {
 };
 
 struct php_pid {
-	struct proc_image img;	/* PROC_EXEC_ANY: found running, adopted by its first event */
-	bool superseded;	/* a later image holds the pid: only what was read names its frames */
-	bool dead;		/* gone at the last sweep: freed at the next */
+	RT_IMAGE_HEAD;		/* img, superseded, dead: rt_images.h */
 	bool unknown;		/* a PHP we cannot read: counted once, native frames only */
 	const struct php_layout *layout;
 	struct php_proc proc;	/* as BPF has it */
@@ -94,16 +93,16 @@ struct php_file {
 
 struct php_rt {
 	struct runtime_opts o;
-	struct php_pid **pids;
-	size_t n_pids, cap_pids;
+	struct rt_images pids;
 	struct php_file files[PHP_FILES];
 	unsigned next_file;
 	struct php_stats stats;
 };
 
-/* The one place an image's cache is found (runtime__is_image); NULL if none. */
-struct php_pid *php__find_image(const struct php_rt *r, const struct proc_image *img);
-void php__free_pid(struct php_pid *p);
+/* The one place an image's cache is found (rt_images__find); NULL if none. */
+struct php_pid *php__find_image(struct php_rt *r, const struct proc_image *img);
+/* Frees state H of runtime RT (an rt_image_fn), counting out what its functions held */
+void php__free_pid(void *rt, struct rt_image *h);
 
 /* detection (php.c): runtime_ops.add_image and sweep */
 int php__add_image(struct php_rt *r, const struct proc_image *img);

@@ -16,10 +16,8 @@ static void php_free(void *rt)
 {
 	struct php_rt *r = rt;
 
-	for (size_t i = 0; r && i < r->n_pids; i++)
-		php__free_pid(r->pids[i]);
 	if (r)
-		free(r->pids);
+		rt_images__release(&r->pids, php__free_pid, r);
 	free(r);
 }
 

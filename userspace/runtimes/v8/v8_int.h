@@ -7,6 +7,7 @@
 #include <linux/types.h>
 #include "../../../include/v8.h"
 #include "v8_runtime.h"
+#include "runtimes/rt_images.h"
 
 /* What the namer needs of one V8 build, from its v8dbg_* symbols (a few from a checked table). */
 struct v8_layout {
@@ -131,9 +132,7 @@ struct v8_func {
 };
 
 struct v8_pid {
-	struct proc_image img;	/* PROC_EXEC_ANY: found running, adopted by its first event */
-	bool superseded;	/* a later image holds the pid: only what was read names its frames */
-	bool dead;		/* gone at the last sweep: freed at the next */
+	RT_IMAGE_HEAD;		/* img, superseded, dead: rt_images.h */
 	bool waiting;		/* its JIT code range not found yet: looked at again */
 	bool unknown;		/* a V8 we cannot read: counted once, native frames only */
 	__u64 refreshed_ns;	/* its code ranges last looked at */
@@ -149,15 +148,15 @@ struct v8_pid {
 
 struct v8_rt {
 	struct runtime_opts o;
-	struct v8_pid **pids;
-	size_t n_pids, cap_pids;
+	struct rt_images pids;
 	__u64 next_retry_ns;
 	struct v8_stats stats;
 };
 
 /* The one place an image's cache is found (runtime__is_image); NULL if none. */
-struct v8_pid *v8__find_image(const struct v8_rt *r, const struct proc_image *img);
-void v8__free_pid(struct v8_pid *p);
+struct v8_pid *v8__find_image(struct v8_rt *r, const struct proc_image *img);
+/* Frees state H (an rt_image_fn) */
+void v8__free_pid(void *rt, struct rt_image *h);
 
 /* detection (v8.c): runtime_ops.add_pid, retry and sweep */
 int v8__add_image(struct v8_rt *r, const struct proc_image *img);

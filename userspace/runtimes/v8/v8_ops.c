@@ -17,10 +17,8 @@ static void v8_free(void *rt)
 {
 	struct v8_rt *r = rt;
 
-	for (size_t i = 0; r && i < r->n_pids; i++)
-		v8__free_pid(r->pids[i]);
 	if (r)
-		free(r->pids);
+		rt_images__release(&r->pids, v8__free_pid, r);
 	free(r);
 }
 
