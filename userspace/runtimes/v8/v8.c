@@ -34,10 +34,15 @@ struct v8_pid *v8__find_image(struct v8_rt *r, const struct proc_image *img)
 void v8__free_pid(void *rt, struct rt_image *h)
 {
 	struct v8_pid *p = (struct v8_pid *)h;
+	struct v8_rt *r = rt;
 
-	for (size_t i = 0; i < p->n_funcs; i++)
+	for (size_t i = 0; i < p->n_funcs; i++) {
+		r->stats.func_bytes -= p->funcs[i].ok ? v8_func__bytes(&p->funcs[i]) : 0;
 		v8_func__free(&p->funcs[i]);
+	}
 	for (size_t i = 0; i < p->n_scripts; i++) {
+		r->stats.func_bytes -= sizeof(*p->scripts[i]) + strlen(p->scripts[i]->name) + 1 +
+				       (size_t)p->scripts[i]->n_ends * 4;
 		free(p->scripts[i]->name);
 		free(p->scripts[i]->ends);
 		free(p->scripts[i]);
@@ -577,20 +582,7 @@ void v8__retry(struct v8_rt *r)
 }
 
 /* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
-static void gone(void *rt, struct rt_image *h)
-{
-	struct v8_rt *r = rt;
-	struct v8_pid *p = (struct v8_pid *)h;
-
-	for (size_t k = 0; k < p->n_funcs; k++)
-		r->stats.func_bytes -= p->funcs[k].ok ? v8_func__bytes(&p->funcs[k]) : 0;
-	for (size_t k = 0; k < p->n_scripts; k++)
-		r->stats.func_bytes -= sizeof(*p->scripts[k]) + strlen(p->scripts[k]->name) + 1 +
-				       (size_t)p->scripts[k]->n_ends * 4;
-	v8__free_pid(r, h);
-}
-
 void v8__sweep(struct v8_rt *r)
 {
-	rt_images__sweep(&r->pids, r->o.proc_root, r->o.procs_fd, gone, r);
+	rt_images__sweep(&r->pids, r->o.proc_root, r->o.procs_fd, v8__free_pid, r);
 }

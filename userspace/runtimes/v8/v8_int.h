@@ -155,7 +155,7 @@ struct v8_rt {
 
 /* The one place an image's cache is found (runtime__is_image); NULL if none. */
 struct v8_pid *v8__find_image(struct v8_rt *r, const struct proc_image *img);
-/* Frees state H (an rt_image_fn) */
+/* Frees state H of runtime RT (an rt_image_fn), counting out what its functions and scripts held */
 void v8__free_pid(void *rt, struct rt_image *h);
 
 /* detection (v8.c): runtime_ops.add_pid, retry and sweep */
