@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "lib/array.h"
-#include "lib/bpf_util.h"
 #include "lib/log.h"
 #include "symbolize/elf_syms.h"
 #include "symbolize/proc_maps.h"
@@ -322,12 +321,9 @@ int java__add_image(struct java *j, const struct proc_image *img)
 		return -EAGAIN;
 	}
 	p->layout = layout;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(j->opts.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_JAVA));
+	err = runtime__set_table(j->opts.pids_fd, j->opts.procs_fd, UNWIND_RT_JAVA, pid, &proc);
 	if (err)
 		return err;
-	if (bpf_map_update_elem(j->opts.procs_fd, &pid, &proc, BPF_ANY))
-		return -errno;
 	j->stats.jvms++;
 	p->found_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
 	p_debug("pid %u: JDK %llu, %u code heaps, its Java frames walked in BPF", pid,

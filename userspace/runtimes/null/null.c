@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "nullrt.h"
-#include "lib/bpf_util.h"
 #include "lib/hashmap.h"
 #include "lib/proc_mem.h"
 #include "symbolize/elf_find.h"
@@ -134,10 +133,7 @@ static int null_add_image(void *rt, const struct proc_image *img)
 	memset(p->names, 0, sizeof(p->names));
 	p->dead = false;
 	p->state = np.state;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_NULL));
-	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &np, BPF_ANY))
-		err = -errno;
+	err = runtime__set_table(r->o.pids_fd, r->o.procs_fd, UNWIND_RT_NULL, pid, &np);
 	if (!err)
 		r->stats.procs++;
 	return err;

@@ -6,7 +6,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "lib/bpf_util.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/proc_mem.h"
@@ -143,8 +142,9 @@ out:
 	return err;
 }
 
-int perl__add_image(struct perl_rt *r, const struct proc_image *img)
+int perl__add_image(void *rt, const struct proc_image *img)
 {
+	struct perl_rt *r = rt;
 	__u32 pid = img->pid;
 	struct perl_pid *p = (struct perl_pid *)rt_images__current(&r->pids, pid);
 	const struct perl_layout *l = NULL;
@@ -189,10 +189,7 @@ int perl__add_image(struct perl_rt *r, const struct proc_image *img)
 	p->dead = false;
 	p->l = l;
 	p->proc = proc;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_PERL));
-	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
-		err = -errno;
+	err = runtime__set_table(r->o.pids_fd, r->o.procs_fd, UNWIND_RT_PERL, pid, &proc);
 	if (!err)
 		p_debug("pid %u: perl 5.%u, its frames walked in BPF (%s)", pid, proc.version & 0xff,
 			proc.tls_off ? "every thread's interpreter" : "the main thread's");
@@ -258,8 +255,9 @@ static int add_func(struct perl_rt *r, struct perl_pid *p, const struct func_key
 }
 
 /* A CV or a file name BPF saw first: read now, while the process lives */
-void perl__event(struct perl_rt *r, const struct rt_event *e)
+void perl__event(void *rt, const struct rt_event *e)
 {
+	struct perl_rt *r = rt;
 	struct proc_image img = rt_event__image(e);
 	struct perl_pid *p = find_image(r, &img);
 	struct func_key k = { .addr = e->addr, .gen = e->gen, .kind = e->kind };
@@ -294,9 +292,10 @@ void perl__event(struct perl_rt *r, const struct rt_event *e)
 	r->stats.funcs++;
 }
 
-int perl__frame(struct perl_rt *r, const struct proc_image *img, __u64 a, __u64 b,
+int perl__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 		struct src_line *out, int max, __u64 *loc)
 {
+	struct perl_rt *r = rt;
 	bool sub = FRAME_TAG(a) == PERL_TAG_SUB;
 	struct func_key k = { .addr = a & FRAME_ADDR_MASK, .gen = sub ? (__u32)b : 0,
 			      .kind = sub ? PERL_EVENT_CV : PERL_EVENT_FILE };
@@ -322,8 +321,9 @@ int perl__frame(struct perl_rt *r, const struct proc_image *img, __u64 a, __u64 
 	return 1;
 }
 
-const char *perl__mark(struct perl_rt *r, __u64 slot)
+const char *perl__mark(void *rt, __u64 slot)
 {
+	struct perl_rt *r = rt;
 	__u64 why = slot & FRAME_ADDR_MASK;
 
 	if (why < sizeof(r->stats.frames_lost) / sizeof(r->stats.frames_lost[0]))
@@ -341,7 +341,9 @@ const char *perl__mark(struct perl_rt *r, __u64 slot)
 }
 
 /* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
-void perl__sweep(struct perl_rt *r)
+void perl__sweep(void *rt)
 {
+	struct perl_rt *r = rt;
+
 	rt_images__sweep(&r->pids, r->o.proc_root, r->o.procs_fd, perl__free_pid, r);
 }

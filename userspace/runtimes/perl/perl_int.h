@@ -95,12 +95,13 @@ struct perl_rt {
 	struct perl_stats stats;
 };
 
-int perl__add_image(struct perl_rt *r, const struct proc_image *img);
-void perl__event(struct perl_rt *r, const struct rt_event *e);
-int perl__frame(struct perl_rt *r, const struct proc_image *img, __u64 a, __u64 b,
+/* runtime_ops' add_image, event, frame, mark and sweep, the ops themselves (RT: a struct perl_rt) */
+int perl__add_image(void *rt, const struct proc_image *img);
+void perl__event(void *rt, const struct rt_event *e);
+int perl__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 		struct src_line *out, int max, __u64 *loc);
-const char *perl__mark(struct perl_rt *r, __u64 slot);
-void perl__sweep(struct perl_rt *r);
+const char *perl__mark(void *rt, __u64 slot);
+void perl__sweep(void *rt);
 /* Frees state H of runtime RT (an rt_image_fn), counting out what its names held */
 void perl__free_pid(void *rt, struct rt_image *h);
 

@@ -6,7 +6,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "lib/bpf_util.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/proc_mem.h"
@@ -215,8 +214,9 @@ static int unknown(struct php_rt *r, const struct proc_image *img, bool said)
 	return -ENOTSUP;
 }
 
-int php__add_image(struct php_rt *r, const struct proc_image *img)
+int php__add_image(void *rt, const struct proc_image *img)
 {
+	struct php_rt *r = rt;
 	__u32 pid = img->pid;
 	struct php_pid *p = (struct php_pid *)rt_images__current(&r->pids, pid);
 	const struct php_layout *l = NULL;
@@ -256,10 +256,7 @@ int php__add_image(struct php_rt *r, const struct proc_image *img)
 	p->dead = false;
 	p->layout = l;
 	p->proc = proc;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_PHP));
-	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
-		err = -errno;
+	err = runtime__set_table(r->o.pids_fd, r->o.procs_fd, UNWIND_RT_PHP, pid, &proc);
 	if (!err)
 		p_debug("pid %u: PHP %u.%u, its frames walked in BPF", pid, proc.version / 100,
 			proc.version % 100);
@@ -267,7 +264,9 @@ int php__add_image(struct php_rt *r, const struct proc_image *img)
 }
 
 /* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
-void php__sweep(struct php_rt *r)
+void php__sweep(void *rt)
 {
+	struct php_rt *r = rt;
+
 	rt_images__sweep(&r->pids, r->o.proc_root, r->o.procs_fd, php__free_pid, r);
 }

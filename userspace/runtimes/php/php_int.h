@@ -104,15 +104,15 @@ struct php_pid *php__find_image(struct php_rt *r, const struct proc_image *img);
 /* Frees state H of runtime RT (an rt_image_fn), counting out what its functions held */
 void php__free_pid(void *rt, struct rt_image *h);
 
-/* detection (php.c): runtime_ops.add_image and sweep */
-int php__add_image(struct php_rt *r, const struct proc_image *img);
-void php__sweep(struct php_rt *r);
+/* detection (php.c): runtime_ops.add_image and sweep, the ops themselves (RT: a struct php_rt) */
+int php__add_image(void *rt, const struct proc_image *img);
+void php__sweep(void *rt);
 
 /* names (php_names.c): runtime_ops.event, frame and mark */
-void php__event(struct php_rt *r, const struct rt_event *e);
-int php__frame(struct php_rt *r, const struct proc_image *img, __u64 a, __u64 b, struct src_line *out,
+void php__event(void *rt, const struct rt_event *e);
+int php__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b, struct src_line *out,
 	       int max, __u64 *loc);
-const char *php__mark(struct php_rt *r, __u64 slot);
+const char *php__mark(void *rt, __u64 slot);
 size_t php_func__bytes(const struct php_func *f);
 
 #endif /* EBPFPROF_PHP_INT_H */

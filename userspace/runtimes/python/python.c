@@ -10,7 +10,6 @@
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include "lib/array.h"
-#include "lib/bpf_util.h"
 #include "lib/clock.h"
 #include "lib/file_set.h"
 #include "lib/hashmap.h"
@@ -351,12 +350,9 @@ int python__add_image(struct python *py, const struct proc_image *img)
 		return found;
 	}
 	p->layout = layout;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(py->opts.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_PYTHON));
+	err = runtime__set_table(py->opts.pids_fd, py->opts.procs_fd, UNWIND_RT_PYTHON, pid, &proc);
 	if (err)
 		return err;
-	if (bpf_map_update_elem(py->opts.procs_fd, &pid, &proc, BPF_ANY))
-		return -errno;
 	py->stats.procs++;
 	p_debug("pid %u: CPython %u.%u, its frames walked in BPF", pid, proc.version >> 8,
 		proc.version & 0xff);

@@ -7,7 +7,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "lib/bpf_util.h"
 #include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
@@ -465,8 +464,9 @@ static void drop_pid(struct v8_rt *r, struct v8_pid *p)
 	v8__free_pid(r, &p->head);
 }
 
-int v8__add_image(struct v8_rt *r, const struct proc_image *img)
+int v8__add_image(void *rt, const struct proc_image *img)
 {
+	struct v8_rt *r = rt;
 	__u32 pid = img->pid;
 	struct v8_pid *p = (struct v8_pid *)rt_images__current(&r->pids, pid);
 	struct v8_layout l;
@@ -519,10 +519,7 @@ int v8__add_image(struct v8_rt *r, const struct proc_image *img)
 	/* no JIT code yet (a process just started): its builtins now, the code range later */
 	p->waiting = err == -EAGAIN &&
 		     (__u64)clock_ns(CLOCK_MONOTONIC) - p->found_ns < RETRY_FOR_NS;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_V8));
-	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
-		err = -errno;
+	err = runtime__set_table(r->o.pids_fd, r->o.procs_fd, UNWIND_RT_V8, pid, &proc);
 	if (!err)
 		p_debug("pid %u: V8, %u code ranges, its JavaScript frames walked in BPF", pid,
 			proc.n_ranges);
@@ -558,8 +555,9 @@ static void refresh_ranges(struct v8_rt *r, struct v8_pid *p)
 	proc_maps__free(maps);
 }
 
-void v8__retry(struct v8_rt *r)
+void v8__retry(void *rt)
 {
+	struct v8_rt *r = rt;
 	__u64 now = (__u64)clock_ns(CLOCK_MONOTONIC);
 
 	if (now < r->next_retry_ns)
@@ -582,7 +580,9 @@ void v8__retry(struct v8_rt *r)
 }
 
 /* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
-void v8__sweep(struct v8_rt *r)
+void v8__sweep(void *rt)
 {
+	struct v8_rt *r = rt;
+
 	rt_images__sweep(&r->pids, r->o.proc_root, r->o.procs_fd, v8__free_pid, r);
 }

@@ -153,21 +153,21 @@ struct v8_rt {
 	struct v8_stats stats;
 };
 
-/* The one place an image's cache is found (runtime__is_image); NULL if none. */
+/* The one place an image's cache is found (rt_images__find); NULL if none. */
 struct v8_pid *v8__find_image(struct v8_rt *r, const struct proc_image *img);
 /* Frees state H of runtime RT (an rt_image_fn), counting out what its functions and scripts held */
 void v8__free_pid(void *rt, struct rt_image *h);
 
-/* detection (v8.c): runtime_ops.add_pid, retry and sweep */
-int v8__add_image(struct v8_rt *r, const struct proc_image *img);
-void v8__retry(struct v8_rt *r);
-void v8__sweep(struct v8_rt *r);
+/* detection (v8.c): runtime_ops.add_image, retry and sweep, the ops themselves (RT: a struct v8_rt) */
+int v8__add_image(void *rt, const struct proc_image *img);
+void v8__retry(void *rt);
+void v8__sweep(void *rt);
 
 /* names (v8_names.c): runtime_ops.event, frame and mark; a cached function's memory */
-void v8__event(struct v8_rt *r, const struct rt_event *e);
-int v8__frame(struct v8_rt *r, const struct proc_image *img, __u64 a, __u64 b, struct src_line *out, int max,
+void v8__event(void *rt, const struct rt_event *e);
+int v8__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b, struct src_line *out, int max,
 	      __u64 *loc);
-const char *v8__mark(struct v8_rt *r, __u64 slot);
+const char *v8__mark(void *rt, __u64 slot);
 size_t v8_func__bytes(const struct v8_func *f);
 void v8_func__free(struct v8_func *f);
 
