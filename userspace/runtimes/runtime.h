@@ -82,6 +82,14 @@ bool runtime__gone_twice(const char *proc_root, const struct proc_image *img, bo
 			 bool *gone_before);
 
 /*
+ * Hands BPF the table of PID (TABLE, a runtime's struct <rt>_proc) in the
+ * runtime's map PROCS_FD: its bit in runtime_pids (PIDS_FD, column ID)
+ * first, since BPF looks up only the pids it has. 0 or a negative errno.
+ */
+int runtime__set_table(int pids_fd, int procs_fd, enum unwind_runtime id, __u32 pid,
+		       const void *table);
+
+/*
  * Whether a runtime's state of image HAVE is WANT's: the same, or a state of
  * a process found running (exec PROC_EXEC_ANY), which then becomes WANT's.
  * BPF walks a runtime only under native tables of the image sampled, and an

@@ -1,6 +1,8 @@
 /* runtimes.c -- the table of runtimes, and the set of them one profile runs: each call goes to all, or to a tag's owner */
 #include <errno.h>
 #include <stdlib.h>
+#include <bpf/bpf.h>
+#include "lib/bpf_util.h"
 #include "runtime.h"
 
 /* The table, from the list in include/frametypes.h (RUNTIMES): adding a runtime changes nothing here. */
@@ -23,6 +25,16 @@ bool runtime__gone_twice(const char *proc_root, const struct proc_image *img, bo
 		return true;
 	*gone_before = gone;
 	return false;
+}
+
+int runtime__set_table(int pids_fd, int procs_fd, enum unwind_runtime id, __u32 pid,
+		       const void *table)
+{
+	int err = bpf_util__set_bit(pids_fd, unwind_pid_bits__bit(pid, id));
+
+	if (!err && bpf_map_update_elem(procs_fd, &pid, table, BPF_ANY))
+		err = -errno;
+	return err;
 }
 
 struct runtime_set {

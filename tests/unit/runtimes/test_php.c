@@ -216,7 +216,8 @@ static int real_php(const char *const *argv, __u32 version)
 		usleep(100000);
 		proc_image__start_of("/proc", img.pid, &img.start);
 		err = ops->add_image(r, &img);
-		if (!err && r->n_pids == 1 && check_chain(img.pid, r->pids[0]) == TEST_OK)
+		if (!err && r->pids.n == 1 &&
+		    check_chain(img.pid, (const struct php_pid *)r->pids.all[0]) == TEST_OK)
 			break;
 		err = err ? err : -EAGAIN;
 	}

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "lib/array.h"
-#include "lib/bpf_util.h"
 #include "lib/log.h"
 #include "symbolize/elf_syms.h"
 #include "symbolize/proc_maps.h"
@@ -38,41 +37,25 @@ struct java *java__new(const struct java_opts *opts)
 	return j;
 }
 
-static void free_pid(struct java *j, struct jvm_pid *p)
+/* Frees state H (an rt_image_fn), counting out what its names held */
+static void free_pid(void *ctx, struct rt_image *h)
 {
-	jvm__free_names(j, p);
-	free(p);
+	jvm__free_names(ctx, (struct jvm_pid *)h);
+	free(h);
 }
 
 void java__free(struct java *j)
 {
 	if (!j)
 		return;
-	for (size_t i = 0; i < j->n_pids; i++)
-		free_pid(j, j->pids[i]);
-	free(j->pids);
+	rt_images__release(&j->pids, free_pid, j);
 	free(j->waiting);
 	free(j);
 }
 
-struct jvm_pid *jvm__find_image(const struct java *j, const struct proc_image *img)
+struct jvm_pid *jvm__find_image(struct java *j, const struct proc_image *img)
 {
-	for (size_t i = 0; i < j->n_pids; i++)
-		if (proc_image__eq(&j->pids[i]->img, img))
-			return j->pids[i];
-	for (size_t i = 0; i < j->n_pids; i++)
-		if (!j->pids[i]->superseded && runtime__is_image(&j->pids[i]->img, img))
-			return j->pids[i];
-	return NULL;
-}
-
-/* The state of the image BPF's table of PID is of, if any */
-static struct jvm_pid *find_current(const struct java *j, __u32 pid)
-{
-	for (size_t i = 0; i < j->n_pids; i++)
-		if (j->pids[i]->img.pid == pid && !j->pids[i]->superseded)
-			return j->pids[i];
-	return NULL;
+	return (struct jvm_pid *)rt_images__find(&j->pids, img);
 }
 
 static bool is_libjvm(const struct proc_map *m)
@@ -220,25 +203,21 @@ static struct jvm_pid *new_pid(struct java *j, const struct proc_image *img)
 
 	if (!p)
 		return NULL;
-	p->img = *img;
 	p->m_index = hmap__new();
 	p->nm_index = hmap__new();
-	if (!p->m_index || !p->nm_index || ARRAY_RESERVE(j->pids, j->cap_pids, j->n_pids + 1)) {
+	if (!p->m_index || !p->nm_index || rt_images__add(&j->pids, &p->head, img)) {
 		hmap__free(p->m_index);
 		hmap__free(p->nm_index);
 		free(p);
 		return NULL;
 	}
-	j->pids[j->n_pids++] = p;
 	return p;
 }
 
 static void drop_pid(struct java *j, struct jvm_pid *p)
 {
-	for (size_t i = 0; i < j->n_pids; i++)
-		if (j->pids[i] == p)
-			j->pids[i] = j->pids[--j->n_pids];
-	free_pid(j, p);
+	rt_images__remove(&j->pids, &p->head);
+	free_pid(j, &p->head);
 }
 
 static void wait_for(struct java *j, const struct proc_image *img)
@@ -281,7 +260,7 @@ int java__add_image(struct java *j, const struct proc_image *img)
 		}
 	proc_maps__free(maps);
 	p_debug("pid %u: java probe %d", pid, found);
-	p = find_current(j, pid);
+	p = (struct jvm_pid *)rt_images__current(&j->pids, pid);
 	if (p && !proc_image__eq(&p->img, img)) {
 		/* the same process counted unknown before (found running, or before its exec): once */
 		counted = p->unknown && !p->unsure && runtime__same_process(&p->img, img);
@@ -342,12 +321,9 @@ int java__add_image(struct java *j, const struct proc_image *img)
 		return -EAGAIN;
 	}
 	p->layout = layout;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(j->opts.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_JAVA));
+	err = runtime__set_table(j->opts.pids_fd, j->opts.procs_fd, UNWIND_RT_JAVA, pid, &proc);
 	if (err)
 		return err;
-	if (bpf_map_update_elem(j->opts.procs_fd, &pid, &proc, BPF_ANY))
-		return -errno;
 	j->stats.jvms++;
 	p->found_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
 	p_debug("pid %u: JDK %llu, %u code heaps, its Java frames walked in BPF", pid,
@@ -380,21 +356,11 @@ void java__retry(struct java *j)
 	free(imgs);
 }
 
+/* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
 void java__sweep(struct java *j)
 {
-	if (!j)
-		return;
-	for (size_t i = 0; i < j->n_pids;) {
-		struct jvm_pid *p = j->pids[i];
-
-		if (!runtime__gone_twice(j->opts.proc_root, &p->img, p->superseded, &p->dead)) {
-			i++;
-			continue;
-		}
-		if (!p->superseded)	/* else the table is a later image's, or gone */
-			bpf_map_delete_elem(j->opts.procs_fd, &p->img.pid);
-		drop_pid(j, p);
-	}
+	if (j)
+		rt_images__sweep(&j->pids, j->opts.proc_root, j->opts.procs_fd, free_pid, j);
 }
 
 void java__stats(const struct java *j, struct java_stats *out)

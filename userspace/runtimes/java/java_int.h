@@ -8,6 +8,7 @@
 #include "../../../include/java.h"
 #include "java_vmstructs.h"
 #include "java_runtime.h"
+#include "runtimes/rt_images.h"
 #include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/proc_mem.h"
@@ -87,9 +88,7 @@ struct jvm_nmethod {
 };
 
 struct jvm_pid {
-	struct proc_image img;	/* PROC_EXEC_ANY: found running, names no sample */
-	bool superseded;	/* a later image holds the pid: only what was read names its frames */
-	bool dead;		/* gone at the last sweep: freed at the next */
+	RT_IMAGE_HEAD;		/* img, superseded, dead: rt_images.h */
 	bool unknown;		/* tables we cannot use: counted, not walked */
 	bool unsure;		/* unknown, but maybe still loading: looked at again before it counts */
 	__u64 unsure_since_ns;	/* the first look that found its tables short */
@@ -105,8 +104,7 @@ struct jvm_pid {
 
 struct java {
 	struct java_opts opts;
-	struct jvm_pid **pids;
-	size_t n_pids, cap_pids;
+	struct rt_images pids;
 	struct proc_image *waiting;	/* JVMs still starting */
 	size_t n_waiting, cap_waiting;
 	__u64 next_retry_ns;
@@ -115,8 +113,8 @@ struct java {
 };
 
 struct java_stats;
-/* The state of image IMG (runtime__is_image) */
-struct jvm_pid *jvm__find_image(const struct java *j, const struct proc_image *img);
+/* The state of image IMG (rt_images__find) */
+struct jvm_pid *jvm__find_image(struct java *j, const struct proc_image *img);
 void jvm__free_names(struct java *j, struct jvm_pid *p);
 
 #endif /* EBPFPROF_JAVA_INT_H */

@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "nullrt.h"
-#include "lib/bpf_util.h"
 #include "lib/hashmap.h"
 #include "lib/proc_mem.h"
 #include "symbolize/elf_find.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
 #include "null_runtime.h"
+#include "runtimes/rt_images.h"
 
 /* the interpreter's layout (tests/fixtures/null/null_interp.c), checked by its magic */
 #define ST_MAGIC 0
@@ -22,45 +22,26 @@
 #define ST_NAMES 16
 #define FR_PREV 0
 #define FR_FUNC 8
-#define MAX_PIDS 64
 
 enum { SYM_STATE, SYM_EVAL, SYM_COUNT };
 static const char *const wanted[SYM_COUNT] = { "null_runtime_state", "null_eval" };
 
 struct null_pid {
-	struct proc_image img;
-	bool superseded;	/* a later image holds the pid: only names read name its frames */
-	bool dead;		/* gone at the last sweep: freed at the next */
+	RT_IMAGE_HEAD;		/* img, superseded, dead: rt_images.h */
 	__u64 state;
 	char names[NULL_FUNCS_MAX][NULL_NAME_MAX + 6];	/* "null:" + name; "" not read */
 };
 
 struct null_rt {
 	struct runtime_opts o;
-	struct null_pid *pids[MAX_PIDS];
-	int n_pids;
+	struct rt_images pids;
 	struct null_stats stats;
 };
 
-/* The state of image IMG (runtime__is_image): never another image's at its pid */
+/* The state of image IMG (rt_images__find): never another image's at its pid */
 static struct null_pid *find_image(struct null_rt *r, const struct proc_image *img)
 {
-	for (int i = 0; i < r->n_pids; i++)
-		if (proc_image__eq(&r->pids[i]->img, img))
-			return r->pids[i];
-	for (int i = 0; i < r->n_pids; i++)
-		if (!r->pids[i]->superseded && runtime__is_image(&r->pids[i]->img, img))
-			return r->pids[i];
-	return NULL;
-}
-
-/* The state of the image BPF's table of PID is of, if any */
-static struct null_pid *find_current(struct null_rt *r, __u32 pid)
-{
-	for (int i = 0; i < r->n_pids; i++)
-		if (r->pids[i]->img.pid == pid && !r->pids[i]->superseded)
-			return r->pids[i];
-	return NULL;
+	return (struct null_pid *)rt_images__find(&r->pids, img);
 }
 
 static void *null_new(const struct runtime_opts *o)
@@ -72,12 +53,17 @@ static void *null_new(const struct runtime_opts *o)
 	return r;
 }
 
+static void free_pid(void *rt, struct rt_image *h)
+{
+	free(h);
+}
+
 static void null_free(void *rt)
 {
 	struct null_rt *r = rt;
 
-	for (int i = 0; r && i < r->n_pids; i++)
-		free(r->pids[i]);
+	if (r)
+		rt_images__release(&r->pids, free_pid, r);
 	free(r);
 }
 
@@ -125,7 +111,7 @@ static int null_add_image(void *rt, const struct proc_image *img)
 		;
 	err = i < n ? probe_file(r, pid, &maps[i], &np) : -ENOENT;
 	proc_maps__free(maps);
-	p = find_current(r, pid);
+	p = (struct null_pid *)rt_images__current(&r->pids, pid);
 	if (p && !proc_image__eq(&p->img, img)) {
 		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */
 		p->superseded = true;
@@ -138,20 +124,16 @@ static int null_add_image(void *rt, const struct proc_image *img)
 	if (p && !p->dead && p->state == np.state)
 		return 0;	/* known already: a re-read of the maps found the same */
 	if (!p) {
-		if (r->n_pids == MAX_PIDS)
-			return -ENOSPC;
 		p = calloc(1, sizeof(*p));
-		if (!p)
+		if (!p || rt_images__add(&r->pids, &p->head, img)) {
+			free(p);
 			return -ENOMEM;
-		r->pids[r->n_pids++] = p;
+		}
 	}
-	memset(p, 0, sizeof(*p));
-	p->img = *img;
+	memset(p->names, 0, sizeof(p->names));
+	p->dead = false;
 	p->state = np.state;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_NULL));
-	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &np, BPF_ANY))
-		err = -errno;
+	err = runtime__set_table(r->o.pids_fd, r->o.procs_fd, UNWIND_RT_NULL, pid, &np);
 	if (!err)
 		r->stats.procs++;
 	return err;
@@ -220,18 +202,7 @@ static void null_sweep(void *rt)
 {
 	struct null_rt *r = rt;
 
-	for (int i = 0; i < r->n_pids;) {
-		struct null_pid *p = r->pids[i];
-
-		if (!runtime__gone_twice(r->o.proc_root, &p->img, p->superseded, &p->dead)) {
-			i++;
-			continue;
-		}
-		if (!p->superseded)
-			bpf_map_delete_elem(r->o.procs_fd, &p->img.pid);
-		r->pids[i] = r->pids[--r->n_pids];
-		free(p);
-	}
+	rt_images__sweep(&r->pids, r->o.proc_root, r->o.procs_fd, free_pid, r);
 }
 
 static void null_stats_read(const void *rt, void *out)

@@ -6,7 +6,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "lib/bpf_util.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/proc_mem.h"
@@ -22,37 +21,24 @@ static const char *const sym_names[S_COUNT] = {
 	"PL_curinterp", "Perl_runops_standard", "Perl_runops_debug", "PL_version",
 };
 
-/* The one place an image's state is found (runtime__is_image) */
-static struct perl_pid *find_image(const struct perl_rt *r, const struct proc_image *img)
+/* The one place an image's state is found (rt_images__find) */
+static struct perl_pid *find_image(struct perl_rt *r, const struct proc_image *img)
 {
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (proc_image__eq(&r->pids[i]->img, img))
-			return r->pids[i];
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (!r->pids[i]->superseded && runtime__is_image(&r->pids[i]->img, img))
-			return r->pids[i];
-	return NULL;
+	return (struct perl_pid *)rt_images__find(&r->pids, img);
 }
 
-/* The state of the image BPF's table of PID is of, if any */
-static struct perl_pid *find_current(const struct perl_rt *r, __u32 pid)
+void perl__free_pid(void *rt, struct rt_image *h)
 {
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (r->pids[i]->img.pid == pid && !r->pids[i]->superseded)
-			return r->pids[i];
-	return NULL;
-}
+	struct perl_pid *p = (struct perl_pid *)h;
+	struct perl_rt *r = rt;
 
-void perl__free_pid(struct perl_pid *p)
-{
-	for (size_t i = 0; p && i < p->n_funcs; i++) {
+	r->stats.func_bytes -= p->bytes;
+	for (size_t i = 0; i < p->n_funcs; i++) {
 		free(p->funcs[i].name);
 		free(p->funcs[i].file);
 	}
-	if (p) {
-		free(p->funcs);
-		hmap__free(p->index);
-	}
+	free(p->funcs);
+	hmap__free(p->index);
 	free(p);
 }
 
@@ -60,34 +46,17 @@ static struct perl_pid *new_pid(struct perl_rt *r, const struct proc_image *img)
 {
 	struct perl_pid *p = calloc(1, sizeof(*p));
 
-	if (p && r->n_pids == r->cap_pids) {
-		size_t cap = r->cap_pids ? 2 * r->cap_pids : 8;
-		struct perl_pid **n = realloc(r->pids, cap * sizeof(*n));
-
-		if (!n) {
-			free(p);
-			return NULL;
-		}
-		r->pids = n;
-		r->cap_pids = cap;
+	if (p && rt_images__add(&r->pids, &p->head, img)) {
+		free(p);
+		p = NULL;
 	}
-	if (!p)
-		return NULL;
-	p->img = *img;
-	r->pids[r->n_pids++] = p;
 	return p;
 }
 
 static void drop_pid(struct perl_rt *r, struct perl_pid *p)
 {
-	for (size_t i = 0; i < r->n_pids; i++) {
-		if (r->pids[i] == p) {
-			r->stats.func_bytes -= p->bytes;
-			r->pids[i] = r->pids[--r->n_pids];
-			perl__free_pid(p);
-			return;
-		}
-	}
+	rt_images__remove(&r->pids, &p->head);
+	perl__free_pid(r, &p->head);
 }
 
 /* A file that may hold the interpreter: perl itself (static, as Debian's) or libperl.so */
@@ -173,10 +142,11 @@ out:
 	return err;
 }
 
-int perl__add_image(struct perl_rt *r, const struct proc_image *img)
+int perl__add_image(void *rt, const struct proc_image *img)
 {
+	struct perl_rt *r = rt;
 	__u32 pid = img->pid;
-	struct perl_pid *p = find_current(r, pid);
+	struct perl_pid *p = (struct perl_pid *)rt_images__current(&r->pids, pid);
 	const struct perl_layout *l = NULL;
 	struct perl_proc proc;
 	int err = probe(r, pid, &proc, &l);
@@ -219,10 +189,7 @@ int perl__add_image(struct perl_rt *r, const struct proc_image *img)
 	p->dead = false;
 	p->l = l;
 	p->proc = proc;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_PERL));
-	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
-		err = -errno;
+	err = runtime__set_table(r->o.pids_fd, r->o.procs_fd, UNWIND_RT_PERL, pid, &proc);
 	if (!err)
 		p_debug("pid %u: perl 5.%u, its frames walked in BPF (%s)", pid, proc.version & 0xff,
 			proc.tls_off ? "every thread's interpreter" : "the main thread's");
@@ -288,8 +255,9 @@ static int add_func(struct perl_rt *r, struct perl_pid *p, const struct func_key
 }
 
 /* A CV or a file name BPF saw first: read now, while the process lives */
-void perl__event(struct perl_rt *r, const struct rt_event *e)
+void perl__event(void *rt, const struct rt_event *e)
 {
+	struct perl_rt *r = rt;
 	struct proc_image img = rt_event__image(e);
 	struct perl_pid *p = find_image(r, &img);
 	struct func_key k = { .addr = e->addr, .gen = e->gen, .kind = e->kind };
@@ -324,9 +292,10 @@ void perl__event(struct perl_rt *r, const struct rt_event *e)
 	r->stats.funcs++;
 }
 
-int perl__frame(struct perl_rt *r, const struct proc_image *img, __u64 a, __u64 b,
+int perl__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 		struct src_line *out, int max, __u64 *loc)
 {
+	struct perl_rt *r = rt;
 	bool sub = FRAME_TAG(a) == PERL_TAG_SUB;
 	struct func_key k = { .addr = a & FRAME_ADDR_MASK, .gen = sub ? (__u32)b : 0,
 			      .kind = sub ? PERL_EVENT_CV : PERL_EVENT_FILE };
@@ -352,8 +321,9 @@ int perl__frame(struct perl_rt *r, const struct proc_image *img, __u64 a, __u64 
 	return 1;
 }
 
-const char *perl__mark(struct perl_rt *r, __u64 slot)
+const char *perl__mark(void *rt, __u64 slot)
 {
+	struct perl_rt *r = rt;
 	__u64 why = slot & FRAME_ADDR_MASK;
 
 	if (why < sizeof(r->stats.frames_lost) / sizeof(r->stats.frames_lost[0]))
@@ -371,17 +341,9 @@ const char *perl__mark(struct perl_rt *r, __u64 slot)
 }
 
 /* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
-void perl__sweep(struct perl_rt *r)
+void perl__sweep(void *rt)
 {
-	for (size_t i = 0; i < r->n_pids;) {
-		struct perl_pid *p = r->pids[i];
+	struct perl_rt *r = rt;
 
-		if (!runtime__gone_twice(r->o.proc_root, &p->img, p->superseded, &p->dead)) {
-			i++;
-			continue;
-		}
-		if (!p->superseded && !p->unknown)
-			bpf_map_delete_elem(r->o.procs_fd, &p->img.pid);
-		drop_pid(r, p);
-	}
+	rt_images__sweep(&r->pids, r->o.proc_root, r->o.procs_fd, perl__free_pid, r);
 }

@@ -9,6 +9,7 @@
 #include "lib/hashmap.h"
 #include "lib/proc_image.h"
 #include "perl_runtime.h"
+#include "runtimes/rt_images.h"
 
 #define PERL_NAME_MAX 256	/* a name or a file read at most: longer ones are cut */
 
@@ -78,9 +79,7 @@ struct perl_func {
 
 /* One process image's state (runtime.h: states per image). */
 struct perl_pid {
-	struct proc_image img;
-	bool superseded;	/* a later image holds the pid: only names read name its frames */
-	bool dead;		/* gone at the last sweep: freed at the next */
+	RT_IMAGE_HEAD;		/* img, superseded, dead: rt_images.h */
 	bool unknown;		/* a version we do not know, said once */
 	struct perl_proc proc;	/* its BPF table */
 	const struct perl_layout *l;
@@ -92,17 +91,18 @@ struct perl_pid {
 
 struct perl_rt {
 	struct runtime_opts o;
-	struct perl_pid **pids;
-	size_t n_pids, cap_pids;
+	struct rt_images pids;
 	struct perl_stats stats;
 };
 
-int perl__add_image(struct perl_rt *r, const struct proc_image *img);
-void perl__event(struct perl_rt *r, const struct rt_event *e);
-int perl__frame(struct perl_rt *r, const struct proc_image *img, __u64 a, __u64 b,
+/* runtime_ops' add_image, event, frame, mark and sweep, the ops themselves (RT: a struct perl_rt) */
+int perl__add_image(void *rt, const struct proc_image *img);
+void perl__event(void *rt, const struct rt_event *e);
+int perl__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 		struct src_line *out, int max, __u64 *loc);
-const char *perl__mark(struct perl_rt *r, __u64 slot);
-void perl__sweep(struct perl_rt *r);
-void perl__free_pid(struct perl_pid *p);
+const char *perl__mark(void *rt, __u64 slot);
+void perl__sweep(void *rt);
+/* Frees state H of runtime RT (an rt_image_fn), counting out what its names held */
+void perl__free_pid(void *rt, struct rt_image *h);
 
 #endif /* EBPFPROF_PERL_INT_H */

@@ -17,37 +17,9 @@ static void perl_free(void *rt)
 {
 	struct perl_rt *r = rt;
 
-	for (size_t i = 0; r && i < r->n_pids; i++)
-		perl__free_pid(r->pids[i]);
 	if (r)
-		free(r->pids);
+		rt_images__release(&r->pids, perl__free_pid, r);
 	free(r);
-}
-
-static int perl_add_image(void *rt, const struct proc_image *img)
-{
-	return perl__add_image(rt, img);
-}
-
-static void perl_event(void *rt, const struct rt_event *e)
-{
-	perl__event(rt, e);
-}
-
-static int perl_frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
-		      struct src_line *out, int max, __u64 *loc)
-{
-	return perl__frame(rt, img, a, b, out, max, loc);
-}
-
-static const char *perl_mark(void *rt, __u64 slot)
-{
-	return perl__mark(rt, slot);
-}
-
-static void perl_sweep(void *rt)
-{
-	perl__sweep(rt);
 }
 
 static void perl_stats_read(const void *rt, void *out)
@@ -93,11 +65,11 @@ const struct runtime_ops perl_runtime = {
 	.procs_map = "perl_procs",
 	.new = perl_new,
 	.free = perl_free,
-	.add_image = perl_add_image,
-	.event = perl_event,
-	.frame = perl_frame,
-	.mark = perl_mark,
-	.sweep = perl_sweep,
+	.add_image = perl__add_image,
+	.event = perl__event,
+	.frame = perl__frame,
+	.mark = perl__mark,
+	.sweep = perl__sweep,
 	.stats = perl_stats,
 	.n_stats = sizeof(perl_stats) / sizeof(perl_stats[0]),
 	.stats_size = sizeof(struct perl_stats),

@@ -6,8 +6,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "lib/array.h"
-#include "lib/bpf_util.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/proc_mem.h"
@@ -23,30 +21,20 @@
 enum { SYM_EG, SYM_EXEC, SYM_COUNT };
 static const char *const wanted[SYM_COUNT] = { "executor_globals", "execute_ex" };
 
-struct php_pid *php__find_image(const struct php_rt *r, const struct proc_image *img)
+struct php_pid *php__find_image(struct php_rt *r, const struct proc_image *img)
 {
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (proc_image__eq(&r->pids[i]->img, img))
-			return r->pids[i];
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (!r->pids[i]->superseded && runtime__is_image(&r->pids[i]->img, img))
-			return r->pids[i];
-	return NULL;
+	return (struct php_pid *)rt_images__find(&r->pids, img);
 }
 
-/* The state of the image BPF's table of PID is of, if any */
-static struct php_pid *find_current(const struct php_rt *r, __u32 pid)
+void php__free_pid(void *rt, struct rt_image *h)
 {
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (r->pids[i]->img.pid == pid && !r->pids[i]->superseded)
-			return r->pids[i];
-	return NULL;
-}
+	struct php_pid *p = (struct php_pid *)h;
+	struct php_rt *r = rt;
 
-void php__free_pid(struct php_pid *p)
-{
-	for (size_t i = 0; i < p->n_funcs; i++)
+	for (size_t i = 0; i < p->n_funcs; i++) {
+		r->stats.func_bytes -= p->funcs[i].ok ? php_func__bytes(&p->funcs[i]) : 0;
 		php_func_info__free(&p->funcs[i].info);
+	}
 	free(p->funcs);
 	hmap__free(p->index);
 	free(p);
@@ -195,27 +183,19 @@ static struct php_pid *new_pid(struct php_rt *r, const struct proc_image *img)
 
 	if (!p)
 		return NULL;
-	p->img = *img;
 	p->index = hmap__new();
-	if (!p->index || ARRAY_RESERVE(r->pids, r->cap_pids, r->n_pids + 1)) {
+	if (!p->index || rt_images__add(&r->pids, &p->head, img)) {
 		hmap__free(p->index);
 		free(p);
 		return NULL;
 	}
-	r->pids[r->n_pids++] = p;
 	return p;
 }
 
 static void drop_pid(struct php_rt *r, struct php_pid *p)
 {
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (r->pids[i] == p) {
-			r->pids[i] = r->pids[--r->n_pids];
-			break;
-		}
-	for (size_t k = 0; k < p->n_funcs; k++)
-		r->stats.func_bytes -= p->funcs[k].ok ? php_func__bytes(&p->funcs[k]) : 0;
-	php__free_pid(p);
+	rt_images__remove(&r->pids, &p->head);
+	php__free_pid(r, &p->head);
 }
 
 /* An unknown version: its process stays native, said once per process. */
@@ -234,10 +214,11 @@ static int unknown(struct php_rt *r, const struct proc_image *img, bool said)
 	return -ENOTSUP;
 }
 
-int php__add_image(struct php_rt *r, const struct proc_image *img)
+int php__add_image(void *rt, const struct proc_image *img)
 {
+	struct php_rt *r = rt;
 	__u32 pid = img->pid;
-	struct php_pid *p = find_current(r, pid);
+	struct php_pid *p = (struct php_pid *)rt_images__current(&r->pids, pid);
 	const struct php_layout *l = NULL;
 	struct php_proc proc;
 	int err = probe(r, pid, &l, &proc);
@@ -275,10 +256,7 @@ int php__add_image(struct php_rt *r, const struct proc_image *img)
 	p->dead = false;
 	p->layout = l;
 	p->proc = proc;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_PHP));
-	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
-		err = -errno;
+	err = runtime__set_table(r->o.pids_fd, r->o.procs_fd, UNWIND_RT_PHP, pid, &proc);
 	if (!err)
 		p_debug("pid %u: PHP %u.%u, its frames walked in BPF", pid, proc.version / 100,
 			proc.version % 100);
@@ -286,17 +264,9 @@ int php__add_image(struct php_rt *r, const struct proc_image *img)
 }
 
 /* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
-void php__sweep(struct php_rt *r)
+void php__sweep(void *rt)
 {
-	for (size_t i = 0; i < r->n_pids;) {
-		struct php_pid *p = r->pids[i];
+	struct php_rt *r = rt;
 
-		if (!runtime__gone_twice(r->o.proc_root, &p->img, p->superseded, &p->dead)) {
-			i++;
-			continue;
-		}
-		if (!p->superseded && !p->unknown)
-			bpf_map_delete_elem(r->o.procs_fd, &p->img.pid);
-		drop_pid(r, p);
-	}
+	rt_images__sweep(&r->pids, r->o.proc_root, r->o.procs_fd, php__free_pid, r);
 }

@@ -7,6 +7,7 @@
 #include <linux/types.h>
 #include "../../../include/php.h"
 #include "php_runtime.h"
+#include "runtimes/rt_images.h"
 
 /* What the walk and the namer need of one PHP version (x86-64, non-ZTS builds). */
 struct php_layout {
@@ -70,9 +71,7 @@ struct php_func {
 };
 
 struct php_pid {
-	struct proc_image img;	/* PROC_EXEC_ANY: found running, adopted by its first event */
-	bool superseded;	/* a later image holds the pid: only what was read names its frames */
-	bool dead;		/* gone at the last sweep: freed at the next */
+	RT_IMAGE_HEAD;		/* img, superseded, dead: rt_images.h */
 	bool unknown;		/* a PHP we cannot read: counted once, native frames only */
 	const struct php_layout *layout;
 	struct php_proc proc;	/* as BPF has it */
@@ -94,26 +93,26 @@ struct php_file {
 
 struct php_rt {
 	struct runtime_opts o;
-	struct php_pid **pids;
-	size_t n_pids, cap_pids;
+	struct rt_images pids;
 	struct php_file files[PHP_FILES];
 	unsigned next_file;
 	struct php_stats stats;
 };
 
-/* The one place an image's cache is found (runtime__is_image); NULL if none. */
-struct php_pid *php__find_image(const struct php_rt *r, const struct proc_image *img);
-void php__free_pid(struct php_pid *p);
+/* The one place an image's cache is found (rt_images__find); NULL if none. */
+struct php_pid *php__find_image(struct php_rt *r, const struct proc_image *img);
+/* Frees state H of runtime RT (an rt_image_fn), counting out what its functions held */
+void php__free_pid(void *rt, struct rt_image *h);
 
-/* detection (php.c): runtime_ops.add_image and sweep */
-int php__add_image(struct php_rt *r, const struct proc_image *img);
-void php__sweep(struct php_rt *r);
+/* detection (php.c): runtime_ops.add_image and sweep, the ops themselves (RT: a struct php_rt) */
+int php__add_image(void *rt, const struct proc_image *img);
+void php__sweep(void *rt);
 
 /* names (php_names.c): runtime_ops.event, frame and mark */
-void php__event(struct php_rt *r, const struct rt_event *e);
-int php__frame(struct php_rt *r, const struct proc_image *img, __u64 a, __u64 b, struct src_line *out,
+void php__event(void *rt, const struct rt_event *e);
+int php__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b, struct src_line *out,
 	       int max, __u64 *loc);
-const char *php__mark(struct php_rt *r, __u64 slot);
+const char *php__mark(void *rt, __u64 slot);
 size_t php_func__bytes(const struct php_func *f);
 
 #endif /* EBPFPROF_PHP_INT_H */

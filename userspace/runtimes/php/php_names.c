@@ -74,8 +74,9 @@ static struct php_func *get_func(struct php_rt *r, struct php_pid *p, __u64 addr
 	return f;
 }
 
-void php__event(struct php_rt *r, const struct rt_event *e)
+void php__event(void *rt, const struct rt_event *e)
 {
+	struct php_rt *r = rt;
 	struct proc_image img = rt_event__image(e);
 	struct php_pid *p = php__find_image(r, &img);
 
@@ -84,9 +85,10 @@ void php__event(struct php_rt *r, const struct rt_event *e)
 		get_func(r, p, e->addr, e->gen);
 }
 
-int php__frame(struct php_rt *r, const struct proc_image *img, __u64 a, __u64 b,
+int php__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 	       struct src_line *out, int max, __u64 *loc)
 {
+	struct php_rt *r = rt;
 	struct php_pid *p = php__find_image(r, img);
 	struct php_func *f;
 
@@ -106,8 +108,9 @@ int php__frame(struct php_rt *r, const struct proc_image *img, __u64 a, __u64 b,
 	return 1;
 }
 
-const char *php__mark(struct php_rt *r, __u64 slot)
+const char *php__mark(void *rt, __u64 slot)
 {
+	struct php_rt *r = rt;
 	__u64 why = slot & 0xff;
 
 	r->stats.frames_lost[why < PHP_LOST_MAX ? why : 0]++;

@@ -16,37 +16,9 @@ static void php_free(void *rt)
 {
 	struct php_rt *r = rt;
 
-	for (size_t i = 0; r && i < r->n_pids; i++)
-		php__free_pid(r->pids[i]);
 	if (r)
-		free(r->pids);
+		rt_images__release(&r->pids, php__free_pid, r);
 	free(r);
-}
-
-static int php_add_image(void *rt, const struct proc_image *img)
-{
-	return php__add_image(rt, img);
-}
-
-static void php_event(void *rt, const struct rt_event *e)
-{
-	php__event(rt, e);
-}
-
-static int php_frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
-		     struct src_line *out, int max, __u64 *loc)
-{
-	return php__frame(rt, img, a, b, out, max, loc);
-}
-
-static const char *php_mark(void *rt, __u64 slot)
-{
-	return php__mark(rt, slot);
-}
-
-static void php_sweep(void *rt)
-{
-	php__sweep(rt);
 }
 
 static void php_stats_read(const void *rt, void *out)
@@ -91,11 +63,11 @@ const struct runtime_ops php_runtime = {
 	.procs_map = "php_procs",
 	.new = php_new,
 	.free = php_free,
-	.add_image = php_add_image,
-	.event = php_event,
-	.frame = php_frame,
-	.mark = php_mark,
-	.sweep = php_sweep,
+	.add_image = php__add_image,
+	.event = php__event,
+	.frame = php__frame,
+	.mark = php__mark,
+	.sweep = php__sweep,
 	.stats = php_stats,
 	.n_stats = sizeof(php_stats) / sizeof(php_stats[0]),
 	.stats_size = sizeof(struct php_stats),

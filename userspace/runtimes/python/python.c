@@ -10,7 +10,6 @@
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include "lib/array.h"
-#include "lib/bpf_util.h"
 #include "lib/clock.h"
 #include "lib/file_set.h"
 #include "lib/hashmap.h"
@@ -22,6 +21,7 @@
 #include "python_elf.h"
 #include "python_int.h"
 #include "python_runtime.h"
+#include "runtimes/rt_images.h"
 
 #define STR_MAX 4096			/* bytes of a str object: longer names are cut */
 #define LINETABLE_MAX (1u << 20)	/* a line table larger than this is refused */
@@ -42,9 +42,7 @@ struct py_code {
 };
 
 struct py_pid {
-	struct proc_image img;	/* PROC_EXEC_ANY: found running, names no sample */
-	bool superseded;	/* a later image holds the pid: only what was read names its frames */
-	bool dead;		/* gone at the last sweep: freed at the next */
+	RT_IMAGE_HEAD;		/* img, superseded, dead: rt_images.h */
 	bool unknown;		/* a CPython we do not know: counted, not walked */
 	struct py_layout layout;
 	struct hmap *index;	/* (code address, tag) -> codes[] id + 1 */
@@ -54,8 +52,7 @@ struct py_pid {
 
 struct python {
 	struct python_opts opts;
-	struct py_pid **pids;
-	size_t n_pids, cap_pids;
+	struct rt_images pids;
 	struct python_stats stats;
 	__u8 said[2][256];	/* versions already reported unknown / mismatched, by minor */
 	/*
@@ -105,10 +102,18 @@ static void code_free(struct py_code *c)
 	c->lines = NULL;
 }
 
-static void free_pid(struct python *py, struct py_pid *p)
+static __u64 code_size(const struct py_code *c);
+
+/* Frees state H (an rt_image_fn), counting out what its code objects held */
+static void free_pid(void *ctx, struct rt_image *h)
 {
-	for (size_t i = 0; i < p->n_codes; i++)
+	struct py_pid *p = (struct py_pid *)h;
+	struct python *py = ctx;
+
+	for (size_t i = 0; i < p->n_codes; i++) {
+		py->stats.code_bytes -= code_size(&p->codes[i]);
 		code_free(&p->codes[i]);
+	}
 	free(p->codes);
 	hmap__free(p->index);
 	free(p);
@@ -118,45 +123,22 @@ void python__free(struct python *py)
 {
 	if (!py)
 		return;
-	for (size_t i = 0; i < py->n_pids; i++)
-		free_pid(py, py->pids[i]);
-	free(py->pids);
+	rt_images__release(&py->pids, free_pid, py);
 	file_set__free(py->not_python);
 	free(py);
 }
 
-/* The state of image IMG (runtime__is_image) */
-static struct py_pid *find_image(const struct python *py, const struct proc_image *img)
+/* The state of image IMG (rt_images__find) */
+static struct py_pid *find_image(struct python *py, const struct proc_image *img)
 {
-	for (size_t i = 0; i < py->n_pids; i++)
-		if (proc_image__eq(&py->pids[i]->img, img))
-			return py->pids[i];
-	for (size_t i = 0; i < py->n_pids; i++)
-		if (!py->pids[i]->superseded && runtime__is_image(&py->pids[i]->img, img))
-			return py->pids[i];
-	return NULL;
+	return (struct py_pid *)rt_images__find(&py->pids, img);
 }
-
-/* The state of the image BPF's table of PID is of, if any */
-static struct py_pid *find_current(const struct python *py, __u32 pid)
-{
-	for (size_t i = 0; i < py->n_pids; i++)
-		if (py->pids[i]->img.pid == pid && !py->pids[i]->superseded)
-			return py->pids[i];
-	return NULL;
-}
-
-static __u64 code_size(const struct py_code *c);
 
 /* Frees P, the state of an image whose samples were all named, and unlinks it */
 static void drop_pid(struct python *py, struct py_pid *p)
 {
-	for (size_t i = 0; i < py->n_pids; i++)
-		if (py->pids[i] == p)
-			py->pids[i] = py->pids[--py->n_pids];
-	for (size_t k = 0; k < p->n_codes; k++)
-		py->stats.code_bytes -= code_size(&p->codes[k]);
-	free_pid(py, p);
+	rt_images__remove(&py->pids, &p->head);
+	free_pid(py, &p->head);
 }
 
 /* "libpython3.11.so.1.0" or "python3.9": the minor version its name says, else -1 */
@@ -301,14 +283,12 @@ static struct py_pid *new_pid(struct python *py, const struct proc_image *img)
 
 	if (!p)
 		return NULL;
-	p->img = *img;
 	p->index = hmap__new();
-	if (!p->index || ARRAY_RESERVE(py->pids, py->cap_pids, py->n_pids + 1)) {
+	if (!p->index || rt_images__add(&py->pids, &p->head, img)) {
 		hmap__free(p->index);
 		free(p);
 		return NULL;
 	}
-	py->pids[py->n_pids++] = p;
 	return p;
 }
 
@@ -345,7 +325,7 @@ int python__add_image(struct python *py, const struct proc_image *img)
 	}
 	proc_maps__free(maps);
 	p_debug("pid %u: python probe %d", pid, found);
-	p = find_current(py, pid);
+	p = (struct py_pid *)rt_images__current(&py->pids, pid);
 	if (p && proc_image__eq(&p->img, img)) {
 		/* known already: a re-read of the maps found the same, or nothing new */
 		if (found == -ENOENT || (!p->dead && ((found == -ENOTSUP && p->unknown) ||
@@ -370,12 +350,9 @@ int python__add_image(struct python *py, const struct proc_image *img)
 		return found;
 	}
 	p->layout = layout;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(py->opts.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_PYTHON));
+	err = runtime__set_table(py->opts.pids_fd, py->opts.procs_fd, UNWIND_RT_PYTHON, pid, &proc);
 	if (err)
 		return err;
-	if (bpf_map_update_elem(py->opts.procs_fd, &pid, &proc, BPF_ANY))
-		return -errno;
 	py->stats.procs++;
 	p_debug("pid %u: CPython %u.%u, its frames walked in BPF", pid, proc.version >> 8,
 		proc.version & 0xff);
@@ -629,19 +606,10 @@ int python__frame(struct python *py, const struct proc_image *img, __u64 a, __u6
 	return 0;
 }
 
+/* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
 void python__sweep(struct python *py)
 {
-	for (size_t i = 0; i < py->n_pids;) {
-		struct py_pid *p = py->pids[i];
-
-		if (!runtime__gone_twice(py->opts.proc_root, &p->img, p->superseded, &p->dead)) {
-			i++;
-			continue;
-		}
-		if (!p->superseded)	/* else the table is a later image's, or gone */
-			bpf_map_delete_elem(py->opts.procs_fd, &p->img.pid);
-		drop_pid(py, p);	/* moves the last state to i: looked at next */
-	}
+	rt_images__sweep(&py->pids, py->opts.proc_root, py->opts.procs_fd, free_pid, py);
 }
 
 void python__stats(const struct python *py, struct python_stats *out)

@@ -7,8 +7,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "lib/array.h"
-#include "lib/bpf_util.h"
 #include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
@@ -26,31 +24,24 @@
 #define V8_12_CODE_BYTECODE 8		/* Code's deoptimization or interpreter data from V8 12 (table) */
 #define V8_10_CODE_BYTECODE 16		/* Code's deoptimization data in V8 10 (table) */
 
-/* The one place an image's cache is found (runtime__is_image) */
-struct v8_pid *v8__find_image(const struct v8_rt *r, const struct proc_image *img)
+/* The one place an image's cache is found (rt_images__find) */
+struct v8_pid *v8__find_image(struct v8_rt *r, const struct proc_image *img)
 {
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (proc_image__eq(&r->pids[i]->img, img))
-			return r->pids[i];
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (!r->pids[i]->superseded && runtime__is_image(&r->pids[i]->img, img))
-			return r->pids[i];
-	return NULL;
+	return (struct v8_pid *)rt_images__find(&r->pids, img);
 }
 
-/* The state of the image BPF's table of PID is of, if any */
-static struct v8_pid *find_current(const struct v8_rt *r, __u32 pid)
+void v8__free_pid(void *rt, struct rt_image *h)
 {
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (r->pids[i]->img.pid == pid && !r->pids[i]->superseded)
-			return r->pids[i];
-	return NULL;
-}
-void v8__free_pid(struct v8_pid *p)
-{
-	for (size_t i = 0; i < p->n_funcs; i++)
+	struct v8_pid *p = (struct v8_pid *)h;
+	struct v8_rt *r = rt;
+
+	for (size_t i = 0; i < p->n_funcs; i++) {
+		r->stats.func_bytes -= p->funcs[i].ok ? v8_func__bytes(&p->funcs[i]) : 0;
 		v8_func__free(&p->funcs[i]);
+	}
 	for (size_t i = 0; i < p->n_scripts; i++) {
+		r->stats.func_bytes -= sizeof(*p->scripts[i]) + strlen(p->scripts[i]->name) + 1 +
+				       (size_t)p->scripts[i]->n_ends * 4;
 		free(p->scripts[i]->name);
 		free(p->scripts[i]->ends);
 		free(p->scripts[i]);
@@ -458,31 +449,26 @@ static struct v8_pid *new_pid(struct v8_rt *r, const struct proc_image *img)
 
 	if (!p)
 		return NULL;
-	p->img = *img;
 	p->index = hmap__new();
-	if (!p->index || ARRAY_RESERVE(r->pids, r->cap_pids, r->n_pids + 1)) {
+	if (!p->index || rt_images__add(&r->pids, &p->head, img)) {
 		hmap__free(p->index);
 		free(p);
 		return NULL;
 	}
-	r->pids[r->n_pids++] = p;
 	return p;
 }
 
 static void drop_pid(struct v8_rt *r, struct v8_pid *p)
 {
-	for (size_t i = 0; i < r->n_pids; i++)
-		if (r->pids[i] == p) {
-			r->pids[i] = r->pids[--r->n_pids];
-			break;
-		}
-	v8__free_pid(p);
+	rt_images__remove(&r->pids, &p->head);
+	v8__free_pid(r, &p->head);
 }
 
-int v8__add_image(struct v8_rt *r, const struct proc_image *img)
+int v8__add_image(void *rt, const struct proc_image *img)
 {
+	struct v8_rt *r = rt;
 	__u32 pid = img->pid;
-	struct v8_pid *p = find_current(r, pid);
+	struct v8_pid *p = (struct v8_pid *)rt_images__current(&r->pids, pid);
 	struct v8_layout l;
 	struct v8_proc proc;
 	int err = probe(r, pid, &l, &proc);
@@ -533,10 +519,7 @@ int v8__add_image(struct v8_rt *r, const struct proc_image *img)
 	/* no JIT code yet (a process just started): its builtins now, the code range later */
 	p->waiting = err == -EAGAIN &&
 		     (__u64)clock_ns(CLOCK_MONOTONIC) - p->found_ns < RETRY_FOR_NS;
-	/* the bit first: BPF looks up only the pids it has */
-	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_V8));
-	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
-		err = -errno;
+	err = runtime__set_table(r->o.pids_fd, r->o.procs_fd, UNWIND_RT_V8, pid, &proc);
 	if (!err)
 		p_debug("pid %u: V8, %u code ranges, its JavaScript frames walked in BPF", pid,
 			proc.n_ranges);
@@ -572,15 +555,16 @@ static void refresh_ranges(struct v8_rt *r, struct v8_pid *p)
 	proc_maps__free(maps);
 }
 
-void v8__retry(struct v8_rt *r)
+void v8__retry(void *rt)
 {
+	struct v8_rt *r = rt;
 	__u64 now = (__u64)clock_ns(CLOCK_MONOTONIC);
 
 	if (now < r->next_retry_ns)
 		return;
 	r->next_retry_ns = now + RETRY_NS;
-	for (size_t i = 0; i < r->n_pids; i++) {
-		struct v8_pid *p = r->pids[i];
+	for (size_t i = 0; i < r->pids.n; i++) {
+		struct v8_pid *p = (struct v8_pid *)r->pids.all[i];
 		struct proc_image img = p->img;	/* add_image may free p */
 
 		if (p->dead || p->unknown || p->superseded)
@@ -596,24 +580,9 @@ void v8__retry(struct v8_rt *r)
 }
 
 /* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */
-void v8__sweep(struct v8_rt *r)
+void v8__sweep(void *rt)
 {
+	struct v8_rt *r = rt;
 
-	for (size_t i = 0; i < r->n_pids;) {
-		struct v8_pid *p = r->pids[i];
-
-		if (!runtime__gone_twice(r->o.proc_root, &p->img, p->superseded, &p->dead)) {
-			i++;
-			continue;
-		}
-		if (!p->superseded)
-			bpf_map_delete_elem(r->o.procs_fd, &p->img.pid);
-		for (size_t k = 0; k < p->n_funcs; k++)
-			r->stats.func_bytes -= p->funcs[k].ok ? v8_func__bytes(&p->funcs[k]) : 0;
-		for (size_t k = 0; k < p->n_scripts; k++)
-			r->stats.func_bytes -= sizeof(*p->scripts[k]) + strlen(p->scripts[k]->name) + 1 +
-					       (size_t)p->scripts[k]->n_ends * 4;
-		r->pids[i] = r->pids[--r->n_pids];
-		v8__free_pid(p);
-	}
+	rt_images__sweep(&r->pids, r->o.proc_root, r->o.procs_fd, v8__free_pid, r);
 }

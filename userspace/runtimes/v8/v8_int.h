@@ -7,6 +7,7 @@
 #include <linux/types.h>
 #include "../../../include/v8.h"
 #include "v8_runtime.h"
+#include "runtimes/rt_images.h"
 
 /* What the namer needs of one V8 build, from its v8dbg_* symbols (a few from a checked table). */
 struct v8_layout {
@@ -131,9 +132,7 @@ struct v8_func {
 };
 
 struct v8_pid {
-	struct proc_image img;	/* PROC_EXEC_ANY: found running, adopted by its first event */
-	bool superseded;	/* a later image holds the pid: only what was read names its frames */
-	bool dead;		/* gone at the last sweep: freed at the next */
+	RT_IMAGE_HEAD;		/* img, superseded, dead: rt_images.h */
 	bool waiting;		/* its JIT code range not found yet: looked at again */
 	bool unknown;		/* a V8 we cannot read: counted once, native frames only */
 	__u64 refreshed_ns;	/* its code ranges last looked at */
@@ -149,26 +148,26 @@ struct v8_pid {
 
 struct v8_rt {
 	struct runtime_opts o;
-	struct v8_pid **pids;
-	size_t n_pids, cap_pids;
+	struct rt_images pids;
 	__u64 next_retry_ns;
 	struct v8_stats stats;
 };
 
-/* The one place an image's cache is found (runtime__is_image); NULL if none. */
-struct v8_pid *v8__find_image(const struct v8_rt *r, const struct proc_image *img);
-void v8__free_pid(struct v8_pid *p);
+/* The one place an image's cache is found (rt_images__find); NULL if none. */
+struct v8_pid *v8__find_image(struct v8_rt *r, const struct proc_image *img);
+/* Frees state H of runtime RT (an rt_image_fn), counting out what its functions and scripts held */
+void v8__free_pid(void *rt, struct rt_image *h);
 
-/* detection (v8.c): runtime_ops.add_pid, retry and sweep */
-int v8__add_image(struct v8_rt *r, const struct proc_image *img);
-void v8__retry(struct v8_rt *r);
-void v8__sweep(struct v8_rt *r);
+/* detection (v8.c): runtime_ops.add_image, retry and sweep, the ops themselves (RT: a struct v8_rt) */
+int v8__add_image(void *rt, const struct proc_image *img);
+void v8__retry(void *rt);
+void v8__sweep(void *rt);
 
 /* names (v8_names.c): runtime_ops.event, frame and mark; a cached function's memory */
-void v8__event(struct v8_rt *r, const struct rt_event *e);
-int v8__frame(struct v8_rt *r, const struct proc_image *img, __u64 a, __u64 b, struct src_line *out, int max,
+void v8__event(void *rt, const struct rt_event *e);
+int v8__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b, struct src_line *out, int max,
 	      __u64 *loc);
-const char *v8__mark(struct v8_rt *r, __u64 slot);
+const char *v8__mark(void *rt, __u64 slot);
 size_t v8_func__bytes(const struct v8_func *f);
 void v8_func__free(struct v8_func *f);
 

@@ -236,8 +236,9 @@ static void bytecode_seen(struct v8_rt *r, struct v8_pid *p, __u64 bc, __u32 sfi
 	}
 }
 
-void v8__event(struct v8_rt *r, const struct rt_event *e)
+void v8__event(void *rt, const struct rt_event *e)
 {
+	struct v8_rt *r = rt;
 	struct proc_image img = rt_event__image(e);
 	struct v8_pid *p = v8__find_image(r, &img);
 
@@ -276,9 +277,10 @@ static const char *stub_name(const struct v8_pid *p, __u64 type)
 	return "[v8 stub frame]";
 }
 
-int v8__frame(struct v8_rt *r, const struct proc_image *img, __u64 a, __u64 b,
+int v8__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 	      struct src_line *out, int max, __u64 *loc)
 {
+	struct v8_rt *r = rt;
 	struct v8_pid *p = v8__find_image(r, img);
 	__u64 tag = FRAME_TAG(a), sfi = a & FRAME_ADDR_MASK;
 	__u16 gen = (__u16)(b >> V8_GEN_SHIFT);
@@ -313,8 +315,9 @@ int v8__frame(struct v8_rt *r, const struct proc_image *img, __u64 a, __u64 b,
 	return 1;
 }
 
-const char *v8__mark(struct v8_rt *r, __u64 slot)
+const char *v8__mark(void *rt, __u64 slot)
 {
+	struct v8_rt *r = rt;
 	__u64 why = slot & 0xff;
 
 	r->stats.frames_lost[why < 3 ? why : 0]++;

@@ -17,42 +17,9 @@ static void v8_free(void *rt)
 {
 	struct v8_rt *r = rt;
 
-	for (size_t i = 0; r && i < r->n_pids; i++)
-		v8__free_pid(r->pids[i]);
 	if (r)
-		free(r->pids);
+		rt_images__release(&r->pids, v8__free_pid, r);
 	free(r);
-}
-
-static int v8_add_image(void *rt, const struct proc_image *img)
-{
-	return v8__add_image(rt, img);
-}
-
-static void v8_retry(void *rt)
-{
-	v8__retry(rt);
-}
-
-static void v8_event(void *rt, const struct rt_event *e)
-{
-	v8__event(rt, e);
-}
-
-static int v8_frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
-		    struct src_line *out, int max, __u64 *loc)
-{
-	return v8__frame(rt, img, a, b, out, max, loc);
-}
-
-static const char *v8_mark(void *rt, __u64 slot)
-{
-	return v8__mark(rt, slot);
-}
-
-static void v8_sweep(void *rt)
-{
-	v8__sweep(rt);
 }
 
 static void v8_stats_read(const void *rt, void *out)
@@ -99,12 +66,12 @@ const struct runtime_ops v8_runtime = {
 	.procs_map = "v8_procs",
 	.new = v8_new,
 	.free = v8_free,
-	.add_image = v8_add_image,
-	.retry = v8_retry,
-	.event = v8_event,
-	.frame = v8_frame,
-	.mark = v8_mark,
-	.sweep = v8_sweep,
+	.add_image = v8__add_image,
+	.retry = v8__retry,
+	.event = v8__event,
+	.frame = v8__frame,
+	.mark = v8__mark,
+	.sweep = v8__sweep,
 	.stats = v8_stats,
 	.n_stats = sizeof(v8_stats) / sizeof(v8_stats[0]),
 	.stats_size = sizeof(struct v8_stats),
