@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "lib/bpf_util.h"
+#include "lib/file_memo.h"
 #include "lib/proc_mem.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
@@ -15,6 +16,7 @@
 #include "labels_runtime.h"
 
 #define MAX_PIDS 1024
+#define EXES_MAX 512	/* executables whose ELF answer is kept */
 #define TLS_G_INTERNAL (-8)	/* internal linking: g at -8(FS), runtime.tlsg's slot */
 
 struct label_pid {
@@ -29,6 +31,7 @@ struct labels_rt {
 	struct runtime_opts o;
 	struct label_pid pids[MAX_PIDS];
 	int n_pids;
+	struct file_memo *exes;	/* what each executable's ELF file said: read once, not per process */
 	struct labels_stats stats;
 };
 
@@ -38,26 +41,46 @@ static void *labels_new(const struct runtime_opts *o)
 {
 	struct labels_rt *r = calloc(1, sizeof(*r));
 
-	if (r)
-		r->o = *o;
+	if (!r)
+		return NULL;
+	r->o = *o;
+	r->exes = file_memo__new(EXES_MAX, sizeof(struct labels_exe));
+	if (!r->exes) {
+		free(r);
+		return NULL;
+	}
 	return r;
 }
 
 static void labels_free(void *rt)
 {
-	free(rt);
+	struct labels_rt *r = rt;
+
+	if (!r)
+		return;
+	file_memo__free(r->exes);
+	free(r);
 }
 
 /* What the executable mapped at M says of its labels: 0, or -errno (gone, not an ELF file). */
 static int probe_file(struct labels_rt *r, __u32 pid, const struct proc_map *m,
 		      struct labels_exe *x)
 {
+	const struct labels_exe *known;
 	struct stat st;
 	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
 
 	if (err)
 		return err;
-	err = labels_elf__read(fd, m->pgoff, x);
+	/* the 100th process of one executable: its file said the same 99 times */
+	known = file_memo__get(r->exes, &st, m->pgoff);
+	if (known) {
+		*x = *known;
+	} else {
+		err = labels_elf__read(fd, m->pgoff, x);
+		if (!err)
+			file_memo__put(r->exes, &st, m->pgoff, x);	/* failure: read again next time */
+	}
 	close(fd);
 	return err;
 }
