@@ -232,9 +232,10 @@ test_exec_new_tables() {
 	fi
 }
 
-# a row array that fills: in 1 MB, the tables of sleep, then unwind_deep's, then bash's, which
-# execs a compiler (cc1: hundreds of thousands of rows) once sleep has been killed. The compiler's do
-# not fit, so the array is reset: sleep's table is dropped and unwind_deep's moves down, given
+# a row array that fills: in 1 MB, the tables of perl, then unwind_deep's, then bash's, which
+# execs a compiler (cc1: hundreds of thousands of rows) once perl has been killed. The compiler's do
+# not fit, so the array is reset: perl's table (31k rows: with the live ones, more than the half
+# of the array that a reset keeps) is dropped and unwind_deep's moves down, given
 # back without being parsed again. Each of unwind_deep's stacks stays whole but those taken by frame
 # pointers (counted: while its tables were being moved), and those are under 5 %
 test_reset_keeps_live() {
@@ -245,7 +246,7 @@ test_reset_keeps_live() {
 		return
 	fi
 	for i in $(seq 300); do echo "int f$i(int x) { int s = 0; for (int k = 0; k < x; k++) s += k * $i ^ (s >> 3); return s; }"; done >"$tmp/fill.c"
-	sleep 60 &
+	perl -e 'sleep 60' &
 	gone=$!
 	"$F/unwind_deep" 30 >/dev/null 2>&1 &
 	deep_pid=$!

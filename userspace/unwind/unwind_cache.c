@@ -25,6 +25,7 @@ struct cached_file {
 	__u64 ino;
 	struct unwind_slice slice;
 	bool no_room;		/* did not fit: -ENOSPC until the next reset, without parsing again */
+	__u64 used;		/* the cache's clock at its last get: a compaction keeps the recent */
 	char build_id[ELF_BUILD_ID_HEX_SIZE];	/* "" when the file has none */
 	int n_loads;
 	struct unwind_load loads[MAX_LOADS];
@@ -43,6 +44,7 @@ struct unwind_cache {
 	struct hmap *index;	/* hash of (dev, ino) -> files[] index + 1 */
 	struct hmap *by_build_id;	/* the same file seen again under another inode (containers) */
 	__u32 *keys;		/* BATCH_ROWS array indexes for batch updates */
+	__u64 clock;		/* gets so far */
 	struct unwind_cache_stats stats;
 };
 
@@ -379,8 +381,12 @@ int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *
 	idx = hmap__find(c->index, id_hash(&id), same_file, &id, c);
 	if (idx)
 		f = &c->files[idx - 1];
+	if (f)
+		f->used = ++c->clock;
 	else if ((err = add_file(c, pid, m, &id, &f)))
 		return err;
+	else
+		f->used = ++c->clock;
 	if (f->no_room)
 		return -ENOSPC;
 	if (!f->slice.len)
@@ -415,6 +421,7 @@ int unwind_cache__reset(struct unwind_cache *c)
 /* a table's place before and after a compaction */
 struct moved {
 	struct unwind_slice slice;	/* before */
+	__u64 used;		/* the latest get of a file with this table */
 	__u32 to;		/* after; its page index's too, in page_to */
 	__u32 page_to;
 	bool live;
@@ -427,32 +434,75 @@ static int cmp_start(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_recent(const void *a, const void *b)
+{
+	const struct moved *x = *(const struct moved *const *)a, *y = *(const struct moved *const *)b;
+
+	return x->used > y->used ? -1 : x->used < y->used;
+}
+
+/*
+ * Also keeps tables no process uses, the most recently used first, while
+ * all that is kept fills at most half the array: the next compiler or test
+ * binary of a build finds its table, and new files still find room.
+ */
+static int keep_recent(const struct unwind_cache *c, struct moved *t, size_t n)
+{
+	struct moved **dead = malloc((n ? n : 1) * sizeof(*dead));
+	__u64 rows = 0;
+	size_t n_dead = 0;
+
+	if (!dead)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].live)
+			rows += t[i].slice.len;
+		else
+			dead[n_dead++] = &t[i];
+	}
+	qsort(dead, n_dead, sizeof(*dead), cmp_recent);
+	for (size_t i = 0; i < n_dead && rows + dead[i]->slice.len <= c->capacity / 2; i++) {
+		dead[i]->live = true;
+		rows += dead[i]->slice.len;
+	}
+	free(dead);
+	return 0;
+}
+
 /*
  * The tables in the array, once each (files sharing one by build ID share
  * its start), in the array's order, marked live when one of MOVES (sorted)
- * names them. *out is malloc'ed.
+ * names them, or when keep_recent keeps them. *out is malloc'ed.
  */
 static int tables_in_order(const struct unwind_cache *c, const struct unwind_move *moves,
 			   size_t n, struct moved **out, size_t *n_out)
 {
 	struct moved *t = malloc((c->n_files ? c->n_files : 1) * sizeof(*t));
 	size_t k = 0;
+	int err;
 
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n_files; i++)
 		if (c->files[i].slice.len && !c->files[i].no_room)
-			t[k++] = (struct moved){ .slice = c->files[i].slice };
+			t[k++] = (struct moved){ .slice = c->files[i].slice, .used = c->files[i].used };
 	qsort(t, k, sizeof(*t), cmp_start);
 	*n_out = 0;
 	for (size_t i = 0; i < k; i++) {
-		if (*n_out && t[*n_out - 1].slice.start == t[i].slice.start)
+		if (*n_out && t[*n_out - 1].slice.start == t[i].slice.start) {
+			if (t[i].used > t[*n_out - 1].used)
+				t[*n_out - 1].used = t[i].used;
 			continue;
+		}
 		t[i].live = bsearch(&t[i].slice.start, moves, n, sizeof(*moves), cmp_start) != NULL;
 		t[(*n_out)++] = t[i];
 	}
-	*out = t;
-	return 0;
+	err = keep_recent(c, t, *n_out);
+	if (err)
+		free(t);
+	else
+		*out = t;
+	return err;
 }
 
 /* Moves the live tables of T down to the array's start, in order: nothing moves up. */

@@ -62,8 +62,9 @@ struct unwind_move {
 };
 
 /*
- * Keeps the tables whose start is one of MOVES[0, n).start and forgets the
- * others, moving the kept ones together to the array's start without
+ * Keeps the tables whose start is one of MOVES[0, n).start, and of the
+ * others the most recently used while all kept fill at most half the array;
+ * forgets the rest, moving the kept ones together to the array's start without
  * parsing anything again; sorts MOVES by start and fills in each one's to
  * and page_to. Files without CFI stay known; files that did not fit are
  * tried again. Callers must first stop BPF using the array, then give each
