@@ -200,6 +200,13 @@ test_fallback_counted() {
 	fi
 }
 
+# deep_cut FILE: "N CUT": unwind_deep's samples in uw_chain_5, and those without the whole chain
+deep_cut() {
+	awk -v chain="$deep_chain" '/^unwind_deep;/ && /;uw_chain_5/ {
+		stack = substr($0, 1, length($0) - length($NF) - 1)
+		n += $NF; if (!index(stack ";", chain ";")) cut += $NF } END { print n + 0, cut + 0 }' "$1"
+}
+
 # an exec drops the tables built for the image before: bash, given its tables at the start
 # (--pid), computes, then execs unwind_deep. Each of its stacks is whole but those taken by frame
 # pointers (counted) before its own tables loaded, none walked with bash's
@@ -217,9 +224,7 @@ test_exec_new_tables() {
 	wait "$pid"
 	drops=$(sed -n 's/.*unwind_exec_drops_total=\([0-9]*\).*/\1/p' "$tmp/exec.err")
 	fallback=$(sed -n 's/.*unwind_fp_fallback_total=\([0-9]*\).*/\1/p' "$tmp/exec.err")
-	read -r deep cut < <(awk -v chain="$deep_chain" '/^unwind_deep;/ && /;uw_chain_5/ {
-		stack = substr($0, 1, length($0) - length($NF) - 1)
-		n += $NF; if (!index(stack ";", chain ";")) cut += $NF } END { print n + 0, cut + 0 }' "$tmp/exec.folded")
+	read -r deep cut < <(deep_cut "$tmp/exec.folded")
 	echo "  bash then unwind_deep in one process: ${drops:-no} exec dropped its tables; $deep samples in uw_chain_5, $cut without the whole chain, ${fallback:-?} taken by frame pointers"
 	if [ "${drops:-0}" -ne 1 ] || ! grep -q "^bash;" "$tmp/exec.folded"; then
 		fail exec_new_tables "expected bash's samples and one exec dropping its tables: $(grep 'user stacks' "$tmp/exec.err")"
@@ -267,9 +272,7 @@ test_reset_keeps_live() {
 	resets=$(sed -n 's/.*unwind_table_resets_total=\([0-9]*\).*/\1/p' "$tmp/reset.err")
 	compactions=$(sed -n 's/.*unwind_table_compactions_total=\([0-9]*\).*/\1/p' "$tmp/reset.err")
 	fallback=$(sed -n 's/.*unwind_fp_fallback_total=\([0-9]*\).*/\1/p' "$tmp/reset.err")
-	read -r deep cut < <(awk -v chain="$deep_chain" '/^unwind_deep;/ && /;uw_chain_5/ {
-		stack = substr($0, 1, length($0) - length($NF) - 1)
-		n += $NF; if (!index(stack ";", chain ";")) cut += $NF } END { print n + 0, cut + 0 }' "$tmp/reset.folded")
+	read -r deep cut < <(deep_cut "$tmp/reset.folded")
 	echo "  1 MB of rows: ${resets:-?} resets, ${compactions:-?} kept the live tables; $deep samples in uw_chain_5, $cut without the whole chain, ${fallback:-?} taken by frame pointers"
 	if [ "${resets:-0}" -lt 1 ] || [ "${compactions:-0}" != "$resets" ]; then
 		fail reset_keeps_live "expected resets, each keeping the live tables: $(grep -o 'unwind_table_[a-z_]*=[0-9]*' "$tmp/reset.err" | tr '\n' ' ')"
