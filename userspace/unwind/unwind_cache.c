@@ -174,20 +174,26 @@ static int load_mapped(int fd, __u32 at, const void *values, __u32 n, size_t ele
 
 /*
  * Moves n values of the mmapable BPF array fd from index from down to index
- * to (to < from), through windows of at most MOVE_WINDOW bytes mapped one
- * pair at a time: the move adds that much to our RSS, not the array. A
- * window never reaches past from - to values, so the two never overlap.
+ * to (to < from), MOVE_WINDOW bytes at a time, so the move adds about that
+ * much to our RSS, not the array. Where a window's source and destination
+ * overlap (a short move) one mapping covers both; else each has its own: a
+ * mapping a window, not a mapping per gap's worth of values.
  */
 static int move_mapped(int fd, __u32 to, __u32 from, __u32 n, size_t elem)
 {
 	size_t stride = stride_of(elem);
-	__u32 step = MOVE_WINDOW / stride, count;
+	__u32 step = MOVE_WINDOW / stride, gap = from - to, count;
 	struct mapped_range src, dst;
 
-	if (step > from - to)
-		step = from - to;
 	for (__u32 done = 0; done < n; done += count) {
 		count = n - done < step ? n - done : step;
+		if (gap < count) {
+			if (map_range(fd, to + done, gap + count, stride, &dst))
+				return -EOPNOTSUPP;
+			memmove(dst.first, dst.first + (size_t)gap * stride, (size_t)count * stride);
+			munmap(dst.base, dst.len);
+			continue;
+		}
 		if (map_range(fd, from + done, count, stride, &src))
 			return -EOPNOTSUPP;
 		if (map_range(fd, to + done, count, stride, &dst)) {
