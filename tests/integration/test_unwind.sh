@@ -200,6 +200,13 @@ test_fallback_counted() {
 	fi
 }
 
+# deep_cut FILE: "N CUT": unwind_deep's samples in uw_chain_5, and those without the whole chain
+deep_cut() {
+	awk -v chain="$deep_chain" '/^unwind_deep;/ && /;uw_chain_5/ {
+		stack = substr($0, 1, length($0) - length($NF) - 1)
+		n += $NF; if (!index(stack ";", chain ";")) cut += $NF } END { print n + 0, cut + 0 }' "$1"
+}
+
 # an exec drops the tables built for the image before: bash, given its tables at the start
 # (--pid), computes, then execs unwind_deep. Each of its stacks is whole but those taken by frame
 # pointers (counted) before its own tables loaded, none walked with bash's
@@ -217,9 +224,7 @@ test_exec_new_tables() {
 	wait "$pid"
 	drops=$(sed -n 's/.*unwind_exec_drops_total=\([0-9]*\).*/\1/p' "$tmp/exec.err")
 	fallback=$(sed -n 's/.*unwind_fp_fallback_total=\([0-9]*\).*/\1/p' "$tmp/exec.err")
-	read -r deep cut < <(awk -v chain="$deep_chain" '/^unwind_deep;/ && /;uw_chain_5/ {
-		stack = substr($0, 1, length($0) - length($NF) - 1)
-		n += $NF; if (!index(stack ";", chain ";")) cut += $NF } END { print n + 0, cut + 0 }' "$tmp/exec.folded")
+	read -r deep cut < <(deep_cut "$tmp/exec.folded")
 	echo "  bash then unwind_deep in one process: ${drops:-no} exec dropped its tables; $deep samples in uw_chain_5, $cut without the whole chain, ${fallback:-?} taken by frame pointers"
 	if [ "${drops:-0}" -ne 1 ] || ! grep -q "^bash;" "$tmp/exec.folded"; then
 		fail exec_new_tables "expected bash's samples and one exec dropping its tables: $(grep 'user stacks' "$tmp/exec.err")"
@@ -229,6 +234,54 @@ test_exec_new_tables() {
 		fail exec_new_tables "$cut of $deep stacks of unwind_deep cut, more than the ${fallback:-0} taken by frame pointers"
 	else
 		pass exec_new_tables
+	fi
+}
+
+# a row array that fills: in 1 MB, the tables of perl, then unwind_deep's, then bash's, which
+# execs a compiler (cc1: hundreds of thousands of rows) once perl has been killed. The compiler's do
+# not fit, so the array is reset: perl's table (31k rows: with the live ones, more than the half
+# of the array that a reset keeps) is dropped and unwind_deep's moves down, given
+# back without being parsed again. Each of unwind_deep's stacks stays whole but those taken by frame
+# pointers (counted: while its tables were being moved), and those are under 5 %
+test_reset_keeps_live() {
+	local cc1 gone deep_pid cc prof resets compactions fallback deep cut
+	cc1=$(gcc -print-prog-name=cc1 2>/dev/null)
+	if [ ! -x "$cc1" ]; then
+		skip reset_keeps_live "no cc1 (gcc) to fill the row array"
+		return
+	fi
+	for i in $(seq 300); do echo "int f$i(int x) { int s = 0; for (int k = 0; k < x; k++) s += k * $i ^ (s >> 3); return s; }"; done >"$tmp/fill.c"
+	perl -e 'sleep 60' &
+	gone=$!
+	"$F/unwind_deep" 30 >/dev/null 2>&1 &
+	deep_pid=$!
+	bash -c 'while [ ! -e "$1" ]; do sleep 0.05; done; exec "$0" -quiet -O2 "$2" -o /dev/null' \
+		"$cc1" "$tmp/fill_go" "$tmp/fill.c" &
+	cc=$!
+	# the tables load in the order the pids are given
+	"$EBPFPROF" --unwind cfi --unwind-table-mb 1 --frequency 499 --pid "$gone,$deep_pid,$cc" \
+		--duration 6 --format folded --no-kernel -v -o "$tmp/reset.folded" 2>"$tmp/reset.err" &
+	prof=$!
+	for _ in $(seq 300); do grep -qs "profiling the given" "$tmp/reset.err" && break; sleep 0.1; done
+	sleep 1
+	kill "$gone"; wait "$gone" 2>/dev/null
+	sleep 0.5
+	touch "$tmp/fill_go"
+	wait "$prof"
+	kill "$deep_pid" "$cc" 2>/dev/null; wait "$deep_pid" "$cc" 2>/dev/null
+	resets=$(sed -n 's/.*unwind_table_resets_total=\([0-9]*\).*/\1/p' "$tmp/reset.err")
+	compactions=$(sed -n 's/.*unwind_table_compactions_total=\([0-9]*\).*/\1/p' "$tmp/reset.err")
+	fallback=$(sed -n 's/.*unwind_fp_fallback_total=\([0-9]*\).*/\1/p' "$tmp/reset.err")
+	read -r deep cut < <(deep_cut "$tmp/reset.folded")
+	echo "  1 MB of rows: ${resets:-?} resets, ${compactions:-?} kept the live tables; $deep samples in uw_chain_5, $cut without the whole chain, ${fallback:-?} taken by frame pointers"
+	if [ "${resets:-0}" -lt 1 ] || [ "${compactions:-0}" != "$resets" ]; then
+		fail reset_keeps_live "expected resets, each keeping the live tables: $(grep -o 'unwind_table_[a-z_]*=[0-9]*' "$tmp/reset.err" | tr '\n' ' ')"
+	elif [ "$deep" -lt 100 ]; then
+		fail reset_keeps_live "only $deep samples in uw_chain_5"
+	elif [ "$cut" -gt "${fallback:-0}" ] || [ $((cut * 20)) -gt "$deep" ]; then
+		fail reset_keeps_live "$cut of $deep stacks of unwind_deep cut: over 5 %, or over the ${fallback:-0} taken by frame pointers"
+	else
+		pass reset_keeps_live
 	fi
 }
 
@@ -255,4 +308,5 @@ run_test test_go_signals
 run_test test_go_sigpanic
 run_test test_fallback_counted
 run_test test_exec_new_tables
+run_test test_reset_keeps_live
 run_test test_bad_unwind

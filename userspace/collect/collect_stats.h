@@ -18,7 +18,8 @@ struct sampler_figures {
 	__u64 process_read_ns;	/* this thread's CPU time reading them */
 	__u64 table_files;	/* files whose CFI tables were built and loaded */
 	__u64 table_build_ns;	/* time parsing and loading them (in process_read_ns) */
-	__u64 table_resets;	/* times the row array filled and every table was built again */
+	__u64 table_resets;	/* times the row array filled and the tables of processes gone were dropped */
+	__u64 table_compactions;	/* of those, resets that kept the live tables without parsing them */
 	__u64 table_rows, table_rows_max;	/* rows in use, and the array's capacity */
 };
 

@@ -704,6 +704,7 @@ int sampler__figures(struct sampler *s, struct sampler_figures *out)
 		.table_files = us.cache.builds,
 		.table_build_ns = us.cache.build_ns,
 		.table_resets = us.resets,
+		.table_compactions = us.cache.compactions,
 		.table_rows = us.cache.rows,
 		.table_rows_max = us.cache.capacity,
 		.execs_unsampled = s->execs_skipped,

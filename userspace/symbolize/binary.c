@@ -98,8 +98,10 @@ struct binary *binary__open(int fd, const struct binary_opts *o)
 	if (!b)
 		return NULL;
 	b->go = gopclntab__open(fd);
-	if (b->go)
+	if (b->go) {
+		gopclntab__release_pages(b->go);	/* what the open's checks read */
 		return b;	/* Go's own table is complete, inlining included */
+	}
 	errno = 0;
 	if (o->dwarf_max && small_enough(fd))
 		b->dwarf = dwarf_info__open(fd, o->dwarf_max);
@@ -160,6 +162,12 @@ size_t binary__symbol_count(const struct binary *b)
 {
 	return elf_syms__count(b->syms) + (b->debug_syms ? elf_syms__count(b->debug_syms) : 0) +
 	       (b->go ? gopclntab__func_count(b->go) : 0);
+}
+
+void binary__release_pages(struct binary *b)
+{
+	if (b)
+		gopclntab__release_pages(b->go);
 }
 
 size_t binary__mem_size(const struct binary *b)

@@ -41,6 +41,9 @@ int binary__lookup(const struct binary *b, __u64 off, const char **name, __u64 *
 const char *binary__build_id(const struct binary *b);
 size_t binary__symbol_count(const struct binary *b);
 size_t binary__mem_size(const struct binary *b);
+
+/* Lets go of the file pages its mapped tables hold (gopclntab__release_pages). */
+void binary__release_pages(struct binary *b);
 bool binary__has_lines(const struct binary *b);
 bool binary__has_inline(const struct binary *b);
 

@@ -5,14 +5,28 @@
 #include "elf_syms.h"
 #include "elf_find.h"
 
+/*
+ * The name at OFF of the string table STRS, or NULL. The table's bytes are
+ * read once, not by a libelf call per symbol; it must end in a NUL, which
+ * bounds every name in it.
+ */
+static const char *name_at(const Elf_Data *strs, __u64 off)
+{
+	const char *b = strs->d_buf;
+
+	return off < strs->d_size ? b + off : NULL;
+}
+
 static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *const *names,
 			int n, struct elf_found *out)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data = elf_getdata(scn, NULL), *strs;
 	size_t count = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
 	GElf_Sym sym;
 
-	if (!data)
+	strs = elf_getdata(elf_getscn(elf, sh->sh_link), NULL);
+	if (!data || !strs || !strs->d_buf || !strs->d_size ||
+	    ((const char *)strs->d_buf)[strs->d_size - 1])
 		return;
 	for (size_t i = 0; i < count; i++) {
 		const char *name;
@@ -25,9 +39,9 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char 
 		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
 		    (!sym.st_value && GELF_ST_TYPE(sym.st_info) != STT_TLS))
 			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		name = name_at(strs, sym.st_name);
 		for (int k = 0; name && k < n; k++) {
-			if (out[k].value || strcmp(name, names[k]))
+			if (out[k].value || name[0] != names[k][0] || strcmp(name, names[k]))
 				continue;
 			out[k].value = sym.st_value;
 			out[k].size = sym.st_size;
@@ -53,8 +67,9 @@ int elf_find__offset_vaddr(Elf *elf, __u64 off, __u64 *vaddr)
 	return -ENOENT;
 }
 
-int elf_find__symbols(int fd, __u64 map_off, const char *const *names, int n,
-		      struct elf_found *out, __u64 *map_vaddr)
+/* NAMES in the symbol tables of type TYPE (0: both), as elf_find__symbols() */
+static int find(int fd, __u64 map_off, const char *const *names, int n, struct elf_found *out,
+		__u64 *map_vaddr, __u32 type)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -65,10 +80,24 @@ int elf_find__symbols(int fd, __u64 map_off, const char *const *names, int n,
 	if (!elf)
 		return err ? err : -EINVAL;
 	while ((scn = elf_nextscn(elf, scn))) {
-		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		if (!type || sh.sh_type == type)
 			scan_symtab(elf, scn, &sh, names, n, out);
 	}
 	err = elf_find__offset_vaddr(elf, map_off, map_vaddr);
 	elf_end(elf);
 	return err;
+}
+
+int elf_find__symbols(int fd, __u64 map_off, const char *const *names, int n,
+		      struct elf_found *out, __u64 *map_vaddr)
+{
+	return find(fd, map_off, names, n, out, map_vaddr, 0);
+}
+
+int elf_find__exported(int fd, __u64 map_off, const char *const *names, int n,
+		       struct elf_found *out, __u64 *map_vaddr)
+{
+	return find(fd, map_off, names, n, out, map_vaddr, SHT_DYNSYM);
 }

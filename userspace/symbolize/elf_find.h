@@ -22,4 +22,11 @@ int elf_find__symbols(int fd, __u64 map_off, const char *const *names, int n,
 struct Elf;
 int elf_find__offset_vaddr(struct Elf *elf, __u64 off, __u64 *vaddr);
 
+/*
+ * The same in .dynsym alone: the symbols a file exports, for an ABI that
+ * asks for exported symbols. A large executable's .symtab is not read.
+ */
+int elf_find__exported(int fd, __u64 map_off, const char *const *names, int n,
+		       struct elf_found *out, __u64 *map_vaddr);
+
 #endif /* EBPFPROF_ELF_FIND_H */

@@ -850,6 +850,9 @@ void symbolizer__trim(struct symbolizer *s, size_t max_bytes)
 	recycle_ids(s);
 	while (s->lru_head && s->stats.bytes > max_bytes)
 		sym_evict_file(s, s->lru_head);
+	/* the pages of mapped tables a window's lookups touched: page cache again, not our RSS */
+	for (size_t i = 0; i < s->n_files; i++)
+		binary__release_pages(s->files[i].bin);
 }
 
 static void free_pid_state(struct pid_state *ps)

@@ -150,7 +150,8 @@ void symbolizer__forget_pid(struct symbolizer *s, __u32 pid);
  * the mappings re-reads of live pids replaced, lets ids freed since the last trim be reused, then
  * evicts the symbol tables no mapping uses, least recently used first, until
  * stats.bytes <= MAX_BYTES or none is left to evict (tables in use, kallsyms
- * and vDSO images stay). 0 evicts every unused table.
+ * and vDSO images stay). 0 evicts every unused table. The file pages that
+ * the kept mapped tables (Go's) hold go back to the page cache.
  */
 void symbolizer__trim(struct symbolizer *s, size_t max_bytes);
 

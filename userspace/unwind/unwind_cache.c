@@ -17,6 +17,7 @@
 
 #define MAX_LOADS 8		/* PT_LOAD segments remembered per file */
 #define BATCH_ROWS 8192		/* rows per bpf(BPF_MAP_UPDATE_BATCH) */
+#define MOVE_WINDOW (512u << 10)	/* bytes of the array mapped at once by a compaction */
 
 /* A file, by the device and inode the maps line names. */
 struct cached_file {
@@ -24,6 +25,7 @@ struct cached_file {
 	__u64 ino;
 	struct unwind_slice slice;
 	bool no_room;		/* did not fit: -ENOSPC until the next reset, without parsing again */
+	__u64 used;		/* the cache's clock at its last get: a compaction keeps the recent */
 	char build_id[ELF_BUILD_ID_HEX_SIZE];	/* "" when the file has none */
 	int n_loads;
 	struct unwind_load loads[MAX_LOADS];
@@ -42,6 +44,7 @@ struct unwind_cache {
 	struct hmap *index;	/* hash of (dev, ino) -> files[] index + 1 */
 	struct hmap *by_build_id;	/* the same file seen again under another inode (containers) */
 	__u32 *keys;		/* BATCH_ROWS array indexes for batch updates */
+	__u64 clock;		/* gets so far */
 	struct unwind_cache_stats stats;
 };
 
@@ -122,29 +125,85 @@ static struct unwind_table *read_file(int fd, struct cached_file *f)
 	return t;
 }
 
+/* A mapping of elements [at, at + n) of the mmapable BPF array fd, of stride bytes each. */
+struct mapped_range {
+	void *base;
+	size_t len;
+	char *first;		/* element at */
+};
+
+static int map_range(int fd, __u32 at, __u32 n, size_t stride, struct mapped_range *r)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t from = (size_t)at * stride, off = from & ~(page - 1);
+
+	r->len = from + (size_t)n * stride - off;
+	r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	if (r->base == MAP_FAILED)
+		return -EOPNOTSUPP;
+	r->first = (char *)r->base + (from - off);
+	return 0;
+}
+
+/* the kernel lays an array's values out 8-byte aligned (a __u32 takes 8) */
+static size_t stride_of(size_t elem)
+{
+	return (elem + 7) & ~(size_t)7;
+}
+
 /*
  * Copies n values of elem bytes into the mmapable BPF array fd from index
  * at: its pages mapped for the copy only, so they do not stay in our RSS.
- * The kernel lays an array's values out 8-byte aligned (a __u32 takes 8).
  * -EOPNOTSUPP where the array cannot be mapped.
  */
 static int load_mapped(int fd, __u32 at, const void *values, __u32 n, size_t elem)
 {
-	size_t stride = (elem + 7) & ~(size_t)7, page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t from = (size_t)at * stride, off = from & ~(page - 1);
-	size_t len = from + (size_t)n * stride - off;
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
-	char *dst;
+	size_t stride = stride_of(elem);
+	struct mapped_range r;
 
-	if (m == MAP_FAILED)
+	if (map_range(fd, at, n, stride, &r))
 		return -EOPNOTSUPP;
-	dst = (char *)m + (from - off);
 	if (stride == elem)
-		memcpy(dst, values, (size_t)n * elem);
+		memcpy(r.first, values, (size_t)n * elem);
 	else
 		for (__u32 i = 0; i < n; i++)
-			memcpy(dst + (size_t)i * stride, (const char *)values + (size_t)i * elem, elem);
-	munmap(m, len);
+			memcpy(r.first + (size_t)i * stride, (const char *)values + (size_t)i * elem, elem);
+	munmap(r.base, r.len);
+	return 0;
+}
+
+/*
+ * Moves n values of the mmapable BPF array fd from index from down to index
+ * to (to < from), MOVE_WINDOW bytes at a time, so the move adds about that
+ * much to our RSS, not the array. Where a window's source and destination
+ * overlap (a short move) one mapping covers both; else each has its own: a
+ * mapping a window, not a mapping per gap's worth of values.
+ */
+static int move_mapped(int fd, __u32 to, __u32 from, __u32 n, size_t elem)
+{
+	size_t stride = stride_of(elem);
+	__u32 step = MOVE_WINDOW / stride, gap = from - to, count;
+	struct mapped_range src, dst;
+
+	for (__u32 done = 0; done < n; done += count) {
+		count = n - done < step ? n - done : step;
+		if (gap < count) {
+			if (map_range(fd, to + done, gap + count, stride, &dst))
+				return -EOPNOTSUPP;
+			memmove(dst.first, dst.first + (size_t)gap * stride, (size_t)count * stride);
+			munmap(dst.base, dst.len);
+			continue;
+		}
+		if (map_range(fd, from + done, count, stride, &src))
+			return -EOPNOTSUPP;
+		if (map_range(fd, to + done, count, stride, &dst)) {
+			munmap(src.base, src.len);
+			return -EOPNOTSUPP;
+		}
+		memcpy(dst.first, src.first, (size_t)count * stride);
+		munmap(src.base, src.len);
+		munmap(dst.base, dst.len);
+	}
 	return 0;
 }
 
@@ -328,8 +387,12 @@ int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *
 	idx = hmap__find(c->index, id_hash(&id), same_file, &id, c);
 	if (idx)
 		f = &c->files[idx - 1];
+	if (f)
+		f->used = ++c->clock;
 	else if ((err = add_file(c, pid, m, &id, &f)))
 		return err;
+	else
+		f->used = ++c->clock;
 	if (f->no_room)
 		return -ENOSPC;
 	if (!f->slice.len)
@@ -359,6 +422,189 @@ int unwind_cache__reset(struct unwind_cache *c)
 	c->stats.files = 0;
 	c->stats.files_without_cfi = 0;
 	return 0;
+}
+
+/* a table's place before and after a compaction */
+struct moved {
+	struct unwind_slice slice;	/* before */
+	__u64 used;		/* the latest get of a file with this table */
+	__u32 to;		/* after; its page index's too, in page_to */
+	__u32 page_to;
+	bool live;
+};
+
+static int cmp_start(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;	/* each struct's first member */
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_recent(const void *a, const void *b)
+{
+	const struct moved *x = *(const struct moved *const *)a, *y = *(const struct moved *const *)b;
+
+	return x->used > y->used ? -1 : x->used < y->used;
+}
+
+/*
+ * Also keeps tables no process uses, the most recently used first, while
+ * all that is kept fills at most half the array: the next compiler or test
+ * binary of a build finds its table, and new files still find room.
+ */
+static int keep_recent(const struct unwind_cache *c, struct moved *t, size_t n)
+{
+	struct moved **dead = malloc((n ? n : 1) * sizeof(*dead));
+	__u64 rows = 0;
+	size_t n_dead = 0;
+
+	if (!dead)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].live)
+			rows += t[i].slice.len;
+		else
+			dead[n_dead++] = &t[i];
+	}
+	qsort(dead, n_dead, sizeof(*dead), cmp_recent);
+	for (size_t i = 0; i < n_dead && rows + dead[i]->slice.len <= c->capacity / 2; i++) {
+		dead[i]->live = true;
+		rows += dead[i]->slice.len;
+	}
+	free(dead);
+	return 0;
+}
+
+/*
+ * The tables in the array, once each (files sharing one by build ID share
+ * its start), in the array's order, marked live when one of MOVES (sorted)
+ * names them, or when keep_recent keeps them. *out is malloc'ed.
+ */
+static int tables_in_order(const struct unwind_cache *c, const struct unwind_move *moves,
+			   size_t n, struct moved **out, size_t *n_out)
+{
+	struct moved *t = malloc((c->n_files ? c->n_files : 1) * sizeof(*t));
+	size_t k = 0;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_files; i++)
+		if (c->files[i].slice.len && !c->files[i].no_room)
+			t[k++] = (struct moved){ .slice = c->files[i].slice, .used = c->files[i].used };
+	qsort(t, k, sizeof(*t), cmp_start);
+	*n_out = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (*n_out && t[*n_out - 1].slice.start == t[i].slice.start) {
+			if (t[i].used > t[*n_out - 1].used)
+				t[*n_out - 1].used = t[i].used;
+			continue;
+		}
+		t[i].live = bsearch(&t[i].slice.start, moves, n, sizeof(*moves), cmp_start) != NULL;
+		t[(*n_out)++] = t[i];
+	}
+	err = keep_recent(c, t, *n_out);
+	if (err)
+		free(t);
+	else
+		*out = t;
+	return err;
+}
+
+/* Moves the live tables of T down to the array's start, in order: nothing moves up. */
+static int pack(struct unwind_cache *c, struct moved *t, size_t n)
+{
+	__u32 rows = 0, pages = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct unwind_slice *sl = &t[i].slice;
+
+		if (!t[i].live)
+			continue;
+		t[i].to = rows;
+		t[i].page_to = pages;
+		if (sl->start != rows)
+			err = move_mapped(c->rows_fd, rows, sl->start, sl->len, sizeof(struct unwind_row));
+		if (!err && sl->page_start != pages)
+			err = move_mapped(c->pages_fd, pages, sl->page_start, sl->n_pages + 1,
+					  sizeof(__u32));
+		rows += sl->len;
+		pages += sl->n_pages + 1;
+	}
+	c->used = rows;
+	c->pages_used = pages;
+	return err;
+}
+
+/* Keeps the files whose table was live (at its new place) and those without CFI; reindexes. */
+static int keep_files(struct unwind_cache *c, const struct moved *t, size_t n)
+{
+	struct hmap *index = hmap__new(), *by_build_id = hmap__new();
+	size_t kept = 0;
+	int err = index && by_build_id ? 0 : -ENOMEM;
+
+	c->stats.files = c->stats.files_without_cfi = 0;
+	for (size_t i = 0; i < c->n_files && !err; i++) {
+		struct cached_file f = c->files[i];
+		const struct moved *m = NULL;
+
+		if (f.no_room)
+			continue;	/* tried again: it may fit now */
+		if (f.slice.len) {
+			m = bsearch(&f.slice.start, t, n, sizeof(*t), cmp_start);
+			if (!m || !m->live)
+				continue;
+			f.slice.start = m->to;
+			f.slice.page_start = m->page_to;
+			c->stats.files++;
+		} else {
+			c->stats.files_without_cfi++;
+		}
+		c->files[kept++] = f;
+		err = hmap__insert(index, id_hash(&(struct file_id){ f.dev, f.ino }), kept);
+		if (!err && f.build_id[0])
+			err = hmap__insert(by_build_id, hash_bytes(f.build_id, strlen(f.build_id), 0),
+					   kept);
+	}
+	if (err) {
+		hmap__free(index);
+		hmap__free(by_build_id);
+		return err;
+	}
+	hmap__free(c->index);
+	hmap__free(c->by_build_id);
+	c->index = index;
+	c->by_build_id = by_build_id;
+	c->n_files = kept;
+	return 0;
+}
+
+int unwind_cache__compact(struct unwind_cache *c, struct unwind_move *moves, size_t n)
+{
+	struct moved *t;
+	size_t n_tables;
+	int err;
+
+	qsort(moves, n, sizeof(*moves), cmp_start);
+	err = tables_in_order(c, moves, n, &t, &n_tables);
+	if (err)
+		return err;
+	err = pack(c, t, n_tables);
+	if (!err)
+		err = keep_files(c, t, n_tables);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct moved *m = bsearch(&moves[i].start, t, n_tables, sizeof(*t), cmp_start);
+
+		moves[i].to = m ? m->to : UNWIND_MOVE_NONE;
+		moves[i].page_to = m ? m->page_to : 0;
+	}
+	free(t);
+	if (err)
+		unwind_cache__reset(c);	/* half moved: nothing in the array is trusted */
+	else
+		c->stats.compactions++;
+	return err;
 }
 
 void unwind_cache__stats(const struct unwind_cache *c, struct unwind_cache_stats *out)

@@ -28,6 +28,7 @@ struct unwind_cache_stats {
 	__u64 build_ns;		/* CPU time spent opening, parsing and loading tables */
 	__u64 builds;		/* files parsed (again after a reset) */
 	__u64 full;		/* tables that did not fit */
+	__u64 compactions;	/* resets that kept the live tables without parsing them again */
 };
 
 /*
@@ -51,6 +52,27 @@ int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *
 
 /* Forgets every table: the array is free again. Callers must first stop BPF using it. */
 int unwind_cache__reset(struct unwind_cache *c);
+
+/* A live table's start before a compaction, and where it and its page index are after. */
+#define UNWIND_MOVE_NONE 0xffffffffu	/* to: the start named no table */
+struct unwind_move {
+	__u32 start;
+	__u32 to;
+	__u32 page_to;
+};
+
+/*
+ * Keeps the tables whose start is one of MOVES[0, n).start, and of the
+ * others the most recently used while all kept fill at most half the array;
+ * forgets the rest, moving the kept ones together to the array's start without
+ * parsing anything again; sorts MOVES by start and fills in each one's to
+ * and page_to. Files without CFI stay known; files that did not fit are
+ * tried again. Callers must first stop BPF using the array, then give each
+ * process its tables at their new places. 0, or a negative errno
+ * (-EOPNOTSUPP: the arrays cannot be mapped) after which the cache is reset
+ * as by unwind_cache__reset().
+ */
+int unwind_cache__compact(struct unwind_cache *c, struct unwind_move *moves, size_t n);
 
 void unwind_cache__stats(const struct unwind_cache *c, struct unwind_cache_stats *out);
 

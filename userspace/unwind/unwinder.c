@@ -203,27 +203,155 @@ static int known_procs(const struct unwinder *u, struct known_proc **out, size_t
 	return 0;
 }
 
-/* Empties the BPF side, waits for running walks to end, then reloads the processes known. */
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* a process's entry kept across a reset: its mappings alone, not the whole value */
+struct saved_proc {
+	struct known_proc kp;
+	__u32 n;
+	struct unwind_mapping *m;
+};
+
+static void free_saved(struct saved_proc *procs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(procs[i].m);
+	free(procs);
+}
+
+/* P's mappings into S, and the starts of its tables appended to *moves */
+static int save_one(const struct unwind_proc *p, struct saved_proc *s, struct unwind_move **moves,
+		    size_t *n_moves, size_t *cap)
+{
+	s->n = p->n < UNWIND_MAX_MAPPINGS ? p->n : UNWIND_MAX_MAPPINGS;
+	s->m = malloc((s->n ? s->n : 1) * sizeof(*s->m));
+	if (!s->m)
+		return -ENOMEM;
+	memcpy(s->m, p->m, s->n * sizeof(*s->m));
+	for (__u32 i = 0; i < s->n; i++) {
+		if (!s->m[i].table_len)
+			continue;
+		if (ARRAY_RESERVE(*moves, *cap, *n_moves + 1))
+			return -ENOMEM;
+		(*moves)[(*n_moves)++] = (struct unwind_move){ .start = s->m[i].table_start };
+	}
+	return 0;
+}
+
+/* Every entry BPF holds, saved, and the tables they use; both malloc'ed. */
+static int save_procs(const struct unwinder *u, struct saved_proc **out, size_t *n,
+		      struct unwind_move **moves, size_t *n_moves)
+{
+	size_t cap = 0, cap_moves = 0;
+	__u32 key, next;
+	int err = 0;
+
+	*out = NULL;
+	*moves = NULL;
+	*n = *n_moves = 0;
+	while (!err && !bpf_map_get_next_key(u->o.procs_fd, *n ? &key : NULL, &next)) {
+		key = next;
+		if (bpf_map_lookup_elem(u->o.procs_fd, &key, u->proc))
+			continue;	/* gone meanwhile */
+		if (ARRAY_RESERVE(*out, cap, *n + 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		(*out)[*n] = (struct saved_proc){ .kp = {
+			.img = proc_image__of(key, u->proc->start, u->proc->exec),
+			.announced = u->proc->announced,
+		} };
+		err = save_one(u->proc, &(*out)[(*n)++], moves, n_moves, &cap_moves);
+	}
+	if (err) {
+		free_saved(*out, *n);
+		free(*moves);
+		*out = NULL;
+		*moves = NULL;
+	}
+	return err;
+}
+
+/*
+ * Writes S's entry back with its tables where the compaction MOVES put
+ * them: what was read for its image holds still, nothing is read again.
+ * -ENOENT when a table of it is not among them (then it is read anew).
+ */
+static int give_back(struct unwinder *u, const struct saved_proc *s,
+		     const struct unwind_move *moves, size_t n_moves)
+{
+	struct unwind_proc *p = u->proc;
+
+	p->n = s->n;
+	p->announced = s->kp.announced;
+	p->start = s->kp.img.start;
+	p->exec = s->kp.img.exec;
+	p->gen = ++u->gen ? u->gen : ++u->gen;	/* BPF's cached rows are of the old places */
+	for (__u32 i = 0; i < s->n; i++) {
+		const struct unwind_move *mv;
+
+		p->m[i] = s->m[i];
+		if (!p->m[i].table_len)
+			continue;
+		mv = bsearch(&p->m[i].table_start, moves, n_moves, sizeof(*moves), cmp_u32);
+		if (!mv || mv->to == UNWIND_MOVE_NONE)
+			return -ENOENT;
+		p->m[i].table_start = mv->to;
+		p->m[i].page_start = mv->page_to;
+	}
+	if (bpf_util__set_bit(u->o.pids_fd, unwind_pid_bits__bit(s->kp.img.pid, UNWIND_RT_NATIVE)) ||
+	    bpf_map_update_elem(u->o.procs_fd, &s->kp.img.pid, p, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Empties the BPF side and waits for running walks to end, drops the tables
+ * of processes gone and moves the others together, then gives every entry
+ * back with its tables' new places. Nothing is parsed or read from /proc
+ * again, so BPF falls back to frame pointers only for the time of the
+ * move; an entry read before any announcement, which an exec meanwhile
+ * would have voided, is read anew. Where the array cannot be mapped, every
+ * table is dropped and the processes are read again.
+ */
 static int reset(struct unwinder *u)
 {
-	struct known_proc *procs;
-	size_t n;
-	int err = known_procs(u, &procs, &n);
+	struct saved_proc *procs;
+	struct unwind_move *moves;
+	size_t n, n_moves;
+	bool compacted = false;
+	int err;
 
+	unwinder__sweep(u);	/* the tables of processes gone need no room */
+	err = save_procs(u, &procs, &n, &moves, &n_moves);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(u->o.procs_fd, &procs[i].img.pid);
+		bpf_map_delete_elem(u->o.procs_fd, &procs[i].kp.img.pid);
 	err = bpf_util__grace_period(u->o.sync_outer_fd, u->o.sync_inner_fd);
 	if (!err)
+		compacted = !unwind_cache__compact(u->cache, moves, n_moves);
+	if (!err && !compacted)
 		err = unwind_cache__reset(u->cache);
 	u->stats.resets++;
 	u->last_reset_ns = clock_ns(CLOCK_MONOTONIC);
 	u->resetting = true;
-	for (size_t i = 0; i < n && !err; i++)	/* a process gone since is simply not reloaded */
-		put(u, &procs[i].img, procs[i].announced);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct known_proc *kp = &procs[i].kp;
+
+		/* a process gone since is simply not read again */
+		if (!compacted || kp->img.exec == PROC_EXEC_ANY ||
+		    give_back(u, &procs[i], moves, n_moves))
+			put(u, &kp->img, kp->announced);
+	}
 	u->resetting = false;
-	free(procs);
+	free_saved(procs, n);
+	free(moves);
 	return err;
 }
 

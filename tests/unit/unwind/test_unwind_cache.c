@@ -177,6 +177,171 @@ out:
 	return ret;
 }
 
+/*
+ * A compaction keeps the live table, moved to the array's start and still
+ * what the file says, without parsing it again; the dead one is forgotten.
+ * Arrays that cannot be mapped: refused, and the cache is reset.
+ */
+/* rows in the table of the file mapped at the code address ADDR, built on its own; 0 on failure */
+static __u32 rows_at(const struct proc_map *maps, size_t n, __u64 addr)
+{
+	const struct proc_map *m = mapping_of(maps, n, addr);
+	struct unwind_table *t;
+	size_t rows = 0;
+	int fd;
+
+	if (!m || (fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	t = unwind_table__build(fd);
+	close(fd);
+	if (t)
+		unwind_table__rows(t, &rows);
+	unwind_table__free(t);
+	return rows;
+}
+
+
+static int compact(__u32 flags)
+{
+	int fd = -1, ret = TEST_FAIL, pages_fd = new_array_flags(1 << 18, sizeof(__u32), flags);
+	const struct proc_map *exe, *libc;
+	struct unwind_slice s_exe, s_libc, again;
+	struct unwind_cache_stats st;
+	struct unwind_cache *c = NULL;
+	struct proc_map *maps = NULL;
+	struct unwind_move live[2];
+	__u32 rows;
+	__u64 bias;
+	size_t n;
+	int err;
+
+	if (proc_maps__read(NULL, getpid(), &maps, &n))
+		goto out;
+	/* room for both, but libc's alone fills more than half: no table it drops is kept */
+	rows = rows_at(maps, n, (unsigned long)probe_fn) + rows_at(maps, n, (unsigned long)&strerror);
+	fd = new_array_flags(rows + 1, sizeof(struct unwind_row), flags);
+	if (fd < 0 || pages_fd < 0)
+		SKIP("cannot create a BPF map (not root?)");
+	c = unwind_cache__new(NULL, fd, rows + 1, pages_fd, 1 << 18);
+	if (!c)
+		goto out;
+	exe = mapping_of(maps, n, (unsigned long)probe_fn);
+	libc = mapping_of(maps, n, (unsigned long)&strerror);
+	/* ours first, so libc's table has to move down to where ours was */
+	if (!exe || !libc || unwind_cache__get(c, getpid(), exe, &s_exe, &bias) ||
+	    unwind_cache__get(c, getpid(), libc, &s_libc, &bias) || !s_exe.len || !s_libc.len ||
+	    s_libc.start != s_exe.len || s_libc.len <= (rows + 1) / 2)
+		goto out;
+	/* libc's start, and one naming no table */
+	live[0] = (struct unwind_move){ .start = s_libc.start + 1 };
+	live[1] = (struct unwind_move){ .start = s_libc.start };
+	err = unwind_cache__compact(c, live, 2);
+	unwind_cache__stats(c, &st);
+	if (!flags) {
+		ret = err == -EOPNOTSUPP && st.rows == 0 && st.files == 0 ? TEST_OK : TEST_FAIL;
+		goto out;
+	}
+	if (err || st.compactions != 1 || st.rows != s_libc.len || st.files != 1 || st.builds != 2)
+		goto out;
+	/* sorted by start, each told where its table went */
+	if (live[0].start != s_libc.start || live[0].to != 0 || live[0].page_to != 0 ||
+	    live[1].to != UNWIND_MOVE_NONE)
+		goto out;
+	/* libc: known, at 0, not built again; and BPF's search there finds what the file says */
+	if (unwind_cache__get(c, getpid(), libc, &again, &bias) || again.start != 0 ||
+	    again.page_start != 0 || again.len != s_libc.len)
+		goto out;
+	if (check_addr(c, fd, pages_fd, maps, n, (__u64)(unsigned long)&strerror, libc->path) != TEST_OK)
+		goto out;
+	unwind_cache__stats(c, &st);
+	if (st.builds != 2)
+		goto out;
+	/* ours: forgotten, so built again, after libc */
+	if (unwind_cache__get(c, getpid(), exe, &again, &bias) || again.start != s_libc.len)
+		goto out;
+	unwind_cache__stats(c, &st);
+	ret = st.builds == 3 && probe_fn(1) == 4 ? TEST_OK : TEST_FAIL;
+out:
+	proc_maps__free(maps);
+	unwind_cache__free(c);
+	close(fd);
+	close(pages_fd);
+	return ret;
+}
+
+/*
+ * Tables no process uses stay, the most recently used first, while all kept
+ * fill at most half the array: of ld.so's and ours, ours (used last) stays,
+ * moved, and ld.so's is dropped.
+ */
+static int test_compact_keeps_recent(void)
+{
+	int fd = -1, ret = TEST_FAIL, pages_fd = new_array_flags(1 << 18, sizeof(__u32), BPF_F_MMAPABLE);
+	const struct proc_map *exe, *libc, *ld = NULL;
+	struct unwind_slice s_exe, s_libc, s_ld, again;
+	struct unwind_cache_stats st;
+	struct unwind_cache *c = NULL;
+	struct proc_map *maps = NULL;
+	struct unwind_move live;
+	__u32 half;
+	__u64 bias;
+	size_t n;
+
+	if (proc_maps__read(NULL, getpid(), &maps, &n))
+		goto out;
+	exe = mapping_of(maps, n, (unsigned long)probe_fn);
+	libc = mapping_of(maps, n, (unsigned long)&strerror);
+	for (size_t i = 0; i < n && !ld; i++)
+		if (maps[i].perms[2] == 'x' && strstr(maps[i].path, "/ld-linux"))
+			ld = &maps[i];
+	if (!exe || !libc || !ld)
+		SKIP("no ld.so mapping to tell apart");
+	/* half the array holds libc's and ours, not ld.so's too */
+	half = rows_at(maps, n, (unsigned long)probe_fn) + rows_at(maps, n, (unsigned long)&strerror);
+	fd = new_array_flags(2 * half + 1, sizeof(struct unwind_row), BPF_F_MMAPABLE);
+	if (fd < 0 || pages_fd < 0)
+		SKIP("cannot create a BPF map (not root?)");
+	c = unwind_cache__new(NULL, fd, 2 * half + 1, pages_fd, 1 << 18);
+	/* ld.so's, then libc's, then ours: ours the more recently used of the two not live */
+	if (!c || unwind_cache__get(c, getpid(), ld, &s_ld, &bias) ||
+	    unwind_cache__get(c, getpid(), libc, &s_libc, &bias) ||
+	    unwind_cache__get(c, getpid(), exe, &s_exe, &bias) || !s_ld.len || !s_exe.len ||
+	    s_libc.len + s_exe.len != half)
+		goto out;
+	live = (struct unwind_move){ .start = s_libc.start };
+	if (unwind_cache__compact(c, &live, 1))
+		goto out;
+	unwind_cache__stats(c, &st);
+	/* libc's to 0, ours after it, not built again; ld.so's forgotten, so built again */
+	if (st.files != 2 || st.builds != 3 || live.to != 0 ||
+	    unwind_cache__get(c, getpid(), exe, &again, &bias) || again.start != s_libc.len)
+		goto out;
+	unwind_cache__stats(c, &st);
+	if (st.builds != 3 || unwind_cache__get(c, getpid(), ld, &again, &bias) || again.start != half)
+		goto out;
+	if (check_addr(c, fd, pages_fd, maps, n, (__u64)(unsigned long)probe_fn, exe->path) != TEST_OK)
+		goto out;
+	unwind_cache__stats(c, &st);
+	ret = st.builds == 4 && probe_fn(1) == 4 ? TEST_OK : TEST_FAIL;
+out:
+	proc_maps__free(maps);
+	unwind_cache__free(c);
+	if (fd >= 0)
+		close(fd);
+	close(pages_fd);
+	return ret;
+}
+
+static int test_compact_mapped(void)
+{
+	return compact(BPF_F_MMAPABLE);
+}
+
+static int test_compact_unmappable(void)
+{
+	return compact(0);
+}
+
 /* Starts path (argv[1] = seconds) and returns its pid, or -1. */
 static pid_t spawn(const char *path)
 {
@@ -262,4 +427,5 @@ out:
 }
 
 TEST_MAIN("unwind_cache", TEST(test_self_and_libc), TEST(test_self_and_libc_mapped), TEST(test_no_room),
-	  TEST(test_shared_by_build_id))
+	  TEST(test_shared_by_build_id), TEST(test_compact_mapped), TEST(test_compact_unmappable),
+	  TEST(test_compact_keeps_recent))

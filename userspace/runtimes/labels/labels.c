@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "lib/bpf_util.h"
+#include "lib/file_memo.h"
 #include "lib/proc_mem.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
@@ -16,6 +17,7 @@
 #include "otel_ctx.h"
 
 #define MAX_PIDS 1024
+#define EXES_MAX 512	/* executables whose ELF answer is kept */
 #define TLS_G_INTERNAL (-8)	/* internal linking: g at -8(FS), runtime.tlsg's slot */
 #define TLS_STATIC_MAX (16 << 20)	/* a static TLS offset beyond it is no offset we trust */
 #define OTEL_TLS_SYMBOL "otel_thread_ctx_v1"	/* OTEP 4947: a pointer to the thread's record */
@@ -37,6 +39,7 @@ struct labels_rt {
 	struct otel_keys keys;	/* scratch of one process context's read */
 	struct label_pid pids[MAX_PIDS];
 	int n_pids;
+	struct file_memo *exes;	/* what each executable's ELF file said: read once, not per process */
 	struct labels_stats stats;
 };
 
@@ -46,28 +49,47 @@ static void *labels_new(const struct runtime_opts *o)
 {
 	struct labels_rt *r = calloc(1, sizeof(*r));
 
-	if (r) {
-		r->o = *o;
-		r->keys_fd = o->maps_fd[0];
+	if (!r)
+		return NULL;
+	r->o = *o;
+	r->keys_fd = o->maps_fd[0];
+	r->exes = file_memo__new(EXES_MAX, sizeof(struct labels_exe));
+	if (!r->exes) {
+		free(r);
+		return NULL;
 	}
 	return r;
 }
 
 static void labels_free(void *rt)
 {
-	free(rt);
+	struct labels_rt *r = rt;
+
+	if (!r)
+		return;
+	file_memo__free(r->exes);
+	free(r);
 }
 
 /* What the file mapped at M (the executable, a library) says of its labels: 0, or -errno (gone, not ELF). */
 static int probe_file(struct labels_rt *r, __u32 pid, const struct proc_map *m,
 		      struct labels_exe *x)
 {
+	const struct labels_exe *known;
 	struct stat st;
 	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
 
 	if (err)
 		return err;
-	err = labels_elf__read(fd, m->pgoff, x);
+	/* the 100th process of one executable: its file said the same 99 times */
+	known = file_memo__get(r->exes, &st, m->pgoff);
+	if (known) {
+		*x = *known;
+	} else {
+		err = labels_elf__read(fd, m->pgoff, x);
+		if (!err)
+			file_memo__put(r->exes, &st, m->pgoff, x);	/* failure: read again next time */
+	}
 	close(fd);
 	return err;
 }

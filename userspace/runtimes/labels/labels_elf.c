@@ -67,12 +67,17 @@ static void read_tls(Elf *e, struct labels_exe *x)
 	}
 }
 
-/* custom-labels' symbols, when both are there with the sizes the ABI gives and the table in the block */
+/*
+ * custom-labels' symbols, when both are there with the sizes the ABI gives
+ * and the table in the block. The ABI has the executable export them, so
+ * .dynsym alone is read: a large .symtab (a compiler's, a Rust program's)
+ * cost most of the agent's CPU on a host that builds software.
+ */
 static void read_custom(int fd, __u64 map_off, struct labels_exe *x)
 {
 	struct elf_found f[CL_COUNT];
 
-	if (elf_find__symbols(fd, map_off, cl_symbols, CL_COUNT, f, &x->map_vaddr))
+	if (elf_find__exported(fd, map_off, cl_symbols, CL_COUNT, f, &x->map_vaddr))
 		return;
 	/* a TLS symbol's value is its offset in the block: 0 is one, its size says it is there */
 	if (!f[CL_VERSION].value || f[CL_VERSION].size != 4 || f[CL_DATA].size < 16 ||

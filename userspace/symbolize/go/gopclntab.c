@@ -737,6 +737,13 @@ void gopclntab__free(struct gopclntab *t)
 	free(t);
 }
 
+void gopclntab__release_pages(struct gopclntab *t)
+{
+	/* a private read-only file mapping: its pages stay in the page cache, only our hold goes */
+	if (t && t->map)
+		madvise(t->map, t->map_len, MADV_DONTNEED);
+}
+
 /* a mapped table is page cache, not ours: only the strings copied out of it count */
 size_t gopclntab__mem_size(const struct gopclntab *t)
 {

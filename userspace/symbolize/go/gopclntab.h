@@ -72,6 +72,14 @@ int gopclntab__lookup(const struct gopclntab *t, __u64 vaddr, struct src_line *o
  */
 int gopclntab__find_func(const struct gopclntab *t, const char *name, __u64 *entry, __u64 *end);
 
+/*
+ * Lets go of the pages of a mapped table that lookups touched: they stay
+ * page cache, and the next lookup maps back the few it reads. Without it a
+ * table read through once (an open's checks, a walk) stays in our RSS.
+ * Safe beside lookups: one that reads a page meanwhile maps it back.
+ */
+void gopclntab__release_pages(struct gopclntab *t);
+
 /* Bytes of memory the object holds, for accounting. */
 size_t gopclntab__mem_size(const struct gopclntab *t);
 
