@@ -96,7 +96,10 @@ static inline __u64 rb_where_me(__u64 where)
 	return (where >> RB_PC_BITS) << 3;
 }
 
-/* A called_id's gen: its symbol's serial (IDs above the operators keep 4 scope bits below it) */
+/*
+ * A called_id's gen: its symbol's serial (IDs above the operators keep 4
+ * scope bits below it; 3.4's last operator, 0xaa, is never a method's)
+ */
 static inline __u32 rb_gen(__u64 called_id)
 {
 	return (__u32)(called_id > 0xa9 ? called_id >> 4 : called_id) & RB_GEN_MASK;

@@ -135,8 +135,11 @@ static int test_names(void)
 	CHECK(name_is(NULL, &single, "Foo.bar"));
 	CHECK(name_is(NULL, &anon, "times"));
 	/* the versions whose layout we have, and one we do not: never guessed */
-	CHECK(rb_layout__find(0x030102) && rb_layout__find(0x030308));
-	CHECK(!rb_layout__find(0x030207) && !rb_layout__find(0x030400) && !rb_layout__find(0x020700));
+	CHECK(rb_layout__find(0x030102) && rb_layout__find(0x030308) && rb_layout__find(0x03040b));
+	CHECK(!rb_layout__find(0x030207) && !rb_layout__find(0x030500) && !rb_layout__find(0x020700));
+	/* 3.4 moved FL_SINGLETON up a bit */
+	CHECK(rb_layout__find(0x030308)->fl_singleton == 1u << 12 &&
+	      rb_layout__find(0x03040b)->fl_singleton == 1u << 13);
 	return TEST_OK;
 }
 
@@ -216,18 +219,30 @@ static int test_real_ruby31(void)
 	return real_ruby(argv, 1);
 }
 
-static int test_real_ruby33(void)
+/* RUBY (ruby3.3, ruby3.4) of the Debian root at ROOT, chrooted */
+static int real_ruby_in(const char *root, const char *ruby, __u32 want_minor)
 {
-	static const char *root = "/var/cache/ebpfprof/trixie";
-	char *argv[] = { "/usr/sbin/chroot", (char *)root, "ruby3.3", "-e", "loop { 100.times { |i| i * i } }", NULL };
+	char *argv[] = { "/usr/sbin/chroot", (char *)root, (char *)ruby, "-e",
+			 "loop { 100.times { |i| i * i } }", NULL };
 	char path[256];
 
-	snprintf(path, sizeof(path), "%s/usr/bin/ruby3.3", root);
+	snprintf(path, sizeof(path), "%s/usr/bin/%s", root, ruby);
 	if (access(path, X_OK))
-		SKIP("no Debian 13 root with ruby3.3 (bash tests/lib/trixie_root.sh)");
-	return real_ruby(argv, 3);
+		SKIP("no Debian root with it (tests/lib/trixie_root.sh, tests/lib/ruby34_root.sh)");
+	return real_ruby(argv, want_minor);
+}
+
+static int test_real_ruby33(void)
+{
+	return real_ruby_in("/var/cache/ebpfprof/trixie", "ruby3.3", 3);
+}
+
+static int test_real_ruby34(void)
+{
+	return real_ruby_in("/var/cache/ebpfprof/ruby34", "ruby3.4", 4);
 }
 
 TEST_MAIN("ruby", { "succ", test_succ }, { "code", test_code }, { "names", test_names },
 	  { "real_ruby3.1", test_real_ruby31 },
-	  { "real_ruby3.3", test_real_ruby33 })
+	  { "real_ruby3.3", test_real_ruby33 },
+	  { "real_ruby3.4", test_real_ruby34 })

@@ -136,7 +136,7 @@ static int probe(struct ruby_rt *r, __u32 pid, struct rb_proc *proc, const struc
 		return err;
 	proc->exec_start = f.exec_start;
 	proc->exec_end = f.exec_end;
-	proc->ec_vm_stack = 0;	/* rb_execution_context_t and rb_control_frame_t: the same in 3.1-3.3 */
+	proc->ec_vm_stack = 0;	/* rb_execution_context_t and rb_control_frame_t: the same in 3.1-3.4 */
 	proc->ec_vm_stack_size = 8;
 	proc->ec_cfp = 16;
 	proc->cfp_size = (*layout)->cfp_size;
