@@ -24,8 +24,9 @@ struct {
  */
 struct rb_scratch {
 	__u64 exec_start, exec_end;
+	__u64 jit_start, jit_end, text_start, text_end;
 	__u64 cfp, end;
-	__u64 cf[8];		/* the frame's first 40 bytes: pc, sp, iseq, self, ep */
+	__u64 cf[RB_JIT_SCAN];	/* the frame's first 40 bytes: pc, sp, iseq, self, ep; a YJIT frame's stack */
 	__u64 env[3];		/* ep[-2..0]: method entry or cref, previous ep, flags */
 };
 
@@ -107,10 +108,12 @@ static __always_inline bool rb_walk_start(struct unwind_scratch *sc, const struc
  * One vm_exec call met by the native walk: records the control frames it
  * runs, innermost first, up to the one it began with (FINISH), each as two
  * slots (include/ruby.h), and leaves in rb_scratch.cfp the caller's next. A C
- * function's frame stands where its method was called from Ruby. A global
- * function, verified once on its own. Returns 0.
+ * function's frame stands where its method was called from Ruby. CFUNCS:
+ * only the C functions' frames on top, up to the first Ruby frame (left
+ * for vm_exec): those YJIT's code called. A global function, verified once
+ * on its own. Returns 0.
  */
-__noinline int rb_frames(struct unwind_scratch *sc, const struct rb_proc *rb)
+__noinline int rb_frames(struct unwind_scratch *sc, const struct rb_proc *rb, int cfuncs)
 {
 	__u64 cfp, pc, iseq, ep, me, flags;
 	struct rb_scratch *x, *w;
@@ -133,6 +136,9 @@ __noinline int rb_frames(struct unwind_scratch *sc, const struct rb_proc *rb)
 		if (bpf_probe_read_user(x->env, sizeof(x->env), (const void *)(ep - 16)))
 			goto lost;
 		flags = x->env[2];
+		if (cfuncs && (flags & RB_FRAME_MAGIC_MASK) != RB_FRAME_MAGIC_DUMMY &&
+		    !(flags & RB_FRAME_FLAG_CFRAME))
+			break;
 		cfp += rb->cfp_size;
 		if ((flags & RB_FRAME_MAGIC_MASK) == RB_FRAME_MAGIC_DUMMY)
 			continue;	/* VM bookkeeping, no code of the program */
@@ -178,6 +184,10 @@ static __always_inline void rb_walk_begin(__u16 bits, __u32 pid)
 		rb = bpf_map_lookup_elem(&rb_procs, &pid);
 	x->exec_start = rb ? rb->exec_start : 0;
 	x->exec_end = rb ? rb->exec_end : 0;
+	x->jit_start = rb ? rb->jit_start : 0;
+	x->jit_end = rb ? rb->jit_end : 0;
+	x->text_start = rb ? rb->text_start : 0;
+	x->text_end = rb ? rb->text_end : 0;
 	x->cfp = x->end = 0;
 }
 
@@ -193,7 +203,64 @@ static __always_inline void rb_walk_frame(struct unwind_scratch *sc)
 		return;
 	rb = bpf_map_lookup_elem(&rb_procs, &pid);
 	if (rb)
-		rb_frames(sc, rb);
+		rb_frames(sc, rb, 0);
+}
+
+/* whether sc->pc is in YJIT's code */
+static __always_inline bool rb_in_jit(const struct unwind_scratch *sc)
+{
+	struct rb_scratch *x;
+	__u32 zero = 0;
+
+	x = bpf_map_lookup_elem(&rb_scratch, &zero);
+	return x && sc->pc >= x->jit_start && sc->pc < x->jit_end;
+}
+
+/*
+ * A frame in YJIT's code, which has no CFI: marked, then stepped to the
+ * vm_exec call that entered it (vm_exec, or the interpreter loop it
+ * calls), whose control frames (the methods YJIT runs, cfp->iseq kept
+ * valid) are walked there as the interpreter's are. YJIT's entry pushes
+ * the VM's registers (cfp, ec, sp: VM stack and heap addresses; from 3.2
+ * rbp too, a stack address) and calls out without pushing more, so the
+ * return address is the first word near sp that lies in libruby's code.
+ * False (marked lost) if none.
+ */
+static __always_inline bool rb_jit_step(struct unwind_scratch *sc)
+{
+	const struct rb_proc *rb;
+	struct rb_scratch *x;
+	__u32 zero = 0, pid = sc->img.pid;
+	int k;
+
+	x = bpf_map_lookup_elem(&rb_scratch, &zero);
+	rb = bpf_map_lookup_elem(&rb_procs, &pid);
+	if (!x || !rb)
+		return false;
+	/* the C methods it called are its callees: above it, in true order */
+	rb_frames(sc, rb, 1);
+	x = bpf_map_lookup_elem(&rb_scratch, &zero);
+	if (!x)
+		return false;
+	walk_push_mark(sc, RB_TAG_JIT, 0);
+	if (bpf_probe_read_user(x->cf, sizeof(x->cf), (const void *)sc->sp))
+		goto lost;
+	for (k = 0; k < RB_JIT_SCAN; k++)
+		if (x->cf[k] >= x->text_start && x->cf[k] < x->text_end)
+			break;
+	if (k >= RB_JIT_SCAN)
+		goto lost;
+	/* an rbp frame set up below the return address: the caller's rbp is saved there */
+	if (k > 0 && sc->bp == sc->sp + 8 * (k - 1))
+		sc->bp = x->cf[(k - 1) & (RB_JIT_SCAN - 1)];
+	sc->pc = x->cf[k & (RB_JIT_SCAN - 1)];
+	sc->sp += 8 * (k + 1);
+	sc->exact_pc = 0;
+	return true;
+lost:
+	walk_push_mark(sc, RB_TAG_LOST, RB_LOST_JIT);
+	sc->stack.flags |= USTACK_TRUNCATED;
+	return false;
 }
 
 #endif /* EBPFPROF_RUBY_BPF_H */

@@ -110,6 +110,8 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 		return java_step(sc, w->java, exact) ? RT_STOP : RT_STEPPED;
 	if (w->v8 && v8_is_code(w->v8, sc->pc))
 		return v8_step(sc, w->v8, exact) ? RT_STOP : RT_STEPPED;
+	if (rb_in_jit(sc))
+		return rb_jit_step(sc) ? RT_STEPPED : RT_STOP;
 	if (rt_in(sc->rt.php_jit, sc->pc)) {
 		php_frames(sc, &w->php_walk, exact, 1);
 		sc->stack.flags |= USTACK_TRUNCATED;

@@ -76,13 +76,40 @@ named_check() {
 	fi
 }
 
-# split V [THREADS]: alpha's share of alpha + beta against the CPU the script measured, and its hot line
+# has_yjit V: whether V's build has YJIT
+has_yjit() {
+	local bin=/usr/bin/$1
+
+	[ "$1" = ruby3.1 ] || bin="chroot ${ROOTS[$1]} $bin"
+	$bin --yjit -e 'exit(defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? 0 : 1)' 2>/dev/null
+}
+
+# jit_check NAME: the split run under YJIT: most of Split#alpha's samples in its code, marked, none lost
+jit_check() {
+	local name=$1 line share
+	line=$(grep '^ebpfprof: ruby:' "$tmp/$name.err" | tail -1)
+	share=$(go tool pprof -top -cum -unit=ms -nodecount=500 -focus='^Split#alpha$' -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null |
+		awk '/ Split#alpha$/ { a = $4 } / \[ruby jit code\]$/ { j = $4 } END { sub("ms", "", a); sub("ms", "", j); if (a > 0) printf "%d", 100 * j / a; else print 0 }')
+	if [[ "$line" == *" frames_lost_jit_total=0 "* ]] && [[ "$line" =~ frames_jit_total=([1-9][0-9]*) ]] &&
+		[ "${share:-0}" -ge 50 ]; then
+		pass "$name jit: $share% of Split#alpha's samples in YJIT's code, marked; none lost"
+	else
+		fail "$name jit" "$share% of Split#alpha's samples under [ruby jit code]: $(grep -o 'frames_lost_jit_total=[0-9]* frames_jit_total=[0-9]*' <<<"$line")"
+	fi
+}
+
+# split V [THREADS] [yjit]: alpha's share of alpha + beta against the CPU the script measured, and its hot line
 split_check() {
-	local v=$1 threads=${2:-1} name a b want got line hot tids
+	local v=$1 threads=${2:-1} mode=${3:-} name a b want got line hot tids
 	name=$v-split
 	[ "$threads" = 1 ] || name=$v-threads
+	[ -z "$mode" ] || name=$v-$mode
 	selected "$name" || return 0
-	run "$v" split.rb "$SECS" "$(gate "$v" "$name")" "$threads" >"$tmp/$name.out"
+	if [ "$mode" = yjit ] && ! has_yjit "$v"; then
+		skip "$name" "$v is built without YJIT"
+		return 0
+	fi
+	RUBY_OPTS=${mode:+--$mode} run "$v" split.rb "$SECS" "$(gate "$v" "$name")" "$threads" >"$tmp/$name.out"
 	local pid=$RPID
 	start_profile "$name" "$v" --pid "$pid" --per-thread
 	wait "$pid"
@@ -111,6 +138,7 @@ split_check() {
 		pass "$name: profile $got% alpha, measured $want%; hottest line $line; $tids thread(s)"
 	fi
 	[ "$threads" != 1 ] || named_check "$name"
+	[ "$mode" != yjit ] || jit_check "$name"
 }
 
 # cfunc V: leaf under "block in Object#outer" under Array#map under Object#outer, in that order, in each stack
@@ -302,6 +330,7 @@ for v in "${rubies[@]}"; do
 	split_check "$v" 2
 	cfunc_check "$v"
 	wall_check "$v"
+	split_check "$v" 1 yjit
 	# the newest version shares the others' walk: Fibers and eval'd methods are 3.1's and 3.3's cases
 	[ "$v" = ruby3.4 ] && continue
 	fiber_check "$v"
