@@ -110,8 +110,6 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 		return java_step(sc, w->java, exact) ? RT_STOP : RT_STEPPED;
 	if (w->v8 && v8_is_code(w->v8, sc->pc))
 		return v8_step(sc, w->v8, exact) ? RT_STOP : RT_STEPPED;
-	if (rb_in_jit(sc))
-		return rb_jit_step(sc) ? RT_STEPPED : RT_STOP;
 	if (rt_in(sc->rt.php_jit, sc->pc)) {
 		php_frames(sc, &w->php_walk, exact, 1);
 		sc->stack.flags |= USTACK_TRUNCATED;
@@ -121,7 +119,12 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 		py_frames(sc, w->py, &w->py_walk);
 	if (rt_in(sc->rt.php_exec, sc->pc))
 		php_frames(sc, &w->php_walk, exact, 0);
-	rb_walk_frame(sc);
+	switch (rb_walk_frame(sc)) {
+	case RB_JIT_STEP:
+		return RT_STEPPED;
+	case RB_JIT_STOP:
+		return RT_STOP;
+	}
 	if (rt_in(sc->rt.perl_runops, sc->pc) || rt_in(&sc->rt.perl_runops[2], sc->pc))
 		perl_frames(sc);
 #ifdef EBPFPROF_TEST_RUNTIMES

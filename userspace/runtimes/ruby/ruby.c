@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "lib/bpf_util.h"
+#include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/proc_mem.h"
@@ -107,6 +108,8 @@ static int read_tls(__u32 pid, const struct rb_found *f, struct rb_proc *proc)
 }
 
 #define JIT_MIN (1u << 20)	/* the least of YJIT's code region: --yjit-exec-mem-size is in MiB */
+#define RETRY_NS 1000000000ULL		/* a process without YJIT's code yet is looked at again each second */
+#define RETRY_FOR_NS (60 * RETRY_NS)	/* ... for a minute: YJIT starts with the VM, after libruby is mapped */
 
 static bool anonymous(const struct proc_map *m)
 {
@@ -119,9 +122,8 @@ static bool anonymous(const struct proc_map *m)
  * made writable for a while, which splits the mapping. The run of
  * anonymous mappings around the largest executable one, if 1 MiB or more:
  * nothing else of a Ruby process maps that much code without a file.
- * And the mapping of libruby's code, which enters it.
  */
-static void jit_range(const struct proc_map *maps, size_t n, __u64 exec_start, struct rb_proc *proc)
+void rb_maps__jit_range(const struct proc_map *maps, size_t n, __u64 exec_start, struct rb_proc *proc)
 {
 	size_t best = n, lo, hi;
 
@@ -167,7 +169,7 @@ static int probe(struct ruby_rt *r, __u32 pid, struct rb_proc *proc, const struc
 		first = false;
 	}
 	if (!err)
-		jit_range(maps, n, f.exec_start, proc);
+		rb_maps__jit_range(maps, n, f.exec_start, proc);
 	proc_maps__free(maps);
 	proc->version = f.version;	/* for what is said of an unknown one */
 	if (!err && !(*layout = rb_layout__find(f.version)))
@@ -246,6 +248,7 @@ int ruby__add_image(struct ruby_rt *r, const struct proc_image *img)
 		return -ENOMEM;
 	p->layout = layout;
 	p->proc = proc;
+	p->found_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
 	p->symbols = symbols;
 	r->stats.procs++;
 	r->stats.jit_procs += proc.jit_start != 0;
@@ -259,6 +262,40 @@ int ruby__add_image(struct ruby_rt *r, const struct proc_image *img)
 			proc.jit_start ? ", YJIT's code marked" : "",
 			symbols ? "" : " (no symbol table found: C functions unnamed)");
 	return err;
+}
+
+/* YJIT's code region of P, if it has one now: told to BPF */
+static void look_for_jit(struct ruby_rt *r, struct rb_pid *p)
+{
+	struct proc_map *maps = NULL;
+	struct rb_proc proc = p->proc;
+	size_t n = 0;
+
+	if (proc_maps__read(r->o.proc_root, p->img.pid, &maps, &n))
+		return;
+	rb_maps__jit_range(maps, n, proc.exec_start, &proc);
+	proc_maps__free(maps);
+	if (!proc.jit_start || bpf_map_update_elem(r->o.procs_fd, &p->img.pid, &proc, BPF_EXIST))
+		return;
+	p->proc = proc;
+	r->stats.jit_procs++;
+	p_debug("pid %u: YJIT's code found, marked", p->img.pid);
+}
+
+void ruby__retry(struct ruby_rt *r)
+{
+	__u64 now = (__u64)clock_ns(CLOCK_MONOTONIC);
+
+	if (now < r->next_retry_ns)
+		return;
+	r->next_retry_ns = now + RETRY_NS;
+	for (size_t i = 0; i < r->n_pids; i++) {
+		struct rb_pid *p = r->pids[i];
+
+		if (!p->dead && !p->unknown && !p->superseded && !p->proc.jit_start &&
+		    now - p->found_ns < RETRY_FOR_NS)
+			look_for_jit(r, p);
+	}
 }
 
 /* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */

@@ -132,6 +132,13 @@ int rb_code__tls_index(const __u8 *buf, size_t len, __u64 at, __u64 *tls_index, 
 int rb_code__jumps(const __u8 *buf, size_t len, __u64 at, __u64 *out, int max);
 int rb_code__symbols(const __u8 *buf, size_t len, __u64 at, __u64 *symbols);
 
+/*
+ * From the process's MAPS[0, n): YJIT's code region into proc->jit_start,
+ * jit_end (left 0 without one), and the mapping of libruby's code that
+ * holds vm_exec (EXEC_START), which enters it, into text_start, text_end.
+ */
+void rb_maps__jit_range(const struct proc_map *maps, size_t n, __u64 exec_start, struct rb_proc *proc);
+
 /* ---- the state per image (ruby.c), names (ruby_names.c) ---- */
 
 struct hmap;
@@ -169,6 +176,7 @@ struct rb_pid {
 	bool unknown;		/* a CRuby we cannot walk: counted once */
 	const struct rb_layout *layout;
 	struct rb_proc proc;	/* as BPF has it */
+	__u64 found_ns;		/* CLOCK_MONOTONIC when found: YJIT's code is looked for a while after */
 	__u64 symbols;
 	struct hmap *index;	/* (addr, gen, cme) -> codes[] id + 1 */
 	struct rb_code *codes;
@@ -185,12 +193,15 @@ struct ruby_rt {
 	size_t n_pids, cap_pids;
 	struct ruby_stats stats;
 	__u8 said[64];		/* versions said unknown once, by minor */
+	__u64 next_retry_ns;	/* when ruby__retry looks again */
 };
 
 struct rb_pid *ruby__find_image(const struct ruby_rt *r, const struct proc_image *img);
 void ruby__free_pid(struct rb_pid *p);
 int ruby__add_image(struct ruby_rt *r, const struct proc_image *img);
 void ruby__sweep(struct ruby_rt *r);
+/* Processes found without YJIT's code in their first minute: looked at again, once a second. */
+void ruby__retry(struct ruby_rt *r);
 
 void ruby__event(struct ruby_rt *r, const struct rt_event *e);
 int ruby__frame(struct ruby_rt *r, const struct proc_image *img, __u64 a, __u64 b,

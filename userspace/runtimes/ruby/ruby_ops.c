@@ -29,6 +29,11 @@ static int ruby_add_image(void *rt, const struct proc_image *img)
 	return ruby__add_image(rt, img);
 }
 
+static void ruby_retry(void *rt)
+{
+	ruby__retry(rt);
+}
+
 static void ruby_event(void *rt, const struct rt_event *e)
 {
 	ruby__event(rt, e);
@@ -100,6 +105,7 @@ const struct runtime_ops ruby_runtime = {
 	.new = ruby_new,
 	.free = ruby_free,
 	.add_image = ruby_add_image,
+	.retry = ruby_retry,
 	.event = ruby_event,
 	.frame = ruby_frame,
 	.mark = ruby_mark,
