@@ -12,9 +12,13 @@ declare -A ROOTS=()	# version -> the Debian root it runs in, chrooted
 ROOT=""			# the Debian 13 root's (3.3), for the container
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; container_cleanup; rm -rf "$tmp"; for r in "${ROOTS[@]}"; do rm -rf "$r/tmp/ebpfprof-ruby.$$"; done' EXIT
 
+# wanted V: whether RUBY_VERSIONS ("3.1 3.4"; unset: every one) asks for V
+wanted() { [ -z "${RUBY_VERSIONS:-}" ] || [[ " $RUBY_VERSIONS " == *" ${1#ruby} "* ]]; }
+
 # root_ruby V SCRIPT: V, if the root SCRIPT makes (or has cached) holds it, with the fixtures copied in
 root_ruby() {
 	local v=$1 r
+	wanted "$v" || return 1
 	r=$(bash "$(dirname "$0")/../lib/$2" 2>/dev/null) && [ -x "$r/usr/bin/$v" ] || return 1
 	mkdir -p "$r/tmp/ebpfprof-ruby.$$"
 	cp "$RBDIR"/*.rb "$r/tmp/ebpfprof-ruby.$$/"
@@ -24,7 +28,7 @@ root_ruby() {
 
 # each version: its tag, how to run it, and where its scripts and gates are as it sees them
 rubies=()
-[ -x /usr/bin/ruby3.1 ] && rubies+=(ruby3.1)
+[ -x /usr/bin/ruby3.1 ] && wanted ruby3.1 && rubies+=(ruby3.1)
 root_ruby ruby3.3 trixie_root.sh && ROOT=${ROOTS[ruby3.3]}
 t0=$SECONDS
 root_ruby ruby3.4 ruby34_root.sh && echo "# ruby3.4's root ready in $((SECONDS - t0)) s"
