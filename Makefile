@@ -72,7 +72,8 @@ DEPS_FIXTURES := g++ golang-go golang-github-google-pprof-dev dwz xz-utils pytho
 # binaries test_node profiles into /var/cache/ebpfprof/node) and a JDK are profiled or served;
 # libclang-rt-dev holds libFuzzer and the sanitizers' runtimes (clang only recommends it);
 # util-linux: setpriv, unshare; ruby, php-cli, php-fpm and perl are profiled (Debian 13's through
-# tests/lib/trixie_root.sh); jemalloc and tcmalloc are preloaded into the allocation fixture
+# tests/lib/trixie_root.sh, Ruby 3.4 through tests/lib/ruby34_root.sh); jemalloc and tcmalloc are
+# preloaded into the allocation fixture
 DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf chromium docker.io \
 	debootstrap debuginfod nodejs openjdk-17-jdk-headless libclang-rt-dev util-linux curl \
 	ruby php-cli php-fpm perl libjemalloc2 libtcmalloc-minimal4

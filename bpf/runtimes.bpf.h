@@ -131,7 +131,12 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 		WALK_CALL(py_frames, (), (sc, w->py, &w->py_walk));
 	if (rt_in(sc->rt.php_exec, sc->pc))
 		WALK_CALL(php_frames, (exact, 0), (sc, &w->php_walk, exact, 0));
-	rb_walk_frame(sc);
+	switch (rb_walk_frame(sc)) {
+	case RB_JIT_STEP:
+		return RT_STEPPED;
+	case RB_JIT_STOP:
+		return RT_STOP;
+	}
 	if (rt_in(sc->rt.perl_runops, sc->pc) || rt_in(&sc->rt.perl_runops[2], sc->pc))
 		WALK_CALL(perl_frames, (), (sc));
 #ifdef EBPFPROF_TEST_RUNTIMES

@@ -74,6 +74,7 @@ enum unwind_runtime {
 #define RB_TAG_ISEQ 0xe0ULL		/* a Ruby frame: iseq and gen | method entry and pc (include/ruby.h) */
 #define RB_TAG_CFUNC 0xe1ULL		/* a C function called as a Ruby method: its method entry and gen | 0 */
 #define RB_TAG_LOST 0xe2ULL		/* where a Ruby walk stopped: enum rb_lost_reason */
+#define RB_TAG_JIT 0xe3ULL		/* a pc in YJIT's code: the Ruby frames it runs follow */
 #define PERL_TAG_SUB 0xd2ULL		/* CV | line << 32 | its first op >> 3 (include/perl.h) */
 #define PERL_TAG_FILE 0xd1ULL		/* a COP's file name | line << 32 | enum perl_file_kind */
 #define PERL_TAG_LOST 0xd0ULL		/* where a Perl walk stopped: enum perl_lost_reason */
@@ -98,6 +99,7 @@ enum unwind_runtime {
 	X(RB_TAG_ISEQ, UNWIND_RT_RUBY, 2)          \
 	X(RB_TAG_CFUNC, UNWIND_RT_RUBY, 2)         \
 	X(RB_TAG_LOST, UNWIND_RT_RUBY, 1)          \
+	X(RB_TAG_JIT, UNWIND_RT_RUBY, 1)           \
 	X(PERL_TAG_SUB, UNWIND_RT_PERL, 2)         \
 	X(PERL_TAG_FILE, UNWIND_RT_PERL, 2)        \
 	X(PERL_TAG_LOST, UNWIND_RT_PERL, 1)

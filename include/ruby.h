@@ -4,6 +4,9 @@
 
 #include "frametypes.h"
 
+/* words above a YJIT frame's sp searched for the return address into vm_exec */
+#define RB_JIT_SCAN 8
+
 /* control frames one vm_exec call may run before the rest is marked lost */
 #ifndef RB_MAX_RUN
 #define RB_MAX_RUN 48
@@ -35,6 +38,10 @@ struct rb_proc {
 	__u64 exec_end;
 	__u64 tls_module;	/* ruby_current_ec's TLS module id (its DTV index) */
 	__u64 tls_offset;	/* ruby_current_ec's offset in that module's block */
+	__u64 jit_start;	/* YJIT's code region: [start, end), [0, 0) without YJIT */
+	__u64 jit_end;
+	__u64 text_start;	/* the executable mapping holding vm_exec: YJIT's code is entered from it */
+	__u64 text_end;
 	__u32 version;		/* major << 16 | minor << 8 | teeny */
 	__u16 ec_vm_stack;	/* rb_execution_context_t.vm_stack */
 	__u16 ec_vm_stack_size;	/* .vm_stack_size, in VALUEs */
@@ -60,7 +67,8 @@ struct rb_proc {
  * addresses to the next one, and symbols are numbered in order, so a
  * method of another name made since (up to 4,095 names later) is told
  * apart. One slot, RB_TAG_LOST | enum rb_lost_reason, where Ruby frames
- * could not be read. Each iseq and method entry is announced when first
+ * could not be read; one, RB_TAG_JIT, for a pc in YJIT's code: the control
+ * frames it runs are the vm_exec call's that entered it, walked there. Each iseq and method entry is announced when first
  * seen (RB_EVENT_ISEQ with rb_iseq_gen(), RB_EVENT_CME with gen), so
  * userspace reads it while it lives.
  */
@@ -96,7 +104,10 @@ static inline __u64 rb_where_me(__u64 where)
 	return (where >> RB_PC_BITS) << 3;
 }
 
-/* A called_id's gen: its symbol's serial (IDs above the operators keep 4 scope bits below it) */
+/*
+ * A called_id's gen: its symbol's serial (IDs above the operators keep 4
+ * scope bits below it; 3.4's last operator, 0xaa, is never a method's)
+ */
 static inline __u32 rb_gen(__u64 called_id)
 {
 	return (__u32)(called_id > 0xa9 ? called_id >> 4 : called_id) & RB_GEN_MASK;
@@ -112,6 +123,7 @@ enum rb_lost_reason {
 	RB_LOST_NO_EC = 1,	/* the thread's execution context could not be read */
 	RB_LOST_READ = 2,	/* a control frame could not be read */
 	RB_LOST_RUN = 3,	/* more than RB_MAX_RUN frames in one vm_exec call */
+	RB_LOST_JIT = 4,	/* YJIT code whose return into vm_exec was not found */
 	RB_LOST_REASONS
 };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ruby.sh -- CRuby frames: BPF ns per sample for a Ruby process against a native one, cost and memory of naming iseqs, share of samples with every Ruby frame named, per version
+# ruby.sh -- CRuby frames: BPF ns per sample for a Ruby process against a native one, cost and memory of naming iseqs, share of samples with every Ruby frame named, per version (and 3.1 under YJIT)
 # usage: ruby.sh [SECONDS (8)]; BPF run-time statistics are held on by a BPF_ENABLE_STATS descriptor while it runs
 set -u
 cd "$(dirname "$0")/../.."
@@ -7,9 +7,10 @@ EBPFPROF=${EBPFPROF:-build/ebpfprof}
 F=build/fixtures
 secs=${1:-8}
 out=$(mktemp -d)
-ROOT=$(bash tests/lib/trixie_root.sh 2>/dev/null) || ROOT=""
+# the Debian roots 3.3 and 3.4 run in, chrooted
+declare -A ROOTS=([3.3]=$(bash tests/lib/trixie_root.sh 2>/dev/null) [3.4]=$(bash tests/lib/ruby34_root.sh 2>/dev/null))
 sub="tmp/ebpfprof-ruby-bench.$$"
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"; [ -z "$ROOT" ] || rm -rf "${ROOT:?}/$sub"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"; for r in "${ROOTS[@]}"; do [ -z "$r" ] || rm -rf "${r:?}/$sub"; done' EXIT
 export PATH=$PATH:/usr/lib/go/bin
 
 # BPF_ENABLE_STATS (command 32, BPF_STATS_RUN_TIME): on while the descriptor is open
@@ -43,14 +44,15 @@ named_share() {
 		END { flush(); if (all) printf "%.1f %% of %d ms", 100 * ok / all, all }'
 }
 
-# run V SCRIPT ARGS...: a Ruby (3.3 in the Debian 13 root) in the background
+# run V SCRIPT ARGS...: a Ruby (3.3 and 3.4 in their Debian roots; 3.1-yjit: 3.1 with --yjit) in the background
 run() {
-	local v=$1 script=$2; shift 2
-	if [ "$v" = 3.1 ]; then
-		ruby3.1 "$script" "$@" >/dev/null &
+	local v=$1 script=$2 r; shift 2
+	if [ "$v" = 3.1 ] || [ "$v" = 3.1-yjit ]; then
+		ruby3.1 $([ "$v" = 3.1 ] || echo --yjit) "$script" "$@" >/dev/null &
 	else
-		mkdir -p "$ROOT/$sub" && cp "$script" "$ROOT/$sub/"
-		chroot "$ROOT" ruby3.3 "/$sub/$(basename "$script")" "$@" >/dev/null &
+		r=${ROOTS[$v]}
+		mkdir -p "$r/$sub" && cp "$script" "$r/$sub/"
+		chroot "$r" "ruby$v" "/$sub/$(basename "$script")" "$@" >/dev/null &
 	fi
 	RPID=$!
 }
@@ -71,11 +73,12 @@ echo "BPF cost per sample at 999 Hz, $secs s each (--unwind cfi, the default):"
 pid=$!
 profile native-cpu_split $pid
 wait $pid
-for v in 3.1 3.3; do
-	[ "$v" = 3.1 ] || [ -x "$ROOT/usr/bin/ruby3.3" ] || { echo "ruby3.3: no Debian 13 root"; continue; }
-	mkdir -p "$ROOT/$sub"
-	touch "$out/go" "$ROOT/$sub/go"	# the gate, open from the start: the profile begins later
-	gate=$([ "$v" = 3.1 ] && echo "$out/go" || echo "/$sub/go")
+for v in 3.1 3.1-yjit 3.3 3.4; do
+	ROOT=${ROOTS[$v]:-}
+	[[ "$v" = 3.1* ]] || [ -x "$ROOT/usr/bin/ruby$v" ] || { echo "ruby$v: no Debian root with it"; continue; }
+	touch "$out/go"	# the gate, open from the start: the profile begins later
+	[ -z "$ROOT" ] || { mkdir -p "$ROOT/$sub" && touch "$ROOT/$sub/go"; }
+	gate=$([ -z "$ROOT" ] && echo "$out/go" || echo "/$sub/go")
 	run "$v" tests/fixtures/ruby/cfunc.rb $((secs + 2)) "$gate"
 	pid=$RPID
 	sleep 1

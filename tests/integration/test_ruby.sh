@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12) and 3.3 (a Debian 13 root): CPU split and hot line, threads, a C method between Ruby frames in order, wall time in sleep, a container
+# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12), 3.3 (a Debian 13 root) and 3.4 (experimental's, in a root of its own): CPU split and hot line, threads, a C method between Ruby frames in order, wall time in sleep, a container
 set -u
 SUITE=ruby
 . "$(dirname "$0")/lib.sh"
@@ -8,30 +8,42 @@ FREQ=${RUBY_FREQUENCY:-199}
 SECS=${RUBY_SECONDS:-3}	# CPU (or wall) seconds of each run
 TOL=${RUBY_TOLERANCE:-5}
 tmp=$(mktemp -d)
-ROOT=""
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; container_cleanup; rm -rf "$tmp"; [ -z "$ROOT" ] || rm -rf "$ROOT/tmp/ebpfprof-ruby.$$"' EXIT
+declare -A ROOTS=()	# version -> the Debian root it runs in, chrooted
+ROOT=""			# the Debian 13 root's (3.3), for the container
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; container_cleanup; rm -rf "$tmp"; for r in "${ROOTS[@]}"; do rm -rf "$r/tmp/ebpfprof-ruby.$$"; done' EXIT
+
+# wanted V: whether RUBY_VERSIONS ("3.1 3.4"; unset: every one) asks for V
+wanted() { [ -z "${RUBY_VERSIONS:-}" ] || [[ " $RUBY_VERSIONS " == *" ${1#ruby} "* ]]; }
+
+# root_ruby V SCRIPT: V, if the root SCRIPT makes (or has cached) holds it, with the fixtures copied in
+root_ruby() {
+	local v=$1 r
+	wanted "$v" || return 1
+	r=$(bash "$(dirname "$0")/../lib/$2" 2>/dev/null) && [ -x "$r/usr/bin/$v" ] || return 1
+	mkdir -p "$r/tmp/ebpfprof-ruby.$$"
+	cp "$RBDIR"/*.rb "$r/tmp/ebpfprof-ruby.$$/"
+	ROOTS[$v]=$r
+	rubies+=("$v")
+}
 
 # each version: its tag, how to run it, and where its scripts and gates are as it sees them
 rubies=()
-[ -x /usr/bin/ruby3.1 ] && rubies+=(ruby3.1)
-if ROOT=$(bash "$(dirname "$0")/../lib/trixie_root.sh" 2>/dev/null) && [ -x "$ROOT/usr/bin/ruby3.3" ]; then
-	rubies+=(ruby3.3)
-	mkdir -p "$ROOT/tmp/ebpfprof-ruby.$$"
-	cp "$RBDIR"/*.rb "$ROOT/tmp/ebpfprof-ruby.$$/"
-else
-	ROOT=""
-fi
-[ ${#rubies[@]} -gt 0 ] || { skip all "no CRuby (ruby3.1 here, ruby3.3 in the Debian 13 root)"; exit 0; }
+[ -x /usr/bin/ruby3.1 ] && wanted ruby3.1 && rubies+=(ruby3.1)
+root_ruby ruby3.3 trixie_root.sh && ROOT=${ROOTS[ruby3.3]}
+t0=$SECONDS
+root_ruby ruby3.4 ruby34_root.sh && echo "# ruby3.4's root ready in $((SECONDS - t0)) s"
+[ ${#rubies[@]} -gt 0 ] || { skip all "no CRuby (ruby3.1 here, ruby3.3 and ruby3.4 in Debian roots)"; exit 0; }
 
 # dir V: where V's scripts and gate files are, on the host
-dir() { [ "$1" = ruby3.1 ] && echo "$tmp" || echo "$ROOT/tmp/ebpfprof-ruby.$$"; }
-# run V SCRIPT ARGS...: V running a fixture in the background (3.3 in its root: a chroot); sets RPID
+dir() { [ "$1" = ruby3.1 ] && echo "$tmp" || echo "${ROOTS[$1]}/tmp/ebpfprof-ruby.$$"; }
+# run V SCRIPT ARGS...: V running a fixture in the background (3.3 and 3.4 in their roots: a chroot); sets RPID.
+# RUBY_OPTS (--yjit) go to the interpreter.
 run() {
 	local v=$1 script=$2; shift 2
 	if [ "$v" = ruby3.1 ]; then
-		/usr/bin/ruby3.1 "$RBDIR/$script" "$@" &
+		/usr/bin/ruby3.1 ${RUBY_OPTS:-} "$RBDIR/$script" "$@" &
 	else
-		chroot "$ROOT" /usr/bin/ruby3.3 "/tmp/ebpfprof-ruby.$$/$script" "$@" &
+		chroot "${ROOTS[$v]}" "/usr/bin/$v" ${RUBY_OPTS:-} "/tmp/ebpfprof-ruby.$$/$script" "$@" &
 	fi
 	RPID=$!
 }
@@ -68,13 +80,40 @@ named_check() {
 	fi
 }
 
-# split V [THREADS]: alpha's share of alpha + beta against the CPU the script measured, and its hot line
+# has_yjit V: whether V's build has YJIT
+has_yjit() {
+	local bin=/usr/bin/$1
+
+	[ "$1" = ruby3.1 ] || bin="chroot ${ROOTS[$1]} $bin"
+	$bin --yjit -e 'exit(defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? 0 : 1)' 2>/dev/null
+}
+
+# jit_check NAME: the split run under YJIT: most of Split#alpha's samples in its code, marked, none lost
+jit_check() {
+	local name=$1 line share
+	line=$(grep '^ebpfprof: ruby:' "$tmp/$name.err" | tail -1)
+	share=$(go tool pprof -top -cum -unit=ms -nodecount=500 -focus='^Split#alpha$' -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null |
+		awk '/ Split#alpha$/ { a = $4 } / \[ruby jit code\]$/ { j = $4 } END { sub("ms", "", a); sub("ms", "", j); if (a > 0) printf "%d", 100 * j / a; else print 0 }')
+	if [[ "$line" == *" frames_lost_jit_total=0 "* ]] && [[ "$line" =~ frames_jit_total=([1-9][0-9]*) ]] &&
+		[ "${share:-0}" -ge 50 ]; then
+		pass "$name jit: $share% of Split#alpha's samples in YJIT's code, marked; none lost"
+	else
+		fail "$name jit" "$share% of Split#alpha's samples under [ruby jit code]: $(grep -o 'frames_lost_jit_total=[0-9]* frames_jit_total=[0-9]*' <<<"$line")"
+	fi
+}
+
+# split V [THREADS] [yjit]: alpha's share of alpha + beta against the CPU the script measured, and its hot line
 split_check() {
-	local v=$1 threads=${2:-1} name a b want got line hot tids
+	local v=$1 threads=${2:-1} mode=${3:-} name a b want got line hot tids
 	name=$v-split
 	[ "$threads" = 1 ] || name=$v-threads
+	[ -z "$mode" ] || name=$v-$mode
 	selected "$name" || return 0
-	run "$v" split.rb "$SECS" "$(gate "$v" "$name")" "$threads" >"$tmp/$name.out"
+	if [ "$mode" = yjit ] && ! has_yjit "$v"; then
+		skip "$name" "$v is built without YJIT"
+		return 0
+	fi
+	RUBY_OPTS=${mode:+--$mode} run "$v" split.rb "$SECS" "$(gate "$v" "$name")" "$threads" >"$tmp/$name.out"
 	local pid=$RPID
 	start_profile "$name" "$v" --pid "$pid" --per-thread
 	wait "$pid"
@@ -103,6 +142,7 @@ split_check() {
 		pass "$name: profile $got% alpha, measured $want%; hottest line $line; $tids thread(s)"
 	fi
 	[ "$threads" != 1 ] || named_check "$name"
+	[ "$mode" != yjit ] || jit_check "$name"
 }
 
 # cfunc V: leaf under "block in Object#outer" under Array#map under Object#outer, in that order, in each stack
@@ -293,8 +333,11 @@ for v in "${rubies[@]}"; do
 	split_check "$v"
 	split_check "$v" 2
 	cfunc_check "$v"
-	fiber_check "$v"
 	wall_check "$v"
+	split_check "$v" 1 yjit
+	# the newest version shares the others' walk: Fibers and eval'd methods are 3.1's and 3.3's cases
+	[ "$v" = ruby3.4 ] && continue
+	fiber_check "$v"
 	evalgc_check "$v"
 done
 agent_check "${rubies[0]}"

@@ -135,15 +135,44 @@ static int test_names(void)
 	CHECK(name_is(NULL, &single, "Foo.bar"));
 	CHECK(name_is(NULL, &anon, "times"));
 	/* the versions whose layout we have, and one we do not: never guessed */
-	CHECK(rb_layout__find(0x030102) && rb_layout__find(0x030308));
-	CHECK(!rb_layout__find(0x030207) && !rb_layout__find(0x030400) && !rb_layout__find(0x020700));
+	CHECK(rb_layout__find(0x030102) && rb_layout__find(0x030308) && rb_layout__find(0x03040b));
+	CHECK(!rb_layout__find(0x030207) && !rb_layout__find(0x030500) && !rb_layout__find(0x020700));
+	/* 3.4 moved FL_SINGLETON up a bit */
+	CHECK(rb_layout__find(0x030308)->fl_singleton == 1u << 12 &&
+	      rb_layout__find(0x03040b)->fl_singleton == 1u << 13);
+	return TEST_OK;
+}
+
+/* YJIT's region: the anonymous run around the largest executable mapping, split while written */
+static int test_jit_range(void)
+{
+	struct proc_map m[] = {
+		{ .start = 0x1000000, .end = 0x1400000, .inode = 7, .perms = "r-xp", .path = "/usr/lib/libruby.so" },
+		{ .start = 0x2000000, .end = 0x2001000, .perms = "r-xp", .path = "" },	/* a closure page */
+		{ .start = 0x3000000, .end = 0x3800000, .perms = "r-xp", .path = "" },
+		{ .start = 0x3800000, .end = 0x3801000, .perms = "rw-p", .path = "" },	/* being written */
+		{ .start = 0x3801000, .end = 0x4000000, .perms = "r-xp", .path = "" },
+		{ .start = 0x5000000, .end = 0x5001000, .perms = "rw-p", .path = "[heap]" },
+	};
+	struct rb_proc p = {};
+
+	rb_maps__jit_range(m, 6, 0x1000100, &p);
+	CHECK(p.jit_start == 0x3000000 && p.jit_end == 0x4000000);
+	CHECK(p.text_start == 0x1000000 && p.text_end == 0x1400000);
+	/* without YJIT: small executable pages only, no region */
+	memset(&p, 0, sizeof(p));
+	rb_maps__jit_range(m, 2, 0x1000100, &p);
+	CHECK(!p.jit_start && !p.jit_end && p.text_start == 0x1000000);
 	return TEST_OK;
 }
 
 /* ---- real interpreters ---- */
 
-/* RUBY (argv) found in its process, its tables read, and its classes named through them */
-static int real_ruby(char *const argv[], __u32 want_minor)
+/*
+ * RUBY (argv) found in its process, its tables read, and its classes named
+ * through them; YJIT's code region found if and only if WANT_JIT
+ */
+static int real_ruby(char *const argv[], __u32 want_minor, bool want_jit)
 {
 	const struct runtime_ops *ops = &ruby_runtime;
 	struct runtime_opts o = { .proc_root = "/proc" };
@@ -175,6 +204,11 @@ static int real_ruby(char *const argv[], __u32 want_minor)
 		usleep(100000);
 		err = ops->add_image(rt, &img);
 	}
+	/* YJIT starts with the VM, after libruby is mapped: looked for again, once a second */
+	for (int i = 0; rt && !err && want_jit && i < 30; i++) {
+		usleep(100000);
+		ops->retry(rt);
+	}
 	if (err || bpf_map_lookup_elem(o.procs_fd, &key, &p)) {
 		fprintf(stderr, "  add_image: %d\n", err);
 		goto out;
@@ -186,6 +220,8 @@ static int real_ruby(char *const argv[], __u32 want_minor)
 	CHECK((p.version >> 8) == (0x0300 | want_minor));
 	CHECK(p.exec_end > p.exec_start && p.exec_end - p.exec_start < (1u << 20));
 	CHECK(p.tls_module >= 1 && p.tls_module < 64);
+	CHECK(p.text_start <= p.exec_start && p.exec_end <= p.text_end);
+	CHECK(want_jit ? p.jit_end - p.jit_start >= (1u << 20) : !p.jit_start && !p.jit_end);
 	ops->stats_read(rt, &st);
 	CHECK(st.procs == 1 && st.unknown_versions == 0);
 	/* the symbol table and the class layout: Object's path is "Object", read as a frame's class is */
@@ -213,21 +249,45 @@ static int test_real_ruby31(void)
 
 	if (access(argv[0], X_OK))
 		SKIP("no /usr/bin/ruby");
-	return real_ruby(argv, 1);
+	return real_ruby(argv, 1, false);
+}
+
+/* Debian 12's 3.1 has YJIT (the C one): its region found */
+static int test_real_ruby31_yjit(void)
+{
+	char *argv[] = { "/usr/bin/ruby", "--yjit", "-e", "loop { 100.times { |i| i * i } }", NULL };
+
+	if (access(argv[0], X_OK))
+		SKIP("no /usr/bin/ruby");
+	return real_ruby(argv, 1, true);
+}
+
+/* RUBY (ruby3.3, ruby3.4) of the Debian root at ROOT, chrooted */
+static int real_ruby_in(const char *root, const char *ruby, __u32 want_minor)
+{
+	char *argv[] = { "/usr/sbin/chroot", (char *)root, (char *)ruby, "-e",
+			 "loop { 100.times { |i| i * i } }", NULL };
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/usr/bin/%s", root, ruby);
+	if (access(path, X_OK))
+		SKIP("no Debian root with it (tests/lib/trixie_root.sh, tests/lib/ruby34_root.sh)");
+	return real_ruby(argv, want_minor, false);
 }
 
 static int test_real_ruby33(void)
 {
-	static const char *root = "/var/cache/ebpfprof/trixie";
-	char *argv[] = { "/usr/sbin/chroot", (char *)root, "ruby3.3", "-e", "loop { 100.times { |i| i * i } }", NULL };
-	char path[256];
+	return real_ruby_in("/var/cache/ebpfprof/trixie", "ruby3.3", 3);
+}
 
-	snprintf(path, sizeof(path), "%s/usr/bin/ruby3.3", root);
-	if (access(path, X_OK))
-		SKIP("no Debian 13 root with ruby3.3 (bash tests/lib/trixie_root.sh)");
-	return real_ruby(argv, 3);
+static int test_real_ruby34(void)
+{
+	return real_ruby_in("/var/cache/ebpfprof/ruby34", "ruby3.4", 4);
 }
 
 TEST_MAIN("ruby", { "succ", test_succ }, { "code", test_code }, { "names", test_names },
+	  { "jit_range", test_jit_range },
 	  { "real_ruby3.1", test_real_ruby31 },
-	  { "real_ruby3.3", test_real_ruby33 })
+	  { "real_ruby3.1-yjit", test_real_ruby31_yjit },
+	  { "real_ruby3.3", test_real_ruby33 },
+	  { "real_ruby3.4", test_real_ruby34 })

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "lib/bpf_util.h"
+#include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/proc_mem.h"
@@ -106,6 +107,47 @@ static int read_tls(__u32 pid, const struct rb_found *f, struct rb_proc *proc)
 	return 0;
 }
 
+#define JIT_MIN (1u << 20)	/* the least of YJIT's code region: --yjit-exec-mem-size is in MiB */
+#define RETRY_NS 1000000000ULL		/* a process without YJIT's code yet is looked at again each second */
+#define RETRY_FOR_NS (60 * RETRY_NS)	/* ... for a minute: YJIT starts with the VM, after libruby is mapped */
+
+static bool anonymous(const struct proc_map *m)
+{
+	return !m->inode && !m->path[0];
+}
+
+/*
+ * YJIT's code: one anonymous region mapped when YJIT starts (256 MiB in
+ * 3.1, 48 MiB from 3.3), executable as it fills; a page being written is
+ * made writable for a while, which splits the mapping. The run of
+ * anonymous mappings around the largest executable one, if 1 MiB or more:
+ * nothing else of a Ruby process maps that much code without a file.
+ */
+void rb_maps__jit_range(const struct proc_map *maps, size_t n, __u64 exec_start, struct rb_proc *proc)
+{
+	size_t best = n, lo, hi;
+
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].start <= exec_start && exec_start < maps[i].end) {
+			proc->text_start = maps[i].start;
+			proc->text_end = maps[i].end;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (anonymous(&maps[i]) && maps[i].perms[2] == 'x' &&
+		    (best == n || maps[i].end - maps[i].start > maps[best].end - maps[best].start))
+			best = i;
+	if (best == n)
+		return;
+	for (lo = best; lo > 0 && anonymous(&maps[lo - 1]) && maps[lo - 1].end == maps[lo].start; lo--)
+		;
+	for (hi = best; hi + 1 < n && anonymous(&maps[hi + 1]) && maps[hi + 1].start == maps[hi].end; hi++)
+		;
+	if (maps[hi].end - maps[lo].start < JIT_MIN)
+		return;
+	proc->jit_start = maps[lo].start;
+	proc->jit_end = maps[hi].end;
+}
+
 /* Finds CRuby in PID's maps: *proc and *layout filled; 0, -ENOENT, -ENOTSUP. */
 static int probe(struct ruby_rt *r, __u32 pid, struct rb_proc *proc, const struct rb_layout **layout,
 		 __u64 *symbols)
@@ -126,6 +168,8 @@ static int probe(struct ruby_rt *r, __u32 pid, struct rb_proc *proc, const struc
 			err = rb_elf__probe(r->o.proc_root, pid, &maps[i], &f);
 		first = false;
 	}
+	if (!err)
+		rb_maps__jit_range(maps, n, f.exec_start, proc);
 	proc_maps__free(maps);
 	proc->version = f.version;	/* for what is said of an unknown one */
 	if (!err && !(*layout = rb_layout__find(f.version)))
@@ -136,7 +180,7 @@ static int probe(struct ruby_rt *r, __u32 pid, struct rb_proc *proc, const struc
 		return err;
 	proc->exec_start = f.exec_start;
 	proc->exec_end = f.exec_end;
-	proc->ec_vm_stack = 0;	/* rb_execution_context_t and rb_control_frame_t: the same in 3.1-3.3 */
+	proc->ec_vm_stack = 0;	/* rb_execution_context_t and rb_control_frame_t: the same in 3.1-3.4 */
 	proc->ec_vm_stack_size = 8;
 	proc->ec_cfp = 16;
 	proc->cfp_size = (*layout)->cfp_size;
@@ -204,17 +248,54 @@ int ruby__add_image(struct ruby_rt *r, const struct proc_image *img)
 		return -ENOMEM;
 	p->layout = layout;
 	p->proc = proc;
+	p->found_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
 	p->symbols = symbols;
 	r->stats.procs++;
+	r->stats.jit_procs += proc.jit_start != 0;
 	/* the bit first: BPF looks up only the pids it has */
 	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_RUBY));
 	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))
 		err = -errno;
 	if (!err)
-		p_debug("pid %u: CRuby %u.%u.%u, its frames walked in BPF%s", pid, proc.version >> 16,
+		p_debug("pid %u: CRuby %u.%u.%u, its frames walked in BPF%s%s", pid, proc.version >> 16,
 			(proc.version >> 8) & 0xff, proc.version & 0xff,
+			proc.jit_start ? ", YJIT's code marked" : "",
 			symbols ? "" : " (no symbol table found: C functions unnamed)");
 	return err;
+}
+
+/* YJIT's code region of P, if it has one now: told to BPF */
+static void look_for_jit(struct ruby_rt *r, struct rb_pid *p)
+{
+	struct proc_map *maps = NULL;
+	struct rb_proc proc = p->proc;
+	size_t n = 0;
+
+	if (proc_maps__read(r->o.proc_root, p->img.pid, &maps, &n))
+		return;
+	rb_maps__jit_range(maps, n, proc.exec_start, &proc);
+	proc_maps__free(maps);
+	if (!proc.jit_start || bpf_map_update_elem(r->o.procs_fd, &p->img.pid, &proc, BPF_EXIST))
+		return;
+	p->proc = proc;
+	r->stats.jit_procs++;
+	p_debug("pid %u: YJIT's code found, marked", p->img.pid);
+}
+
+void ruby__retry(struct ruby_rt *r)
+{
+	__u64 now = (__u64)clock_ns(CLOCK_MONOTONIC);
+
+	if (now < r->next_retry_ns)
+		return;
+	r->next_retry_ns = now + RETRY_NS;
+	for (size_t i = 0; i < r->n_pids; i++) {
+		struct rb_pid *p = r->pids[i];
+
+		if (!p->dead && !p->unknown && !p->superseded && !p->proc.jit_start &&
+		    now - p->found_ns < RETRY_FOR_NS)
+			look_for_jit(r, p);
+	}
 }
 
 /* An image ended at two sweeps in a row: its names go, with its BPF table if still its own. */

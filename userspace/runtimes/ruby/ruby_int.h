@@ -21,12 +21,13 @@ struct rb_layout {
 	__u16 ext_iv_tbl;		/* 3.1: the class's ivars, an st_table (__classpath__, __attached__) */
 	__u16 ext_classpath;		/* 3.2+: its path, a String */
 	__u16 ext_attached;		/* 3.2+: a singleton class's object */
+	__u32 fl_singleton;		/* FL_SINGLETON: FL_USER0 until 3.3, FL_USER1 from 3.4 */
 };
 
 /* The layout of VERSION (major << 16 | minor << 8 | teeny), or NULL: one we do not know. */
 const struct rb_layout *rb_layout__find(__u32 version);
 
-/* the fixed parts, the same in 3.1 and 3.3 (checked against both versions' headers) */
+/* the fixed parts, the same in 3.1, 3.3 and 3.4 (checked against each version's headers) */
 #define RB_ISEQ_BODY 16		/* rb_iseq_t.body */
 #define RB_BODY_SIZE 4		/* rb_iseq_constant_body.iseq_size (unsigned int) */
 #define RB_BODY_ENCODED 8	/* .iseq_encoded */
@@ -37,7 +38,12 @@ const struct rb_layout *rb_layout__find(__u32 version);
 #define RB_ME_CALLED_ID 24	/* .called_id */
 #define RB_DEF_ORIGINAL_ID 32	/* rb_method_definition_t.original_id */
 #define RB_INSN_INFO_SIZE 12	/* sizeof(struct iseq_insn_info_entry), line_no first */
-#define RB_LAST_OP_ID 0xa9	/* tLAST_OP_ID: IDs above it keep their serial above 4 scope bits */
+/*
+ * tLAST_OP_ID (0xaa from 3.4): IDs above it keep their serial above 4
+ * scope bits. 0xaa itself is no ID a method is called by: the first
+ * named one is the serial after it, shifted.
+ */
+#define RB_LAST_OP_ID 0xa9
 #define RB_ID_ENTRY_UNIT 512	/* ids per array of the global symbol table */
 
 /* RBasic flags */
@@ -49,7 +55,6 @@ const struct rb_layout *rb_layout__find(__u32 version);
 #define RB_T_ICLASS 0x1c
 #define RB_T_IMEMO 0x1a
 #define RB_FL_USHIFT 12
-#define RB_FL_SINGLETON (1u << 12)
 #define RB_FL_EMBED (1u << 13)		/* RSTRING_NOEMBED for strings (clear: embedded), RARRAY_EMBED_FLAG */
 #define RB_IMEMO_MENT 6			/* imemo_ment: a method entry */
 #define RB_IMEMO_ISEQ 7
@@ -127,6 +132,13 @@ int rb_code__tls_index(const __u8 *buf, size_t len, __u64 at, __u64 *tls_index, 
 int rb_code__jumps(const __u8 *buf, size_t len, __u64 at, __u64 *out, int max);
 int rb_code__symbols(const __u8 *buf, size_t len, __u64 at, __u64 *symbols);
 
+/*
+ * From the process's MAPS[0, n): YJIT's code region into proc->jit_start,
+ * jit_end (left 0 without one), and the mapping of libruby's code that
+ * holds vm_exec (EXEC_START), which enters it, into text_start, text_end.
+ */
+void rb_maps__jit_range(const struct proc_map *maps, size_t n, __u64 exec_start, struct rb_proc *proc);
+
 /* ---- the state per image (ruby.c), names (ruby_names.c) ---- */
 
 struct hmap;
@@ -164,6 +176,7 @@ struct rb_pid {
 	bool unknown;		/* a CRuby we cannot walk: counted once */
 	const struct rb_layout *layout;
 	struct rb_proc proc;	/* as BPF has it */
+	__u64 found_ns;		/* CLOCK_MONOTONIC when found: YJIT's code is looked for a while after */
 	__u64 symbols;
 	struct hmap *index;	/* (addr, gen, cme) -> codes[] id + 1 */
 	struct rb_code *codes;
@@ -180,12 +193,15 @@ struct ruby_rt {
 	size_t n_pids, cap_pids;
 	struct ruby_stats stats;
 	__u8 said[64];		/* versions said unknown once, by minor */
+	__u64 next_retry_ns;	/* when ruby__retry looks again */
 };
 
 struct rb_pid *ruby__find_image(const struct ruby_rt *r, const struct proc_image *img);
 void ruby__free_pid(struct rb_pid *p);
 int ruby__add_image(struct ruby_rt *r, const struct proc_image *img);
 void ruby__sweep(struct ruby_rt *r);
+/* Processes found without YJIT's code in their first minute: looked at again, once a second. */
+void ruby__retry(struct ruby_rt *r);
 
 void ruby__event(struct ruby_rt *r, const struct rt_event *e);
 int ruby__frame(struct ruby_rt *r, const struct proc_image *img, __u64 a, __u64 b,

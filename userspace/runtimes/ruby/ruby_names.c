@@ -226,12 +226,17 @@ static const char *const lost_names[RB_LOST_REASONS] = {
 	[RB_LOST_NO_EC] = "[ruby frames lost: no execution context]",
 	[RB_LOST_READ] = "[ruby frames lost: unreadable frame]",
 	[RB_LOST_RUN] = "[ruby frames lost: too deep]",
+	[RB_LOST_JIT] = "[ruby frames lost: jit code's caller not found]",
 };
 
 const char *ruby__mark(struct ruby_rt *r, __u64 slot)
 {
 	__u64 why = slot & FRAME_ADDR_MASK;
 
+	if (FRAME_TAG(slot) == RB_TAG_JIT) {
+		r->stats.frames_jit++;
+		return "[ruby jit code]";
+	}
 	if (FRAME_TAG(slot) != RB_TAG_LOST || !why || why >= RB_LOST_REASONS)
 		why = RB_LOST_READ;
 	r->stats.frames_lost[why]++;

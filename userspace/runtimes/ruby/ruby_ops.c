@@ -29,6 +29,11 @@ static int ruby_add_image(void *rt, const struct proc_image *img)
 	return ruby__add_image(rt, img);
 }
 
+static void ruby_retry(void *rt)
+{
+	ruby__retry(rt);
+}
+
 static void ruby_event(void *rt, const struct rt_event *e)
 {
 	ruby__event(rt, e);
@@ -61,6 +66,7 @@ static void ruby_stats_read(const void *rt, void *out)
 
 static const struct stat_desc ruby_stats[] = {
 	STAT_COUNT("processes_total", "CRuby processes whose Ruby frames BPF walks", RS(procs)),
+	STAT_COUNT("jit_processes_total", "Of those, processes whose YJIT code was found", RS(jit_procs)),
 	STAT_COUNT("unknown_versions_total",
 		   "CRuby processes of a version or build we cannot walk (native frames only)",
 		   RS(unknown_versions)),
@@ -85,6 +91,9 @@ static const struct stat_desc ruby_stats[] = {
 		   RS(frames_lost[RB_LOST_READ])),
 	STAT_COUNT("frames_lost_deep_total", "Marks of Ruby frames past the walk's bound per vm_exec call",
 		   RS(frames_lost[RB_LOST_RUN])),
+	STAT_COUNT("frames_lost_jit_total", "Marks of YJIT code whose return into vm_exec was not found",
+		   RS(frames_lost[RB_LOST_JIT])),
+	STAT_COUNT("frames_jit_total", "Marks of YJIT code, above the Ruby frames it runs", RS(frames_jit)),
 	STAT_NS_AS_SECONDS("read_seconds_total", "Time spent reading iseqs and method entries",
 			   STAT_TYPE_COUNTER, RS(read_ns)),
 };
@@ -96,6 +105,7 @@ const struct runtime_ops ruby_runtime = {
 	.new = ruby_new,
 	.free = ruby_free,
 	.add_image = ruby_add_image,
+	.retry = ruby_retry,
 	.event = ruby_event,
 	.frame = ruby_frame,
 	.mark = ruby_mark,

@@ -7,17 +7,23 @@
 
 /*
  * Offsets from each version's own headers (offsetof on vm_core.h, iseq.h,
- * method.h, internal/class.h of 3.1.2 and 3.3.8); the parts both share are
- * the RB_* constants of ruby_int.h. tests/unit/runtimes/test_ruby.c checks
- * them against a live interpreter of each.
+ * method.h, internal/class.h of 3.1.2, 3.3.8 and 3.4.10); the parts they
+ * share are the RB_* constants of ruby_int.h. 3.4 keeps 3.3's structs up to
+ * every field read here (its iseq body grows past local_iseq only) and
+ * moves FL_SINGLETON. 3.2 is not here: a class's path is an ivar found
+ * through its object shape, not a field. tests/unit/runtimes/test_ruby.c
+ * checks them against a live interpreter of each.
  */
 static const struct rb_layout layouts[] = {
 	{ .version = 0x030100, .cfp_size = 64, .body_insns_info = 120, .body_local_iseq = 176,
 	  .str_embed = 16, .str_len_in_flags = true, .ary_embed_len_bits = 2,
-	  .class_ext_ptr = true, .class_ext = 24, .ext_iv_tbl = 8 },
+	  .class_ext_ptr = true, .class_ext = 24, .ext_iv_tbl = 8, .fl_singleton = 1u << 12 },
 	{ .version = 0x030300, .cfp_size = 56, .body_insns_info = 112, .body_local_iseq = 168,
 	  .str_embed = 24, .ary_embed_len_bits = 7,
-	  .class_ext = 32, .ext_classpath = 120, .ext_attached = 96 },
+	  .class_ext = 32, .ext_classpath = 120, .ext_attached = 96, .fl_singleton = 1u << 12 },
+	{ .version = 0x030400, .cfp_size = 56, .body_insns_info = 112, .body_local_iseq = 168,
+	  .str_embed = 24, .ary_embed_len_bits = 7,
+	  .class_ext = 32, .ext_classpath = 120, .ext_attached = 96, .fl_singleton = 1u << 13 },
 };
 
 const struct rb_layout *rb_layout__find(__u32 version)
@@ -163,7 +169,7 @@ int rb_mem__class_path(const struct rb_mem *m, __u64 klass, char *out, size_t ou
 		return err;
 	if ((flags & RB_T_MASK) != RB_T_CLASS && (flags & RB_T_MASK) != RB_T_MODULE)
 		return -EINVAL;
-	*singleton = flags & RB_FL_SINGLETON;
+	*singleton = flags & m->l->fl_singleton;
 	if (!*singleton)
 		return plain_class_path(m, klass, out, out_size);
 	/* def self.x: the singleton class's object, a class or module itself, names it */

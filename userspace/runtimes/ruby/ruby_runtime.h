@@ -8,6 +8,7 @@
 
 struct ruby_stats {
 	__u64 procs;		/* CRuby processes handed to BPF */
+	__u64 jit_procs;	/* of which with YJIT's code found */
 	__u64 unknown_versions;	/* a CRuby whose layout we do not know, or cannot find: native frames only */
 	__u64 iseqs;		/* iseqs read and cached */
 	__u64 iseqs_failed;	/* iseqs that could not be read (freed, the process gone) */
@@ -19,6 +20,7 @@ struct ruby_stats {
 	__u64 frames_unnamed;	/* frames whose iseq or method entry was never read */
 	__u64 frames_no_line;	/* named frames without a line */
 	__u64 frames_lost[RB_LOST_REASONS];	/* marks of frames BPF could not read, by reason */
+	__u64 frames_jit;	/* marks of YJIT code */
 	__u64 read_ns;		/* time spent reading iseqs and method entries */
 };
 
