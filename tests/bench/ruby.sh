@@ -13,25 +13,11 @@ sub="tmp/ebpfprof-ruby-bench.$$"
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"; for r in "${ROOTS[@]}"; do [ -z "$r" ] || rm -rf "${r:?}/$sub"; done' EXIT
 export PATH=$PATH:/usr/lib/go/bin
 
-# BPF_ENABLE_STATS (command 32, BPF_STATS_RUN_TIME): on while the descriptor is open
-python3 -c '
-import ctypes, os, signal, time
-libc = ctypes.CDLL(None, use_errno=True)
-attr = ctypes.create_string_buffer(128)
-fd = libc.syscall(321, 32, attr, 128)
-if fd < 0:
-    raise SystemExit("BPF_ENABLE_STATS: errno %d" % ctypes.get_errno())
-signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
-time.sleep(3600)' &
-sleep 0.3
+. tests/bench/runtime_lib.sh
+bpf_stats_hold
 
-profile() {
-	local name=$1 pid=$2
-	"$EBPFPROF" -v --pid "$pid" --frequency 999 --duration "$secs" -o "$out/$name.pb.gz" 2>"$out/$name.err"
-	printf '%-26s %s\n' "$name" "$(sed -n 's/.*bpf: .* \([0-9]* ns per sample\).*/\1/p' "$out/$name.err")"
-}
-
-# samples with a Ruby frame whose every Ruby frame is named (no unknown method, no lost mark)
+# samples with a Ruby frame whose every Ruby frame is named (no unknown method, no lost mark): only
+# those with a Ruby frame count, unlike runtime_lib.sh's, which this one replaces
 named_share() {
 	go tool pprof -traces -symbolize=none "$1" 2>/dev/null | awk '
 		function ms(v) { return v ~ /ms$/ ? v + 0 : v ~ /us$/ ? v / 1000 : v ~ /s$/ ? v * 1000 : v + 0 }

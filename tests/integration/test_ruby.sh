@@ -3,6 +3,7 @@
 set -u
 SUITE=ruby
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/docker.sh"
 RBDIR=$(cd "$(dirname "$0")/../fixtures/ruby" && pwd)
 FREQ=${RUBY_FREQUENCY:-199}
 SECS=${RUBY_SECONDS:-3}	# CPU (or wall) seconds of each run
@@ -279,34 +280,22 @@ agent_check() {
 # container: ruby3.3 in a Docker container made from the Debian 13 root (its files only): found through its
 # root, its methods named, its split within 5 points
 IMG=ebpfprof-test-ruby-$$
-DOCKERD=0
 container_cleanup() {
 	docker rm -f "$IMG" >/dev/null 2>&1
 	docker image rm -f "$IMG:latest" >/dev/null 2>&1
-	# a daemon we started goes with us
-	if [ "$DOCKERD" = 1 ] && [ -s /var/run/docker.pid ]; then
-		kill "$(cat /var/run/docker.pid)" 2>/dev/null
-		for _ in $(seq 40); do [ -e /var/run/docker.pid ] || break; sleep 0.25; done
-	fi
+	docker_down	# a daemon we started goes with us
 }
 container_check() {
-	local name=ruby3.3-container pid a b want got libs
+	local name=ruby3.3-container pid a b want got
 	selected "$name" || return 0
 	case $BUILD in */san) skip "$name" "containers run in the plain pass only, as tests/containers do"; return ;; esac
 	[ -n "$ROOT" ] || { skip "$name" "no Debian 13 root"; return; }
-	command -v dockerd >/dev/null || { skip "$name" "no dockerd (make deps-test installs docker.io)"; return; }
-	if ! docker info >/dev/null 2>&1; then
-		(dockerd >/var/log/ebpfprof-dockerd.log 2>&1 &)
-		DOCKERD=1
-		for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
-	fi
-	docker info >/dev/null 2>&1 || { skip "$name" "dockerd does not start here"; return; }
-	# the interpreter, the libraries it loads and Ruby's own library: 30 MB, imported in seconds
-	libs=$(chroot "$ROOT" ldd /usr/bin/ruby3.3 | awk '$3 ~ /^\// { print substr($3, 2) } $1 ~ /^\// { print substr($1, 2) }')
+	docker_up || { skip "$name" "$DOCKER_WHY"; return; }
 	mkdir -p "$tmp/ctr/g"
 	cp "$RBDIR/split.rb" "$tmp/ctr/split.rb"
-	tar -C "$ROOT" -ch usr/bin/ruby3.3 $libs usr/lib/ruby/3.3.0 usr/lib/x86_64-linux-gnu/ruby/3.3.0 \
-		--exclude='*/rubygems*' | docker import - "$IMG:latest" >/dev/null ||
+	# the interpreter, the libraries it loads and Ruby's own library: 30 MB, imported in seconds
+	docker_image_from "$IMG:latest" "$ROOT" /usr/bin/ruby3.3 usr/lib/ruby/3.3.0 \
+		usr/lib/x86_64-linux-gnu/ruby/3.3.0 --exclude='*/rubygems*' ||
 		{ fail "$name" "docker import failed"; return; }
 	docker run -d --name "$IMG" -v "$tmp/ctr:/t" "$IMG:latest" /usr/bin/ruby3.3 --disable-gems \
 		/t/split.rb "$SECS" /t/g/go >/dev/null || { fail "$name" "docker run failed"; return; }
