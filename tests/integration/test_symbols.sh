@@ -10,7 +10,7 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 # profile: name, extra flags, program args...: writes $tmp/NAME.raw (go tool pprof -raw)
 profile() {
 	local name=$1 flags=$2; shift 2
-	"$@" & local pid=$!
+	"$@" & local pid=$!	# killed below: it outlives a profiler that loads slowly
 	sleep 0.3
 	# shellcheck disable=SC2086
 	"$EBPFPROF" --pid $pid --duration 2 --frequency 299 $flags --output "$tmp/$name.pb.gz" \
@@ -35,7 +35,7 @@ line_of() { grep -n "$2" "$1" | head -1 | cut -d: -f1; }
 
 test_go_stripped() {
 	[ -x "$SYM/go_hot_stripped" ] || { skip go_stripped "go is not installed"; return; }
-	profile go "" "$SYM/go_hot_stripped" 5
+	profile go "" "$SYM/go_hot_stripped" 120
 	local mix_line
 	mix_line=$(line_of tests/fixtures/symbols/go_hot.go MARK_MIX)
 	if grep -Eq "main\.goHot .*go_hot\.go:[0-9]+" "$tmp/go.raw" &&
@@ -50,7 +50,7 @@ test_go_stripped() {
 }
 
 test_c_inline() {	# -O2 -g: the inlined helper is a Line of its caller's Location, with its line
-	profile c "" "$SYM/c_inline" 5
+	profile c "" "$SYM/c_inline" 120
 	local mix_line
 	mix_line=$(line_of tests/fixtures/symbols/c_inline.c MARK_C_MIX)
 	if grep -Eq "c_mix .*c_inline\.c:$mix_line " "$tmp/c.raw" && has_inline "$tmp/c.raw" c_mix c_hot; then
@@ -62,7 +62,7 @@ test_c_inline() {	# -O2 -g: the inlined helper is a Line of its caller's Locatio
 }
 
 test_debuglink() {	# stripped binary, debug info in a separate file named by .gnu_debuglink
-	profile link "" "$SYM/c_inline_debuglink" 5
+	profile link "" "$SYM/c_inline_debuglink" 120
 	if grep -q "c_hot" "$tmp/link.raw" && has_inline "$tmp/link.raw" c_mix c_hot; then
 		pass debuglink
 	else
@@ -71,9 +71,9 @@ test_debuglink() {	# stripped binary, debug info in a separate file named by .gn
 }
 
 test_cxx_demangle() {
-	profile cxx "" "$SYM/cxx_tmpl" 5
-	profile cxxfull "--demangle full" "$SYM/cxx_tmpl" 5
-	profile cxxnone "--demangle none" "$SYM/cxx_tmpl" 5
+	profile cxx "" "$SYM/cxx_tmpl" 120
+	profile cxxfull "--demangle full" "$SYM/cxx_tmpl" 120
+	profile cxxnone "--demangle none" "$SYM/cxx_tmpl" 120
 	# short keeps template arguments: the <long> and <double> instantiations stay apart
 	if grep -q 'ebpfprof_test::Worker<long>::spin ' "$tmp/cxx.raw" &&
 		grep -q 'ebpfprof_test::Worker<double>::spin ' "$tmp/cxx.raw" &&
@@ -100,7 +100,7 @@ test_debuginfod() {	# a real debuginfod on loopback serves the debug file of a b
 		sleep 0.2
 	done
 	DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$tmp/cache" \
-		profile dbgd "--debuginfod" "$tmp/c_inline_bare" 5
+		profile dbgd "--debuginfod" "$tmp/c_inline_bare" 120
 	kill $srv; wait $srv 2>/dev/null
 	if has_inline "$tmp/dbgd.raw" c_mix c_hot; then
 		pass debuginfod
