@@ -40,9 +40,11 @@ endif
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-# the sampler's steps build (bpf/walk.bpf.h): its bytes ride in the binary beside profile.bpf.o's
-BPF_OBJS += $(OUTPUT)/profile_steps.bpf.o
-SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS)) $(OUTPUT)/profile_steps.skel.h
+# the steps builds of the programs that walk (bpf/walk.bpf.h): their bytes ride in the binary beside
+# the loop builds'
+STEPS_OBJS := $(OUTPUT)/profile_steps.bpf.o $(OUTPUT)/offcpu_steps.bpf.o
+BPF_OBJS += $(STEPS_OBJS)
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS)) $(STEPS_OBJS:.bpf.o=.skel.h)
 
 # every folder under userspace/ is a stage of the data path; objects keep their folder under build/
 TEST_ONLY_RUNTIMES := userspace/runtimes/null
@@ -122,7 +124,7 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) | $(OUTPUT)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
-$(OUTPUT)/profile_steps.bpf.o: bpf/profile.bpf.c $(wildcard include/*.h bpf/*.h) | $(OUTPUT)
+$(OUTPUT)/%_steps.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DEBPFPROF_STEPS_WALK -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp

@@ -60,7 +60,7 @@ test_cpu_oneshot() {
 # the share of a fixture's samples in LEAF whose stack matches RE (from the thread's entry): "hit all"
 stack_share() {	# folded leaf re
 	awk -v leaf=";$2" -v re="$3" '{ n = $NF; if (index($0, leaf)) { all += n; if ($0 ~ re) hit += n } }
-		END { printf "%d %d\n", hit, all }' "$1" 2>/dev/null
+		END { printf "%.0f %.0f\n", hit, all }' "$1" 2>/dev/null
 }
 # profiles FIXTURE with --unwind cfi and holds LEAF's stacks to RE in >= 99 % of at least 20 samples
 unwind_whole() {	# name fixture leaf re
@@ -91,6 +91,33 @@ test_unwind_cfi() {
 	unwind_whole cxx unwind_cxx uw_cxx_leaf '^unwind_cxx;_start;.*;main;uw_cxx_outer;uw_cxx_middle;uw_cxx_leaf'
 	unwind_whole gosha unwind_gosha crypto/sha256.block \
 		'^unwind_gosha;runtime.goexit;runtime.main;main.main;main.uwGoCaller;main.uwGoHash;'
+}
+
+# --- off-CPU user stacks by CFI on every kernel: the same walk at the switch-out, in steps before 5.17 ---
+test_offcpu_cfi() {
+	$FIX/unwind_deep 180 block >/dev/null & p=$!
+	sleep 0.5
+	$E --mode off-cpu --unwind cfi --pid $p --duration 3 --no-kernel --format folded -v \
+		-o $O/offcpu-cfi.folded 2>$O/offcpu-cfi.err
+	rc=$?
+	kill $p 2>/dev/null; wait $p 2>/dev/null
+	# blocked time (ns) in nanosleep under the leaf, and how much of it is whole from _start
+	got=$(stack_share $O/offcpu-cfi.folded uw_chain_5 \
+		'^unwind_deep;_start;.*;main;uw_chain_1;uw_chain_2;uw_chain_3;uw_chain_4;uw_chain_5;')
+	hit=${got% *} all=${got#* }
+	walks=$(sed -n 's/.*offcpu_unwind_cfi_total=\([0-9]*\).*/\1/p' $O/offcpu-cfi.err)
+	echo "  off-cpu cfi: $hit of $all ns blocked under uw_chain_5 whole from _start; ${walks:-?} CFI walks"
+	walked=loop
+	grep -q "$STEPS_WALK" $O/offcpu-cfi.err && walked=steps
+	# at least a second of the 3 s blocked, >= 99 % of it whole (a no-FP caller chain: frame pointers lose it)
+	if [ $rc = 0 ] && [ "${all:-0}" -ge 1000000000 ] && [ $((hit / 1000 * 100)) -ge $((all / 1000 * 99)) ] &&
+		[ "${walks:-0}" -gt 0 ] && { [ $kv -ge 517 ] || [ $walked = steps ]; }; then
+		pass offcpu_cfi
+	else
+		show $O/offcpu-cfi.err | grep -v 'processes_total' | tail -5
+		sort -k2 -nr $O/offcpu-cfi.folded 2>/dev/null | head -3 | sed 's/^/  /'
+		fail offcpu_cfi "exit $rc, $hit of $all ns whole, walk $walked"
+	fi
 }
 
 # --- a Python program's functions named on every kernel (the CFI walk's Python reader) ---
@@ -345,6 +372,7 @@ test_privilege() {
 
 test_cpu_oneshot
 test_unwind_cfi
+test_offcpu_cfi
 test_unwind_fp
 test_python_named
 test_walk_cost

@@ -45,6 +45,7 @@
 struct sampler {
 	struct profile_bpf *skel;
 	struct bpf_program *prog;	/* do_sample, or do_sample_fp where nothing walks CFI */
+	bool steps;			/* the steps build is loaded */
 	struct ring_buffer *events;
 	sampler_event_fn event_fn;	/* set for the duration of one poll */
 	void *event_ctx;
@@ -518,7 +519,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	err = want_walk(opts, &walk);
 	if (err)
 		goto err_free;
-	s->skel = open_object(walk == SAMPLER_WALK_STEPS);
+	s->steps = walk == SAMPLER_WALK_STEPS;
+	s->skel = open_object(s->steps);
 	if (!s->skel) {
 		err = -errno;
 		goto err_free;
@@ -630,6 +632,7 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out)
 
 	*out = (struct sampler_maps){
 		.cfi = skel->rodata->unwind_mode == UNWIND_MODE_CFI,
+		.steps = s->steps,
 		.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
 		.pages_fd = bpf_map__fd(skel->maps.unwind_pages),
 		.procs_fd = bpf_map__fd(skel->maps.unwind_procs),
