@@ -79,8 +79,9 @@ DEPS_FIXTURES := g++ golang-go golang-github-google-pprof-dev dwz xz-utils pytho
 DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf chromium docker.io \
 	debootstrap debuginfod nodejs openjdk-17-jdk-headless libclang-rt-dev util-linux curl \
 	ruby php-cli php-fpm perl libjemalloc2 libtcmalloc-minimal4
-# make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
-DEPS_VMTEST := $(DEPS_FIXTURES) qemu-system-x86 busybox-static cpio bc
+# make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm); the guests' Java
+# runs a JRE jlink makes from OpenJDK 17, and libc's symbols name the thread entries their stacks start in
+DEPS_VMTEST := $(DEPS_FIXTURES) qemu-system-x86 busybox-static cpio bc openjdk-17-jdk-headless libc6-dbg
 # make bench: perf and bpftrace side by side; the flame, Java and Node benches; eu-addr2line
 DEPS_BENCH := $(DEPS_FIXTURES) bpftrace linux-perf chromium nodejs openjdk-17-jdk-headless elfutils curl
 # make image: Docker, and debootstrap for the images' offline Debian bases (deploy/image.sh)

@@ -13,6 +13,7 @@ STEPS_WALK='CFI walk: a global function per'
 top() { go tool pprof -top -nodecount=200 -symbolize=none "$@" 2>/dev/null; }
 raw() { go tool pprof -raw -symbolize=none "$@" 2>/dev/null; }
 . "$(dirname "$0")/../lib/pprof_wall.sh"	# cum_pct, within, thread_wall_ns, profile_seconds
+. "$(dirname "$0")/../lib/pprof_java.sh"	# java_thread_shares
 
 # the one-shot CPU profile: user and kernel frames named, read by pprof
 check_cpu() {
@@ -184,7 +185,24 @@ EOF
 	fi
 }
 
+# the guest's Java program: its main thread's samples named by a Split frame (>= 90 %) and whole
+# to the thread's start (>= 95 %), as on the host (tests/integration/test_java.sh)
+check_java() {
+	local f=$dir/java.pb.gz n c t tid
+	[ -s "$f" ] || { grep -q "^SKIP: vm/java_runs" "$dir/console.log.txt" 2>/dev/null || fail java_named "no profile came back"; return; }
+	tid=$(cat "$dir/java.tid" 2>/dev/null)
+	[ -n "$tid" ] || { fail java_named "the guest did not say the main thread's tid"; return; }
+	read -r n c t < <(java_thread_shares "$f" "$tid")
+	echo "  java: of ${t:-0} ms of the main thread $n carry a Split frame, $c reach the thread's start"
+	if [ "${t:-0}" -ge 500 ] && [ $((n * 100)) -ge $((t * 90)) ] && [ $((c * 100)) -ge $((t * 95)) ]; then
+		pass java_named
+	else
+		top "$f" | head -15 | sed 's/^/  /'; fail java_named "of $t ms of the main thread $n named (>= 90%), $c whole (>= 95%)"
+	fi
+}
+
 check_cpu
+check_java
 check_fallback_lines
 check_stack_maps
 check_mode off-cpu 'off_cpu/nanoseconds\[dflt\] blocks/count' fg_nap

@@ -142,6 +142,40 @@ test_python_named() {
 	fi
 }
 
+# --- a Java program's methods named on every kernel (the CFI walk's HotSpot reader); read on the host ---
+test_java_named() {
+	j=/opt/jre/bin/java
+	[ -x $j ] || { skip java_runs "no JRE in the initramfs (OpenJDK 17's jlink on the host)"; return; }
+	rm -f $O/java.gate
+	# 3 s of warm-up before the gate: C2 compiles alpha and beta, the profile sees compiled code
+	$j -Xmx64m -XX:+UseSerialGC -cp $FIX/java Split split 900 $O/java.gate 3 >/dev/null 2>&1 & p=$!
+	# past the JDK's own start (its Finalizer thread is made before main runs): main waits at the gate
+	n=0
+	while [ $n -lt 300 ] && ! cat /proc/$p/task/*/comm 2>/dev/null | grep -q '^Finalizer'; do
+		sleep 0.2; n=$((n + 1))
+	done
+	$E --pid $p --per-thread --duration 5 --frequency 99 -v --output $O/java.pb.gz 2>$O/java.err & e=$!
+	n=0
+	while [ $n -lt 600 ] && ! grep -qs '^ebpfprof: profiling' $O/java.err && kill -0 $e 2>/dev/null; do
+		sleep 0.2; n=$((n + 1))
+	done
+	touch $O/java.gate
+	# the Java main thread: the launcher's first thread (its own waits in pthread_join)
+	ls /proc/$p/task | sort -n | awk -v p=$p '$1 > p { print; exit }' >$O/java.tid
+	wait $e
+	rc=$?
+	kill $p 2>/dev/null; wait $p 2>/dev/null
+	if [ $rc = 0 ] && [ -s $O/java.pb.gz ]; then
+		emit java.pb.gz $O/java.pb.gz
+		emit java.tid $O/java.tid
+		grep '^ebpfprof: java:' $O/java.err | sed 's/^/  /'
+		pass java_runs
+	else
+		show $O/java.err | tail -5
+		fail java_runs "exit $rc"
+	fi
+}
+
 # --- what a walk costs here: BPF ns per sample and start-up, fp against cfi (and its steps build) ---
 # measured, not held to a bound: under software emulation only the ratios mean anything
 uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
@@ -375,6 +409,7 @@ test_unwind_cfi
 test_offcpu_cfi
 test_unwind_fp
 test_python_named
+test_java_named
 test_walk_cost
 test_mode off-cpu
 test_mode wall
