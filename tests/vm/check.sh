@@ -14,6 +14,7 @@ top() { go tool pprof -top -nodecount=200 -symbolize=none "$@" 2>/dev/null; }
 raw() { go tool pprof -raw -symbolize=none "$@" 2>/dev/null; }
 . "$(dirname "$0")/../lib/pprof_wall.sh"	# cum_pct, within, thread_wall_ns, profile_seconds
 . "$(dirname "$0")/../lib/pprof_java.sh"	# java_thread_shares
+. "$(dirname "$0")/../lib/labels_check.sh"	# tag_pct, check_tctx
 
 # the one-shot CPU profile: user and kernel frames named, read by pprof
 check_cpu() {
@@ -201,6 +202,27 @@ check_java() {
 	fi
 }
 
+# labels in this kernel: the Go program's endpoints both among its samples' labels and every sample
+# synthetic; each labelled sample of the C program its own thread's request (check_tctx); read by
+# the steps build's walk before 5.17
+check_labels() {
+	local g=$dir/golabels.pb.gz t=$dir/tctx.pb.gz checkout browse kind nread labelled thread trace func
+	[ -s "$g" ] && [ -s "$t" ] || { fail labels "no labelled profiles came back"; return; }
+	checkout=$(tag_pct "$g" endpoint /checkout)
+	browse=$(tag_pct "$g" endpoint /browse)
+	kind=$(tag_pct "$g" request_kind synthetic)
+	nread=$(grep -o "labels_read_total=[0-9]*" "$dir/golabels.err" | head -1 | cut -d= -f2)
+	read -r labelled thread trace func _ < <(check_tctx "$t" "$dir/tctx.out")
+	echo "  labels: Go endpoint /checkout $checkout%, /browse $browse%, synthetic $kind% of ${nread:-?} labelled; C $labelled samples with ids: $thread of another thread, $trace a wrong trace, $func in the other request's function"
+	if [ "${nread:-0}" -ge 20 ] && [ "${checkout%.*}" -gt 0 ] && [ "${browse%.*}" -gt 0 ] && [ "${kind%.*}" = 100 ] &&
+		[ "${labelled:-0}" -ge 20 ] && [ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ] &&
+		{ [ "$kv" -ge 517 ] || grep -q "$STEPS_WALK" "$dir/golabels.err"; }; then
+		pass labels
+	else
+		fail labels "Go: ${nread:-?} labelled, /checkout $checkout%, /browse $browse%, synthetic $kind%; C: $labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function"
+	fi
+}
+
 check_cpu
 check_java
 check_fallback_lines
@@ -211,3 +233,4 @@ check_offcpu_stacks
 check_wall_split
 check_agent_wall
 check_agent
+check_labels

@@ -318,6 +318,32 @@ test_agent() {
 	fi
 }
 
+# --- a process's own labels read in BPF on every kernel (the steps build's walk before 5.17): Go
+# pprof labels, and custom labels of the C program's two threads; read on the host (check_labels) ---
+test_labels() {
+	for f in golabels-1.19 tctx; do
+		[ -x $FIX/$f ] || { skip labels_runs "no $f in the initramfs"; return; }
+	done
+	$FIX/golabels-1.19 600 >/dev/null & g=$!
+	$FIX/tctx 1000000 2 >$O/tctx.out & t=$!
+	sleep 0.5
+	$E --pid $g --duration 5 --frequency 99 -v --output $O/golabels.pb.gz 2>$O/golabels.err
+	rc=$?
+	$E --pid $t --per-thread --duration 5 --frequency 99 -v --output $O/tctx.pb.gz 2>$O/tctx.err
+	rc2=$?
+	kill $g $t; wait $g $t 2>/dev/null
+	grep -h 'labels_read_total\|^ebpfprof: labels:' $O/golabels.err $O/tctx.err | sed 's/^/  /'
+	if [ $rc = 0 ] && [ $rc2 = 0 ] && [ -s $O/golabels.pb.gz ] && [ -s $O/tctx.pb.gz ]; then
+		for f in golabels.pb.gz golabels.err tctx.pb.gz tctx.out tctx.err; do
+			emit $f $O/$f
+		done
+		pass labels_runs
+	else
+		show $O/golabels.err | tail -3; show $O/tctx.err | tail -3
+		fail labels_runs "exit $rc (Go), $rc2 (C)"
+	fi
+}
+
 # --- a pure cgroup v2 host (this guest): processes of one cgroup have their cgroup file read once ---
 test_cgroup_reads() {
 	mkdir -p /sys/fs/cgroup/churn || { skip cgroup_reads "cannot make a cgroup"; return; }
@@ -417,5 +443,6 @@ test_agent_wall
 test_user_regs
 test_offcpu_windows
 test_agent
+test_labels
 test_cgroup_reads
 test_privilege

@@ -13,6 +13,7 @@
 #include "cpus.h"
 #include "pidns.h"
 #include "preflight.h"
+#include "runtimes/labels/labels_runtime.h"
 #include "unwind.h"
 #include "runtimes/runtime.h"
 #include "offcpu.skel.h"
@@ -504,10 +505,7 @@ int offcpu__label_set(struct offcpu *o, __u64 hash, struct label_set *out)
 {
 	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.offcpu_labels), &hash, out))
 		return -errno;
-	if (out->n > LABELS_MAX)
-		out->n = LABELS_MAX;
-	for (__u32 i = 0; i < out->n; i++)
-		out->kv[i].key[LABEL_KEY_MAX - 1] = out->kv[i].value[LABEL_VALUE_MAX - 1] = '\0';
+	labels__tidy(out);
 	return 0;
 }
 

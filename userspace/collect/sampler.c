@@ -22,6 +22,7 @@
 #include "preload.h"
 #include "unwind.h"
 #include "runtimes/runtime.h"
+#include "runtimes/labels/labels_runtime.h"
 #include "symbolize/symbolize.h"
 #include "profile.skel.h"
 #include "profile_steps.skel.h"
@@ -829,10 +830,7 @@ int sampler__label_set(struct sampler *s, int slot, __u64 hash, struct label_set
 {
 	if (bpf_map_lookup_elem(bpf_map__fd(labels_map(s, slot)), &hash, out))
 		return -errno;
-	if (out->n > LABELS_MAX)
-		out->n = LABELS_MAX;
-	for (__u32 i = 0; i < out->n; i++)
-		out->kv[i].key[LABEL_KEY_MAX - 1] = out->kv[i].value[LABEL_VALUE_MAX - 1] = '\0';
+	labels__tidy(out);
 	return 0;
 }
 
