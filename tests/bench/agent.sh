@@ -9,6 +9,7 @@ FREQS=${BENCH_AGENT_FREQUENCIES:-19 99}
 LOADS=${BENCH_AGENT_LOADS:-many_idle sampled_churn}
 INTERVAL=${BENCH_AGENT_INTERVAL:-15}
 BT_SECONDS=${BENCH_BPFTRACE_SECONDS:-30}	# bpftrace's run: at 19 Hz, 8 s held too few samples to compare
+FP_COMPARE=${BENCH_AGENT_FP_COMPARE:-1}	# 0: no --unwind fp run and no bpftrace beside it
 out=$(mktemp -d)
 . tests/bench/lib.sh
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
@@ -171,6 +172,7 @@ for load in $LOADS; do
 	# the sampler alone with frame pointers, beside bpftrace's (which walks user stacks by frame
 	# pointers too), under one run's load: bpftrace after the agent, never at the same time (the agent
 	# would profile bpftrace, libLLVM's tables and symbols in its memory)
+	[ "$FP_COMPARE" = 1 ] || continue
 	echo "load $load, frame pointers (--unwind fp) against bpftrace, one run each:"
 	printf '%-4s %-16s %-16s %-20s %s\n' "Hz" "ours ns/sample" "ours all ns/s." "bpftrace ns/sample" "bpftrace, whole job"
 	for f in $FREQS; do
