@@ -98,7 +98,7 @@ agent_run() {
 	load_start "$load" $((SECONDS_RUN + 2 * BT_SECONDS + 40))
 	build/fixtures/collector -log "$log" >"$out/c.out" 2>&1 &
 	cpid=$!
-	wait_line "$out/c.out" '^listening' 10
+	wait_line "$out/c.out" '^listening' 60	# a loaded host starts it in seconds
 	addr=$(awk '/^listening/ { print $2; exit }' "$out/c.out")
 	"$EBPFPROF" agent --frequency "$f" --interval "$INTERVAL" --unwind "$unwind" --push "http://$addr" \
 		--listen 127.0.0.1:0 2>"$out/agent.err" &

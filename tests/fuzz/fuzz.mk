@@ -14,7 +14,7 @@ FUZZ_CFLAGS := -g -O1 $(FUZZ_SAN) -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/fuzz -I$(OUTPUT)
 
 # target (named after the module it fuzzes) -> the userspace modules it links, by folder
-FUZZ_MODS_kallsyms := symbolize/kallsyms lib/hashmap lib/array
+FUZZ_MODS_kallsyms := symbolize/kallsyms lib/hashmap lib/array lib/fdio
 FUZZ_MODS_proc_maps := symbolize/proc_maps symbolize/procfs
 FUZZ_MODS_cgroup := agent/cgroup symbolize/procfs
 FUZZ_MODS_cpus := collect/cpus

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lib/array.h"
+#include "lib/fdio.h"
 #include "lib/hashmap.h"
 #include "lib/hexdigit.h"
 #include "kallsyms.h"
@@ -492,17 +493,13 @@ static int kparse_fd(struct kparse *kp, int fd)
 	while (total < KSYMS_READ_CAP) {
 		size_t want = LOAD_CHUNK - have < KSYMS_READ_CAP - total ? LOAD_CHUNK - have :
 									  KSYMS_READ_CAP - total;
-		ssize_t got = read(fd, buf + have, want);
+		ssize_t got = fdio__read_full(fd, buf + have, want);
 		char *nl;
 
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			err = -errno;
+		if (got <= 0) {
+			err = got;
 			break;
 		}
-		if (!got)
-			break;
 		total += got;
 		have += got;
 		nl = memrchr(buf, '\n', have);

@@ -357,25 +357,6 @@ static int test_many(void)
 	return TEST_OK;
 }
 
-/* the first symbol nm lists of FILE with type 'T', or 0 */
-static __u64 first_text_symbol(const char *file, char *name, size_t size)
-{
-	char cmd[512], line[256], type;
-	unsigned long long addr = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only %s", file);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %c %127s", &addr, &type, name) == 3 && type == 'T' &&
-		    strlen(name) < size)
-			break;
-	pclose(p);
-	return addr;
-}
-
 /*
  * A large table's names stay in the file: its memory is its symbols, not
  * their names, until names are looked up; a name read once is kept, so a
@@ -385,7 +366,8 @@ static __u64 first_text_symbol(const char *file, char *name, size_t size)
 static int test_names_in_file(void)
 {
 	const char *f = FIX "libmany.so";
-	char tmp[] = "/tmp/ebpfprof-elfsyms-XXXXXX", name[128], cmd[512];
+	char tmp[] = "/tmp/ebpfprof-elfsyms-XXXXXX", cmd[512];
+	const char *name = "many_100";
 	struct elf_syms *in_mem, *in_file, *capped;
 	size_t mem_bytes, file_bytes;
 	int n_other = 0;
@@ -395,7 +377,7 @@ static int test_names_in_file(void)
 
 	if (!have(f))
 		SKIP("run make fixtures");
-	addr = first_text_symbol(f, name, sizeof(name));
+	addr = test__nm_addr(f, name);
 	CHECK(addr);
 	elf_syms__names_in_file((size_t)-1, 64);
 	in_mem = elf_syms__load(f);
