@@ -195,7 +195,8 @@ check_java() {
 	[ -n "$tid" ] || { fail java_named "the guest did not say the main thread's tid"; return; }
 	read -r n c t < <(java_thread_shares "$f" "$tid")
 	echo "  java: of ${t:-0} ms of the main thread $n carry a Split frame, $c reach the thread's start"
-	if [ "${t:-0}" -ge 500 ] && [ $((n * 100)) -ge $((t * 90)) ] && [ $((c * 100)) -ge $((t * 95)) ]; then
+	# at least 20 samples at 99 Hz, as the suite's other checks ask: the guest's CPU is the host's leftovers
+	if [ "${t:-0}" -ge 200 ] && [ $((n * 100)) -ge $((t * 90)) ] && [ $((c * 100)) -ge $((t * 95)) ]; then
 		pass java_named
 	else
 		top "$f" | head -15 | sed 's/^/  /'; fail java_named "of $t ms of the main thread $n named (>= 90%), $c whole (>= 95%)"
