@@ -48,6 +48,25 @@ static inline __u64 test__nm_addr(const char *file, const char *name)
 	return found;
 }
 
+/* The size nm -S gives symbol NAME in FILE, or 0. */
+static inline __u64 test__nm_size(const char *file, const char *name)
+{
+	char cmd[512], line[1024], sym[512], type;
+	unsigned long long addr, size;
+	__u64 found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %llx %c %511s", &addr, &size, &type, sym) == 4 && !strcmp(sym, name))
+			found = size;
+	pclose(p);
+	return found;
+}
+
 /*
  * Runs ARGV[0] with pipes on its stdin and stdout: *to writes its stdin
  * (closing it is its EOF), *from reads its stdout (NULL if it cannot).

@@ -17,13 +17,17 @@ static const struct unwind_row *row_in(const struct unwind_table *t, const char 
 	return addr ? unwind_table__find(t, addr + skip) : NULL;
 }
 
-/* the largest rsp-based CFA offset in NAME's first 24 bytes (its prologue): the frame size */
+/*
+ * The largest rsp-based CFA offset in NAME's first 64 bytes, within the
+ * function (its prologue, which the compiler may open with constants
+ * loaded before the stack adjustment): the frame size.
+ */
 static int max_cfa_off(const struct unwind_table *t, const char *file, const char *name)
 {
-	__u64 addr = test__nm_addr(file, name);
+	__u64 addr = test__nm_addr(file, name), size = test__nm_size(file, name);
 	int best = -1;
 
-	for (__u64 pc = addr; addr && pc < addr + 24; pc++) {
+	for (__u64 pc = addr; addr && pc < addr + (size && size < 64 ? size : 64); pc++) {
 		const struct unwind_row *r = unwind_table__find(t, pc);
 
 		if (r && r->cfa_type == UNWIND_CFA_RSP && r->cfa_off > best)
