@@ -9,10 +9,6 @@
 
 #define MAPPING_SEARCH_STEPS 9		/* 2^9 > UNWIND_MAX_MAPPINGS */
 #define ROW_SEARCH_STEPS 25		/* tables up to 2^25 rows */
-/* the interrupted registers in the ucontext at a signal trampoline's rsp (uc_mcontext at 40) */
-#define UC_RBP_OFF (40 + 10 * 8)
-#define UC_RSP_OFF (40 + 15 * 8)
-#define UC_RIP_OFF (40 + 16 * 8)
 #define PAGE_BYTES 4096
 
 /* set by userspace: whether the kernel has bpf_task_pt_regs (5.15) */
@@ -366,8 +362,9 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		 */
 		if (!leaf)
 			sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc + 1;
-		if (read_word(sc, &ra, sc->sp + UC_RIP_OFF) || read_word(sc, &cfa, sc->sp + UC_RSP_OFF) ||
-		    read_word(sc, &bp, sc->sp + UC_RBP_OFF) || ra >= USER_ADDR_END)
+		if (read_word(sc, &ra, sc->sp + ARCH_SIG_PC_OFF) ||
+		    read_word(sc, &cfa, sc->sp + ARCH_SIG_SP_OFF) ||
+		    read_word(sc, &bp, sc->sp + ARCH_SIG_FP_OFF) || ra >= USER_ADDR_END)
 			goto truncated;
 		sc->pc = ra;
 		sc->sp = cfa;
@@ -400,6 +397,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	}
 	if (read_word(sc, &ra, cfa - 8))
 		goto truncated;
+	ra = ARCH_STRIP_RA(ra);
 	if (!ra)
 		return 1;	/* a zeroed return address marks the outermost frame too */
 	if (ra >= USER_ADDR_END)
@@ -443,13 +441,10 @@ static __always_inline struct task_struct *task_for_regs(void)
 static __always_inline void unwind_begin(struct unwind_scratch *sc, const struct unwind_proc *proc,
 					 const struct proc_image *img, const struct pt_regs *regs)
 {
-	sc->pc = regs->ip;
-	sc->sp = regs->sp;
-	sc->bp = regs->bp;
-	sc->r13 = regs->r13;
-	sc->r9 = regs->r9;
-	sc->r14 = regs->r14;
-	sc->r15 = regs->r15;
+	sc->pc = regs->ARCH_REG_PC;
+	sc->sp = regs->ARCH_REG_SP;
+	sc->bp = regs->ARCH_REG_FP;
+	ARCH_RUNTIME_REGS(sc, regs);
 	sc->hash = 0xcbf29ce484222325ULL;
 	sc->unknown_pc = 0;
 	sc->exact_pc = 0;
