@@ -34,6 +34,10 @@
 #define ARCH_SIG_FP_OFF (ARCH_SIG_REGS_OFF + 29 * 8)
 #define ARCH_SIG_SP_OFF (ARCH_SIG_REGS_OFF + 31 * 8)
 #define ARCH_SIG_PC_OFF (ARCH_SIG_REGS_OFF + 32 * 8)
+#define ARCH_SIG_LR_OFF (ARCH_SIG_REGS_OFF + 30 * 8)
+
+/* x30 is saved beside x29 (a frame record) or stays in its register: include/unwind.h's AArch64 rows */
+#define ARCH_FRAME_RECORD_RA 1
 
 /*
  * The runtimes' interpreter registers are x86-64 ones (HotSpot's r13, V8's

@@ -42,6 +42,10 @@
 		(sc)->lr = 0;				\
 	} while (0)
 
+/* the return address is under the CFA, where the call pushed it; not in a frame record's pair */
+#define ARCH_FRAME_RECORD_RA 0
+#define ARCH_SIG_LR_OFF 0
+
 #define ARCH_USER_ADDR_END 0x800000000000ULL	/* user space ends below this (47 bits) */
 #define ARCH_STRIP_RA(ra) (ra)	/* a return address as the stack holds it is the address */
 

@@ -284,10 +284,38 @@ static __always_inline void snap_stack(struct unwind_scratch *sc, __u64 sp)
 		sc->snap_words = len >> 3;
 }
 
-/* The caller's CFA and rbp by the row's rule: 0, 1 to stop (END, UNKNOWN), -1 on a bad read. */
+/*
+ * The caller's CFA, frame pointer and return address by the row's rule: 0,
+ * 1 to stop (END, UNKNOWN, a rule not of this machine), -1 on a bad read.
+ * AArch64's UNWIND_CFA_LR takes x30 as the registers had it, which only the
+ * sample's own frame or a signal's has: sc->lr, 0 in any other frame.
+ */
 static __always_inline int apply_row(const struct unwind_row *row, struct unwind_scratch *sc,
-				     __u64 *cfa, __u64 *bp)
+				     __u64 *cfa, __u64 *bp, __u64 *ra)
 {
+	if (ARCH_FRAME_RECORD_RA) {
+		/* AArch64: x30 saved above x29 (RSP, RBP), alone (RA_SAVED) or not yet (LR) */
+		switch (row->cfa_type) {
+		case UNWIND_CFA_RSP:
+		case UNWIND_CFA_RA_SAVED:
+		case UNWIND_CFA_LR:
+			*cfa = sc->sp + row->cfa_off;
+			break;
+		case UNWIND_CFA_RBP:
+			*cfa = sc->bp + row->cfa_off;
+			break;
+		default:
+			return 1;
+		}
+		if (row->cfa_type == UNWIND_CFA_RA_SAVED)
+			return read_word(sc, ra, *cfa + 8 * (__s64)row->rbp_off) ? -1 : 0;
+		if (row->rbp_off && read_word(sc, bp, *cfa + 8 * (__s64)row->rbp_off))
+			return -1;
+		if (row->cfa_type != UNWIND_CFA_LR)
+			return row->rbp_off && !read_word(sc, ra, *cfa + 8 * (__s64)row->rbp_off + 8) ? 0 : -1;
+		*ra = sc->lr;
+		return *ra ? 0 : -1;	/* a caller's x30 was overwritten by its call */
+	}
 	switch (row->cfa_type) {
 	case UNWIND_CFA_RSP:
 	case UNWIND_CFA_RSP_INJECTED:
@@ -297,19 +325,20 @@ static __always_inline int apply_row(const struct unwind_row *row, struct unwind
 		*cfa = sc->bp + row->cfa_off;
 		break;
 	case UNWIND_CFA_PLT:
+		/* a PLT stub never saves rbp */
 		*cfa = sc->sp + row->cfa_off + ((sc->pc & 15) >= (__u8)row->rbp_off ? 8 : 0);
-		return 0;	/* a PLT stub never saves rbp */
+		return read_word(sc, ra, *cfa - 8) ? -1 : 0;
 	case UNWIND_CFA_RBP_DEREF:
 		/* a realigned frame: the CFA is saved below rbp, the caller's rbp at rbp */
 		if (read_word(sc, cfa, sc->bp + row->cfa_off) || read_word(sc, bp, sc->bp))
 			return -1;
-		return 0;
+		return read_word(sc, ra, *cfa - 8) ? -1 : 0;
 	default:
 		return 1;
 	}
 	if (row->rbp_off && read_word(sc, bp, *cfa + 8 * (__s64)row->rbp_off))
 		return -1;
-	return 0;
+	return read_word(sc, ra, *cfa - 8) ? -1 : 0;	/* x86-64: a call pushed it under the CFA */
 }
 
 /* One frame: record pc, then find the caller's pc, sp and bp. Returns 1 to end the loop. */
@@ -364,7 +393,9 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 			sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc + 1;
 		if (read_word(sc, &ra, sc->sp + ARCH_SIG_PC_OFF) ||
 		    read_word(sc, &cfa, sc->sp + ARCH_SIG_SP_OFF) ||
-		    read_word(sc, &bp, sc->sp + ARCH_SIG_FP_OFF) || ra >= USER_ADDR_END)
+		    read_word(sc, &bp, sc->sp + ARCH_SIG_FP_OFF) ||
+		    (ARCH_FRAME_RECORD_RA && read_word(sc, &sc->lr, sc->sp + ARCH_SIG_LR_OFF)) ||
+		    ra >= USER_ADDR_END)
 			goto truncated;
 		sc->pc = ra;
 		sc->sp = cfa;
@@ -375,14 +406,19 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	if (found == ROW_FOUND && row->cfa_type != UNWIND_CFA_NONE) {
 		if (row->cfa_type == UNWIND_CFA_END)
 			return 1;	/* the outermost frame: complete */
-		ret = apply_row(row, sc, &cfa, &bp);
+		ret = apply_row(row, sc, &cfa, &bp, &ra);
 		if (ret)
 			goto truncated;
-		/* CFI stays on one stack, which grows down: a caller's frame sits above */
-		if (cfa <= sc->sp)
+		/*
+		 * CFI stays on one stack, which grows down: a caller's frame sits
+		 * above (at the same sp only for a frameless AArch64 leaf)
+		 */
+		if (cfa < sc->sp || (cfa == sc->sp && row->cfa_type != UNWIND_CFA_LR))
 			goto truncated;
 	} else if (!leaf && found == ROW_NO_TABLE && rt_walk__no_cfi(sc, &c->rt, n, &cfa)) {
 		/* a runtime's own shim, without CFI: it said where its caller is */
+		if (read_word(sc, &ra, cfa - 8))
+			goto truncated;
 	} else {
 		/*
 		 * No CFI here (Go, JIT code, a stub): follow the frame pointer
@@ -392,11 +428,9 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		if (!bp)
 			return 1;	/* the chain's end */
 		cfa = bp + 16;
-		if (read_word(sc, &bp, cfa - 16) || bp == cfa - 16)
+		if (read_word(sc, &bp, cfa - 16) || bp == cfa - 16 || read_word(sc, &ra, cfa - 8))
 			goto truncated;
 	}
-	if (read_word(sc, &ra, cfa - 8))
-		goto truncated;
 	ra = ARCH_STRIP_RA(ra);
 	if (!ra)
 		return 1;	/* a zeroed return address marks the outermost frame too */
@@ -406,6 +440,8 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	sc->sp = cfa;
 	sc->bp = bp;
 	sc->exact_pc = injected;	/* no call pushed ra: the instruction itself */
+	if (ARCH_FRAME_RECORD_RA)
+		sc->lr = 0;	/* the caller's x30 is gone: its call overwrote it */
 	return 0;
 
 truncated:

@@ -20,7 +20,7 @@ check_cpu() {
 	[ -s "$f" ] || { fail pprof_cpu "no profile came back"; return; }
 	t=$(top "$f")
 	if raw "$f" | grep -q '^PeriodType: cpu nanoseconds' && grep -q 'cpu_split_fifty' <<<"$t" &&
-		grep -Eq ' (do_syscall_64|entry_SYSCALL_64[a-z_]*)$' <<<"$t" && grep -q 'syscall_heavy_loop\| main$' <<<"$t" &&
+		grep -Eq ' (do_syscall_64|entry_SYSCALL_64[a-z_]*|do_el0_svc|el0_svc)$' <<<"$t" && grep -q 'syscall_heavy_loop\| main$' <<<"$t" &&
 		! grep -q '\[lost ' <<<"$t"; then
 		pass pprof_cpu
 	else

@@ -46,44 +46,48 @@ kernel_image() {	# series
 	debian_kernel_image "$1" "$KERNEL_DIR/$1" "$CACHE/debs"
 }
 
-# A foreign binary's libraries, as the dynamic loader would find them: its interpreter and the
-# NEEDED entries, recursively, in the :arm64 packages' directory (and the binary's own, $ORIGIN).
+# A foreign binary's libraries, as "source path-in-root" lines: its interpreter at its path, and
+# its NEEDED entries, recursively, from the :arm64 packages' directory or the unpacked arm64 debs
+# (arm64_root), at that directory's path in the guest.
 elf_libs() {	# file
-	local todo=("$1") seen=" " f n lib
+	local todo=("$1") seen=" " f n lib dir
+	readelf -lW "$1" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1 \1/p'
 	while [ ${#todo[@]} -gt 0 ]; do
 		f=${todo[0]} todo=("${todo[@]:1}")
-		readelf -lW "$f" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p'
 		for n in $(readelf -dW "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
 			[[ $seen == *" $n "* ]] && continue
 			seen+="$n "
-			for lib in "$LIB_DIR/$n" "$(dirname "$1")/$n"; do
-				[ -e "$lib" ] && { echo "$lib"; todo+=("$lib"); break; }
+			for dir in "$LIB_DIR" "$CACHE/arm64-root$LIB_DIR" "$CACHE/arm64-root/lib/${LIB_DIR##*/}"; do
+				lib=$dir/$n
+				[ -e "$lib" ] && { echo "$lib $LIB_DIR/$n"; todo+=("$lib"); break; }
 			done
 		done
 	done
 }
 
 copy_with_libs() {	# file dest-dir-in-root root: the file and every library it loads, at their paths
-	local f=$1 dest=$2 root=$3 lib libs
+	local f=$1 dest=$2 root=$3 src to
 	mkdir -p "$root/$dest"
 	cp -L "$f" "$root/$dest/"
 	if [ -n "$CROSS" ]; then
-		libs=$(elf_libs "$f")
+		elf_libs "$f"
 	else
-		libs=$(ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }')
-	fi
-	for lib in $libs; do
-		[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
+		ldd "$f" 2>/dev/null | awk '/=> \// { print $3, $3 } /^\t\/[^ ]+ \(/ { print $1, $1 }'
+	fi | while read -r src to; do
+		[ -e "$root$to" ] || { mkdir -p "$root$(dirname "$to")" && cp -L "$src" "$root$to"; }
 	done
 }
 
-# The arm64 guest's own busybox, setpriv and capsh: Debian 12's arm64 packages, unpacked once into
+# The arm64 guest's own busybox, setpriv, capsh and python3.11: Debian 12's arm64 packages, unpacked once into
 # the cache (their amd64 builds are what the host has installed; they cannot both be)
 arm64_root() {
 	local r=$CACHE/arm64-root deb
-	[ -x "$r/bin/busybox" ] && [ -x "$r/usr/bin/setpriv" ] && [ -x "$r/sbin/capsh" ] && return 0
+	[ -x "$r/bin/busybox" ] && [ -x "$r/usr/bin/setpriv" ] && [ -x "$r/sbin/capsh" ] &&
+		[ -x "$r/usr/bin/python3.11" ] && [ -e "$r/lib/aarch64-linux-gnu/libcap-ng.so.0" ] && return 0
 	apt_update || { say "apt update of $MIRROR failed"; return 1; }
-	apt_download "$CACHE/debs-arm64" busybox-static/bookworm util-linux/bookworm libcap2-bin/bookworm
+	apt_download "$CACHE/debs-arm64" busybox-static/bookworm util-linux/bookworm libcap2-bin/bookworm \
+		python3.11-minimal/bookworm libpython3.11-minimal/bookworm libcap-ng0/bookworm libcap2/bookworm \
+		libexpat1/bookworm zlib1g/bookworm
 	mkdir -p "$r"
 	for deb in "$CACHE"/debs-arm64/*.deb; do
 		dpkg-deb -x "$deb" "$r" && rm -f "$deb"
@@ -95,12 +99,26 @@ arm64_root() {
 # (encodings; the rest of its start is frozen in), and the Python fixture: ~6 MB compressed
 copy_python() {	# root
 	local r=$1 py lib
+	if [ "$VM_ARCH" = arm64 ] && [ -n "$CROSS" ]; then
+		copy_arm64_python "$r"
+		return
+	fi
 	py=$(ls -d /root/.pyenv/versions/3.11*/bin/python3.11 2>/dev/null | tail -1)
 	[ -x "$py" ] || { say "no CPython 3.11 in /root/.pyenv: the guest's Python check skips"; return 0; }
 	lib=$(dirname "$(dirname "$py")")/lib/python3.11
 	copy_with_libs "$py" "$(dirname "${py#/}")" "$r"
 	mkdir -p "$r$lib"
 	cp -r "$lib/encodings" "$r$lib/" && rm -rf "$r$lib/encodings/__pycache__"
+	cp "$ROOT/tests/fixtures/python/chain.py" "$r/opt/ebpfprof/fix/"
+}
+
+# Debian 12's arm64 python3.11 (libpython linked into the executable) at /usr/bin, with encodings
+copy_arm64_python() {	# root
+	local r=$1 a=$CACHE/arm64-root lib=/usr/lib/python3.11
+	[ -x "$a/usr/bin/python3.11" ] || { say "no arm64 python3.11: the guest's Python check skips"; return 0; }
+	copy_with_libs "$a/usr/bin/python3.11" usr/bin "$r"
+	mkdir -p "$r$lib"
+	cp -r "$a$lib/encodings" "$r$lib/" && rm -rf "$r$lib/encodings/__pycache__"
 	cp "$ROOT/tests/fixtures/python/chain.py" "$r/opt/ebpfprof/fix/"
 }
 
