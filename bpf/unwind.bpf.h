@@ -294,7 +294,7 @@ static __always_inline int apply_row(const struct unwind_row *row, struct unwind
 				     __u64 *cfa, __u64 *bp, __u64 *ra)
 {
 	if (ARCH_FRAME_RECORD_RA) {
-		/* AArch64: x30 saved above x29 (RSP, RBP), alone (RA_SAVED) or not yet (LR) */
+		/* AArch64: x30 saved above x29 (RSP, RBP, FP_RECORD), alone (RA_SAVED) or not yet (LR) */
 		switch (row->cfa_type) {
 		case UNWIND_CFA_RSP:
 		case UNWIND_CFA_RA_SAVED:
@@ -304,6 +304,9 @@ static __always_inline int apply_row(const struct unwind_row *row, struct unwind
 		case UNWIND_CFA_RBP:
 			*cfa = sc->bp + row->cfa_off;
 			break;
+		case UNWIND_CFA_FP_RECORD:
+			*cfa = sc->bp + 8 * (__s64)row->cfa_off;
+			return read_word(sc, ra, sc->bp + 8) || read_word(sc, bp, sc->bp) ? -1 : 0;
 		default:
 			return 1;
 		}
@@ -430,6 +433,13 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		cfa = bp + 16;
 		if (read_word(sc, &bp, cfa - 16) || bp == cfa - 16 || read_word(sc, &ra, cfa - 8))
 			goto truncated;
+		/*
+		 * AArch64's frame record sits at the bottom of its frame, not under
+		 * the CFA: the caller's sp is not known, and a rule from sp would
+		 * read garbage. 0 makes such a rule's reads fail: truncated, said.
+		 */
+		if (ARCH_FRAME_RECORD_RA)
+			cfa = 0;
 	}
 	ra = ARCH_STRIP_RA(ra);
 	if (!ra)

@@ -254,6 +254,18 @@ static __always_inline __u64 walk_fsbase(void)
 	return bpf_get_current_task_btf()->ARCH_THREAD_POINTER;	/* a plain load: no helper call */
 }
 
+/*
+ * pthread_self() minus the thread pointer in the walked processes' glibc:
+ * userspace's own (lib/bpf_util.h), 0 on x86-64.
+ */
+const volatile __s64 pthread_self_off = 0;
+
+/* the sampled thread's pthread_self(): CPython's name for it (PyThreadState.thread_id) */
+static __always_inline __u64 walk_pthread_self(void)
+{
+	return walk_fsbase() + pthread_self_off;
+}
+
 /* one word of the walked process's memory */
 static __always_inline int walk_read(__u64 *dst, __u64 addr)
 {

@@ -52,7 +52,14 @@ enum unwind_cfa {
 	 */
 	UNWIND_CFA_LR = 9,
 	UNWIND_CFA_RA_SAVED = 10,
-	UNWIND_CFA_MAX = UNWIND_CFA_RA_SAVED,
+	/*
+	 * AArch64: CFA = x29 + 8 * cfa_off (in words: up to 256 KiB), the
+	 * frame record at x29 (the caller's x29 at x29, the return address
+	 * above it): Go's frames too big for rbp_off to reach their record
+	 * from the CFA.
+	 */
+	UNWIND_CFA_FP_RECORD = 11,
+	UNWIND_CFA_MAX = UNWIND_CFA_FP_RECORD,
 };
 
 /*

@@ -81,17 +81,23 @@ static bool may_be_special(const char *f)
 /*
  * AArch64's rule at an SP delta: the CFA is sp at entry (no call pushed
  * anything), so CFA = sp + delta. The prologue stores x30 at the new sp
- * (MOVD.W R30, -delta(RSP)) and x29 right under it, a frame record: x30 at
- * CFA - delta, x29 a word below. Without a frame (delta 0) the return
- * address is still in x30. Injected calls are left to frame pointers: on
- * arm64 the runtime fakes them through x30, not the stack.
+ * (MOVD.W R30, -delta(RSP)) and x29 right under it, a frame record, then
+ * points x29 at it: x30 at CFA - delta, x29 a word below. Frames too big
+ * for rbp_off find the record through x29 (= CFA - delta - 8). Without a
+ * frame (delta 0) the return address is still in x30. Injected calls are
+ * left to frame pointers: on arm64 the runtime fakes them through x30.
  */
 static struct unwind_row go_row_aarch64(__s32 delta, bool injected)
 {
 	struct unwind_row r = { .cfa_type = UNWIND_CFA_NONE };
 
-	if (injected || delta < 0 || delta % 8 || delta / 8 + 1 > -INT8_MIN || delta > INT16_MAX)
+	if (injected || delta < 0 || delta % 8 || delta / 8 + 1 > INT16_MAX)
 		return r;
+	if (delta / 8 + 1 > -INT8_MIN) {
+		r.cfa_type = UNWIND_CFA_FP_RECORD;
+		r.cfa_off = delta / 8 + 1;
+		return r;
+	}
 	r.cfa_off = delta;
 	r.cfa_type = delta ? UNWIND_CFA_RSP : UNWIND_CFA_LR;
 	r.rbp_off = delta ? -(delta / 8) - 1 : 0;
