@@ -40,6 +40,14 @@
 #define ARCH_FRAME_RECORD_RA 1
 
 /*
+ * The span of struct pt_regs the steps walk copies: x29, x30, sp and pc,
+ * words 29 to 32 of the UAPI user_pt_regs that begins it (the whole struct,
+ * 336 bytes, is bigger than the walk's copy of the stack).
+ */
+#define ARCH_REGS_COPY_OFF (29 * 8)
+#define ARCH_REGS_COPY_LEN (4 * 8)
+
+/*
  * The runtimes' interpreter registers are x86-64 ones (HotSpot's r13, V8's
  * r9, the Zend VM's r14/r15): none on arm64, where those walks are not
  * supported. The link register is: a leaf's caller until it saves x30.

@@ -32,6 +32,10 @@
 #define ARCH_SIG_SP_OFF (40 + 15 * 8)
 #define ARCH_SIG_PC_OFF (40 + 16 * 8)
 
+/* the span of struct pt_regs the steps walk copies: all of it */
+#define ARCH_REGS_COPY_OFF 0
+#define ARCH_REGS_COPY_LEN bpf_core_type_size(struct pt_regs)
+
 /* the registers some runtimes' interpreters keep their state in, into the walk's scratch */
 #define ARCH_RUNTIME_REGS(sc, regs)			\
 	do {						\

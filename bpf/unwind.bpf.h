@@ -547,11 +547,15 @@ static __always_inline struct unwind_scratch *unwind_walk(struct unwind_ctx *c, 
 	__builtin_memset(&sc->php_walk, 0, sizeof(sc->php_walk));
 	__builtin_memset(&sc->null_walk, 0, sizeof(sc->null_walk));
 	rt_walk__reset(sc, bits, pid);
-	/* the registers, copied into the stack's copy before the stack is */
-	regs = (struct pt_regs *)sc->snap;
-	if (bpf_core_type_size(struct pt_regs) > sizeof(sc->snap) ||
-	    bpf_probe_read_kernel(regs, bpf_core_type_size(struct pt_regs),
-				  task_user_regs(task_for_regs())))
+	/*
+	 * The registers the walk starts from, copied into the stack's copy
+	 * before the stack is: arch_*.bpf.h says which span of pt_regs holds
+	 * them (arm64's whole struct is bigger than the copy).
+	 */
+	regs = (struct pt_regs *)((void *)sc->snap - ARCH_REGS_COPY_OFF);
+	if (ARCH_REGS_COPY_LEN > sizeof(sc->snap) ||
+	    bpf_probe_read_kernel(sc->snap, ARCH_REGS_COPY_LEN,
+				  (void *)task_user_regs(task_for_regs()) + ARCH_REGS_COPY_OFF))
 		return NULL;
 	unwind_begin(sc, c->proc, c->img, regs);
 	for (int i = 0; i < UNWIND_STEPS_CALLS; i++)

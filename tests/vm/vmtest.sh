@@ -149,8 +149,9 @@ build_initramfs() {	# out
 	copy_python "$r"
 	for bin in setpriv capsh; do
 		if [ "$VM_ARCH" = arm64 ] && [ -n "$CROSS" ]; then
-			f=$(ls "$CACHE"/arm64-root/{usr/bin,usr/sbin,bin,sbin}/"$bin" 2>/dev/null | head -1) &&
-				copy_with_libs "$f" usr/bin "$r"
+			for f in "$CACHE"/arm64-root/{usr/bin,usr/sbin,bin,sbin}/"$bin"; do
+				[ -x "$f" ] && { copy_with_libs "$f" usr/bin "$r"; break; }
+			done
 		else
 			f=$(command -v "$bin") && copy_with_libs "$f" usr/bin "$r"
 		fi
