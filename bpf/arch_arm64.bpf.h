@@ -36,6 +36,12 @@
 #define ARCH_SIG_PC_OFF (ARCH_SIG_REGS_OFF + 32 * 8)
 #define ARCH_SIG_LR_OFF (ARCH_SIG_REGS_OFF + 30 * 8)
 
+/*
+ * __kernel_rt_sigreturn, the vDSO's trampoline a handler returns into:
+ * mov x8, #139 (rt_sigreturn); svc #0, read as one little-endian word.
+ */
+#define ARCH_SIGRETURN_INSNS 0xd4000001d2801168ULL
+
 /* x30 is saved beside x29 (a frame record) or stays in its register: include/unwind.h's AArch64 rows */
 #define ARCH_FRAME_RECORD_RA 1
 

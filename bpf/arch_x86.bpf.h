@@ -46,6 +46,9 @@
 		(sc)->lr = 0;				\
 	} while (0)
 
+/* glibc's __restore_rt has CFI: no signal trampoline is recognized by its code */
+#define ARCH_SIGRETURN_INSNS 0
+
 /* the return address is under the CFA, where the call pushed it; not in a frame record's pair */
 #define ARCH_FRAME_RECORD_RA 0
 #define ARCH_SIG_LR_OFF 0

@@ -386,6 +386,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	injected = found == ROW_FOUND && row->cfa_type == UNWIND_CFA_RSP_INJECTED;
 
 	if (found == ROW_FOUND && row->cfa_type == UNWIND_CFA_SIGNAL) {
+signal:
 		/*
 		 * A signal handler returns here: go on from the code the signal
 		 * struck. No call put this address on the stack but the kernel,
@@ -428,6 +429,14 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		 * chain. It may hop to another stack (Go's cgo and systemstack
 		 * switches), so only a chain pointing at itself is refused.
 		 */
+		/*
+		 * arm64's signal trampoline is the vDSO's, which has no table:
+		 * known by its two instructions instead, as debuggers know it
+		 */
+		if (ARCH_SIGRETURN_INSNS && !leaf &&
+		    !bpf_probe_read_user(&sc->insns, sizeof(sc->insns), (const void *)sc->pc) &&
+		    sc->insns == ARCH_SIGRETURN_INSNS)
+			goto signal;
 		if (!bp)
 			return 1;	/* the chain's end */
 		cfa = bp + 16;

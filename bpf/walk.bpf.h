@@ -78,6 +78,7 @@ struct unwind_scratch {
 	__u64 r9;		/* the sampled r9: V8's interpreter keeps the bytecode offset there */
 	__u64 r14, r15;		/* the sampled r14, r15: the Zend VM keeps its frame and opline there */
 	__u64 lr;		/* arm64: the sampled x30, a leaf's return address until it saves it */
+	__u64 insns;		/* arm64: the code at a pc without CFI, read to know the signal trampoline */
 	struct user_stack stack;
 	/*
 	 * The stack from the sampled rsp up, copied once: a read of user
