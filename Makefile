@@ -89,7 +89,7 @@ DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf ch
 	debootstrap debuginfod nodejs openjdk-17-jdk-headless libclang-rt-dev util-linux curl \
 	ruby php-cli php-fpm perl libjemalloc2 libtcmalloc-minimal4
 # make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
-DEPS_VMTEST := $(DEPS_FIXTURES) qemu-system-x86 busybox-static cpio bc
+DEPS_VMTEST := $(DEPS_FIXTURES) $(if $(filter arm64,$(ARCH)),qemu-system-arm,qemu-system-x86) busybox-static cpio bc
 # make bench: perf and bpftrace side by side; the flame, Java and Node benches; eu-addr2line
 DEPS_BENCH := $(DEPS_FIXTURES) bpftrace linux-perf chromium nodejs openjdk-17-jdk-headless elfutils curl
 # make deps-arm64: the cross toolchain and the :arm64 libraries of DEPS_BUILD (dpkg learns of arm64
