@@ -51,9 +51,11 @@ endif
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-# the sampler's steps build (bpf/walk.bpf.h): its bytes ride in the binary beside profile.bpf.o's
-BPF_OBJS += $(OUTPUT)/profile_steps.bpf.o
-SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS)) $(OUTPUT)/profile_steps.skel.h
+# the steps builds of the programs that walk (bpf/walk.bpf.h): their bytes ride in the binary beside
+# the loop builds'
+STEPS_OBJS := $(OUTPUT)/profile_steps.bpf.o $(OUTPUT)/offcpu_steps.bpf.o
+BPF_OBJS += $(STEPS_OBJS)
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS)) $(STEPS_OBJS:.bpf.o=.skel.h)
 
 # every folder under userspace/ is a stage of the data path; objects keep their folder under build/
 TEST_ONLY_RUNTIMES := userspace/runtimes/null
@@ -88,8 +90,10 @@ DEPS_FIXTURES := g++ golang-go golang-github-google-pprof-dev dwz xz-utils pytho
 DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf chromium docker.io \
 	debootstrap debuginfod nodejs openjdk-17-jdk-headless libclang-rt-dev util-linux curl \
 	ruby php-cli php-fpm perl libjemalloc2 libtcmalloc-minimal4
-# make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm)
-DEPS_VMTEST := $(DEPS_FIXTURES) $(if $(filter arm64,$(ARCH)),qemu-system-arm,qemu-system-x86) busybox-static cpio bc
+# make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm); the guests' Java
+# runs a JRE jlink makes from OpenJDK 17, and libc's symbols name the thread entries their stacks start in
+DEPS_VMTEST := $(DEPS_FIXTURES) $(if $(filter arm64,$(ARCH)),qemu-system-arm,qemu-system-x86) busybox-static \
+	cpio bc openjdk-17-jdk-headless libc6-dbg
 # make bench: perf and bpftrace side by side; the flame, Java and Node benches; eu-addr2line
 DEPS_BENCH := $(DEPS_FIXTURES) bpftrace linux-perf chromium nodejs openjdk-17-jdk-headless elfutils curl
 # make deps-arm64: the cross toolchain and the :arm64 libraries of DEPS_BUILD (dpkg learns of arm64
@@ -141,7 +145,7 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) $(VMLINUX_DIR)/vm
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
-$(OUTPUT)/profile_steps.bpf.o: bpf/profile.bpf.c $(wildcard include/*.h bpf/*.h) $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+$(OUTPUT)/%_steps.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DEBPFPROF_STEPS_WALK -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp

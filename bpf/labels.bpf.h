@@ -152,11 +152,11 @@ static __always_inline __u64 label_set_hash(const struct label_set *set)
 
 /*
  * Reads the labels this thread runs under into SET: custom-labels' table at
- * fsbase + tls, or the labels of the goroutine running here (g at fsbase +
- * tls, g.m.curg.labels). Returns how many, 0 without any. A global
- * function, verified once on its own; its frame still counts with its
- * callers' against the 512-byte stack (6.1 refused the off-CPU program at
- * 544 bytes), so it keeps few locals.
+ * fsbase + tls (v0) or pointed to from there (v1), or the labels of the
+ * goroutine running here (g at fsbase + tls, g.m.curg.labels). Returns how
+ * many, 0 without any. A global function, verified once on its own; its
+ * frame still counts with its callers' against the 512-byte stack (6.1
+ * refused the off-CPU program at 544 bytes), so it keeps few locals.
  */
 WALK_FN int labels_read(struct label_set *set, const struct label_proc *lp, __u64 fsbase)
 {
@@ -168,6 +168,12 @@ WALK_FN int labels_read(struct label_set *set, const struct label_proc *lp, __u6
 	set->flags = 0;
 	if (lp->source == LABELS_CUSTOM_V0) {
 		labels_array(set, fsbase + lp->tls, true);
+		return set->n;
+	}
+	if (lp->source == LABELS_CUSTOM_V1) {
+		/* custom_labels_current_set: NULL, or the thread's {storage, count, capacity} */
+		if (!walk_read(&p, fsbase + lp->tls) && p)
+			labels_array(set, p, true);
 		return set->n;
 	}
 	if (walk_read(&p, fsbase + lp->tls) || !p || walk_read(&p, p + lp->g_m) || !p ||

@@ -462,6 +462,41 @@ static __always_inline void drop_stale(struct task_struct *task, __u32 tid, __u6
 }
 
 /*
+ * drop_stale and end_block as calls of their own, one per way of claiming
+ * (a constant each, so a kernel without the exchange never sees its
+ * instruction): out of the switch program's frame, which the steps walk's
+ * calls stack on (5.10 holds a program and its calls to 512 bytes in all).
+ */
+static __noinline void drop_stale_xchg(struct task_struct *task, __u32 tid, __u64 g, __u64 now)
+{
+	drop_stale(task, tid, g, now, true);
+}
+
+static __noinline void drop_stale_token(struct task_struct *task, __u32 tid, __u64 g, __u64 now)
+{
+	drop_stale(task, tid, g, now, false);
+}
+
+static __always_inline void drop_stale_by(struct task_struct *task, __u32 tid, __u64 g, __u64 now,
+					  bool xchg)
+{
+	if (xchg)
+		drop_stale_xchg(task, tid, g, now);
+	else
+		drop_stale_token(task, tid, g, now);
+}
+
+static __noinline void end_block_xchg(struct task_struct *next, __u64 g, __u64 now)
+{
+	end_block(next, g, now, true);
+}
+
+static __noinline void end_block_token(struct task_struct *next, __u64 g, __u64 now)
+{
+	end_block(next, g, now, false);
+}
+
+/*
  * The switch-out's record and key are built here, not on the BPF stack: beside the
  * walk's frames (a runtime's reader is called from it) the 512 bytes a
  * program may use in all ran out on kernels without private stacks (6.1,
@@ -481,7 +516,8 @@ struct {
 
 /* Switch-out: prev is still current here, so the stack helpers see its stacks (WALK: on_switch's). */
 static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
-					struct task_struct *prev, __u64 g, __u64 now, bool walk)
+					struct task_struct *prev, __u64 g, __u64 now, bool walk,
+					bool xchg)
 {
 	/* the start map is keyed by the host's tid, which switch-in reads from next */
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid, seen_tid;
@@ -507,7 +543,7 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	state = prev_state(ctx, prev);
 	/* an exiting task is never switched in again */
 	if (state & TASK_DEAD) {
-		drop_stale(prev, tid, g, now, walk);
+		drop_stale_by(prev, tid, g, now, xchg);
 		bpf_map_delete_elem(&start, &tid);
 		return;
 	}
@@ -545,57 +581,68 @@ static __always_inline void begin_block(unsigned long long *ctx, bool preempt,
 	store_stacks(g & 1, e, &bs->key, sc, set);
 	err = bpf_map_update_elem(&start, &tid, e, BPF_NOEXIST);
 	if (err == -EEXIST) {
-		drop_stale(prev, tid, g, now, walk);
+		drop_stale_by(prev, tid, g, now, xchg);
 		err = bpf_map_update_elem(&start, &tid, e, BPF_ANY);
 	}
 	stat_inc(err ? OFFCPU_STAT_START_FAILED : OFFCPU_STAT_BLOCKS);
 }
 
 /*
- * WALK, a constant: the CFI walk, the labels reader and BPF atomic exchange
- * are compiled in, which 5.17+ kernels load. Without, the program is one
- * that kernels from 5.10 load: their verifier refuses the walk's bpf_loop
- * callback and global functions even unreached, and the exchange
- * instruction; blocks are claimed by token instead (take_claim) and user
- * stacks walked by frame pointers.
+ * WALK and XCHG, constants: the CFI walk and the labels reader, and BPF
+ * atomic exchange, compiled in. The loop build's walk (bpf_loop) and the
+ * exchange are 5.17's and 5.12's; 5.10's verifier refuses the loop's
+ * callback and global functions taking pointers even unreached. So each
+ * object has programs with and without the exchange (blocks then claimed
+ * by token, take_claim), and the steps build (walk.bpf.h) walks in both,
+ * which is how kernels from 5.10 get CFI user stacks off CPU too.
  */
 static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
-				     struct task_struct *prev, struct task_struct *next, bool walk)
+				     struct task_struct *prev, struct task_struct *next, bool walk,
+				     bool xchg)
 {
 	/* gen before the clock: a run that sees a new boundary reads a time at or after it */
 	__u64 g = *(volatile __u64 *)&gen;
 	__u64 now = bpf_ktime_get_ns();
 
 	stat_inc(OFFCPU_STAT_SWITCHES);
-	end_block(next, g, now, walk);
-	begin_block(ctx, preempt, prev, g, now, walk);
+	if (xchg)
+		end_block_xchg(next, g, now);
+	else
+		end_block_token(next, g, now);
+	begin_block(ctx, preempt, prev, g, now, walk, xchg);
 	return 0;
 }
+
+#ifdef EBPFPROF_STEPS_WALK
+#define WALK_WITHOUT_XCHG true		/* the steps walk loads on any kernel from 5.10 */
+#else
+#define WALK_WITHOUT_XCHG false		/* bpf_loop comes after the exchange */
+#endif
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next, true);
+	return on_switch(ctx, preempt, prev, next, true, true);
 }
 
 /* Kernels without tp_btf: userspace autoloads this one instead. */
 SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next, true);
+	return on_switch(ctx, preempt, prev, next, true, true);
 }
 
-/* The two again for kernels that cannot walk CFI (before 5.17): userspace picks one of the four. */
+/* The two again for kernels without the exchange (before 5.12): userspace picks one of the four. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_fp, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next, false);
+	return on_switch(ctx, preempt, prev, next, WALK_WITHOUT_XCHG, false);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch_fp_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next, false);
+	return on_switch(ctx, preempt, prev, next, WALK_WITHOUT_XCHG, false);
 }
 
 /*

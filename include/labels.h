@@ -40,12 +40,14 @@ enum label_source {
 	LABELS_GO_SLICE = 2,	/* Go 1.24's, struct{ list []label }: g.labels -> a slice header */
 	LABELS_CUSTOM_V0 = 3,	/* custom-labels ABI v0: a thread's {storage, count} at a TLS offset */
 	LABELS_OTEL = 4,	/* OpenTelemetry thread context: a pointer to the thread's record at a TLS offset */
+	LABELS_CUSTOM_V1 = 5,	/* custom-labels ABI v1: a pointer to the thread's {storage, count, capacity} */
 };
 
 /*
  * One process image's label source and offsets, found by userspace in its
  * executable or libraries. Go: g at fsbase + tls, then g.m, m.curg,
- * curg.labels. Custom labels: the thread's table at fsbase + tls.
+ * curg.labels. Custom labels: the thread's table at fsbase + tls (v0), or
+ * a pointer to it there (v1).
  * OpenTelemetry: the pointer to the thread's record at fsbase + tls. start
  * and exec are its struct proc_image's: a table of an earlier image is
  * never used.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# labels.sh -- what reading a process's own labels costs: BPF ns per sample with labels and without (Go, custom labels, OpenTelemetry thread context), kernel memory per distinct label set
+# labels.sh -- what reading a process's own labels costs: BPF ns per sample with labels and without (Go, custom labels v0 and v1, OpenTelemetry thread context), kernel memory per distinct label set
 # usage: labels.sh [SECONDS (6)] [ROUNDS (3)]; needs kernel.bpf_stats_enabled (set here, restored after)
 set -u
 cd "$(dirname "$0")/../.."
@@ -13,23 +13,24 @@ trap 'sysctl -qw kernel.bpf_stats_enabled=$old_stats; kill $(jobs -p) 2>/dev/nul
 sysctl -qw kernel.bpf_stats_enabled=1
 
 # The same programs with their labels unreadable to us, so only the reading differs: a Go
-# version we have no layout for (go1.19 -> go1.09 in .go.buildinfo), a custom-labels
-# executable whose version symbol is misspelt (custom_labels_abi_version -> ..._versioX), the
+# version we have no layout for (go1.19 -> go1.09 in .go.buildinfo), custom-labels
+# executables (v0, v1) whose version symbol is misspelt (custom_labels_abi_version -> ..._versioX), the
 # OpenTelemetry program with a library whose process context is named and signed OTEL_CTY (not
 # found: nothing of it is read).
 mkdir -p "$out/otel-unread"
 cp "$F/otelctx" "$out/otel-unread/"
 python3 - "$F/golabels-1.19" "$out/go-unlabelled" "$F/tctx" "$out/c-unlabelled" \
-	"$F/libotelctx.so" "$out/otel-unread/libotelctx.so" <<'PY'
+	"$F/libotelctx.so" "$out/otel-unread/libotelctx.so" "$F/tctx-v1" "$out/v1-unlabelled" <<'PY'
 import sys
 b = open(sys.argv[1], 'rb').read()
 j = b.index(b'go1.19', b.index(b'\xff Go buildinf:'))
 open(sys.argv[2], 'wb').write(b[:j] + b'go1.09' + b[j + 6:])
-open(sys.argv[4], 'wb').write(open(sys.argv[3], 'rb').read().replace(
-    b'custom_labels_abi_version\0', b'custom_labels_abi_versioX\0'))
+for src, dst in ((3, 4), (7, 8)):
+    open(sys.argv[dst], 'wb').write(open(sys.argv[src], 'rb').read().replace(
+        b'custom_labels_abi_version\0', b'custom_labels_abi_versioX\0'))
 open(sys.argv[6], 'wb').write(open(sys.argv[5], 'rb').read().replace(b'OTEL_CTX', b'OTEL_CTY'))
 PY
-chmod +x "$out/go-unlabelled" "$out/c-unlabelled"
+chmod +x "$out/go-unlabelled" "$out/c-unlabelled" "$out/v1-unlabelled"
 
 ns() {	# name command...: BPF ns per sample of one run against the command, at 999 Hz
 	local name=$1
@@ -53,8 +54,10 @@ for r in $(seq "$rounds"); do
 	d=$(ns c-unlabelled "$out/c-unlabelled" 100000 2)
 	e=$(ns otel "$F/otelctx" 100000 2)
 	f=$(ns otel-unread "$out/otel-unread/otelctx" 100000 2)
+	g=$(ns v1 "$F/tctx-v1" 100000 2)
+	h=$(ns v1-unlabelled "$out/v1-unlabelled" 100000 2)
 	echo "  round $r: Go 1.19 pprof labels $a, unread $b; C custom labels $c, unread $d;" \
-		"C OpenTelemetry thread context $e, unread $f"
+		"C OpenTelemetry thread context $e, unread $f; C custom labels v1 $g, unread $h"
 done
 }
 

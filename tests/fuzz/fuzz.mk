@@ -14,12 +14,12 @@ FUZZ_CFLAGS := -g -O1 $(FUZZ_SAN) -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/fuzz -I$(OUTPUT)
 
 # target (named after the module it fuzzes) -> the userspace modules it links, by folder
-FUZZ_MODS_kallsyms := symbolize/kallsyms symbolize/procfs lib/hashmap
+FUZZ_MODS_kallsyms := symbolize/kallsyms lib/hashmap lib/array lib/fdio
 FUZZ_MODS_proc_maps := symbolize/proc_maps symbolize/procfs
 FUZZ_MODS_cgroup := agent/cgroup symbolize/procfs
 FUZZ_MODS_cpus := collect/cpus
-FUZZ_MODS_elf_syms := symbolize/elf_syms lib/array
-FUZZ_MODS_elf_notes := symbolize/elf_syms lib/array
+FUZZ_MODS_elf_syms := symbolize/elf_syms lib/array lib/hashmap
+FUZZ_MODS_elf_notes := symbolize/elf_syms lib/array lib/hashmap
 FUZZ_MODS_spool := deliver/spool lib/fdio lib/array
 FUZZ_MODS_push_url := deliver/push_url profile/pbuf lib/array lib/utf8
 FUZZ_MODS_prom := deliver/prom lib/stats
@@ -48,7 +48,7 @@ FUZZ_MODS_ruby := runtimes/ruby/ruby_parse runtimes/ruby/ruby_code
 FUZZ_MODS_perl := runtimes/perl/perl_names
 FUZZ_MODS_go_layout := runtimes/labels/go_layout
 FUZZ_MODS_labels_elf := runtimes/labels/labels_elf runtimes/labels/go_layout symbolize/elf_find \
-	symbolize/elf_syms lib/array
+	symbolize/elf_syms lib/array lib/hashmap
 FUZZ_MODS_otel_ctx := runtimes/labels/otel_ctx lib/pbread lib/proc_mem
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \

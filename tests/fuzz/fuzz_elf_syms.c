@@ -1,6 +1,9 @@
-/* fuzz_elf_syms.c -- libFuzzer target: an ELF image through elf_syms__read_mem and its lookups */
+/* fuzz_elf_syms.c -- libFuzzer target: an ELF image through elf_syms__read_mem and its lookups, and as a file whose names stay in it */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include "symbolize/elf_syms.h"
 #include "fuzz.h"
 
@@ -24,14 +27,26 @@ static void lookup(const struct elf_syms *es, __u64 vaddr)
 		elf_syms__lookup(es, v, NULL);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* the same bytes as a file: every table's names stay in it, read at lookup */
+static struct elf_syms *read_as_file(const uint8_t *data, size_t size)
 {
-	struct elf_syms *es;
+	struct elf_syms *es = NULL;
+	int fd = memfd_create("fuzz_elf", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (write(fd, data, size) == (ssize_t)size) {
+		elf_syms__names_in_file(0, 4);
+		es = elf_syms__read_fd(fd);
+	}
+	close(fd);
+	return es;
+}
+
+static void check(struct elf_syms *es, const uint8_t *data, size_t size)
+{
 	__u64 word;
 
-	es = elf_syms__read_mem(data, size);
-	if (!es)
-		return 0;
 	check_hex(elf_syms__build_id(es));
 	FUZZ_CHECK(elf_syms__count(es) <= ELF_SYMS_MAX);
 	FUZZ_CHECK(elf_syms__mem_size(es) >= elf_syms__count(es) * 16);
@@ -44,5 +59,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lookup(es, 0);
 	lookup(es, ~0ULL);
 	elf_syms__free(es);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct elf_syms *es = elf_syms__read_mem(data, size);
+
+	if (es)
+		check(es, data, size);
+	es = read_as_file(data, size);
+	if (es)
+		check(es, data, size);
 	return 0;
 }

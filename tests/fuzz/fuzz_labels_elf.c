@@ -18,9 +18,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(ftruncate(memfd, 0) == 0);
 	FUZZ_CHECK(pwrite(memfd, data, size, 0) == (ssize_t)size);
 	/* a thread-local, as an executable's and as a library's: a kind we know */
-	for (int exe = 0; exe < 4; exe++)
-		if (!labels_elf__tls(memfd, 0, exe & 1,
-				     exe < 2 ? "otel_thread_ctx_v1" : "custom_labels_thread_local_data", &t)) {
+	static const char *const names[] = { "otel_thread_ctx_v1", "custom_labels_thread_local_data",
+					     "custom_labels_current_set" };
+
+	for (int exe = 0; exe < 6; exe++)
+		if (!labels_elf__tls(memfd, 0, exe & 1, names[exe / 2], &t)) {
 			FUZZ_CHECK(t.kind >= LABELS_TLS_NONE && t.kind <= LABELS_TLS_DYNAMIC);
 			/* an executable's offset is inside its block, which ends at the thread pointer */
 			FUZZ_CHECK(t.kind != LABELS_TLS_STATIC ||
@@ -30,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* what BPF is handed stays inside what the file said, whatever the file says */
 	FUZZ_CHECK(x.tls_block <= 65536);
-	FUZZ_CHECK(!x.custom || (x.cl_data + 16 <= x.tls_block));
+	FUZZ_CHECK(!(x.cl_tables & LABELS_CL_V0) || (x.custom && x.cl_data + 16 <= x.tls_block));
+	FUZZ_CHECK(!(x.cl_tables & LABELS_CL_V1) || (x.custom && x.cl_set + 8 <= x.tls_block));
 	FUZZ_CHECK(x.go || !strncmp(x.go_version, "go1", 3));
 	FUZZ_CHECK(strnlen(x.go_version, sizeof(x.go_version)) < sizeof(x.go_version));
 	return 0;

@@ -96,7 +96,8 @@ done
 # fuzz_labels_elf: whole executables, a Go one and the custom-labels one (small: its seeds are mutated whole)
 mkdir -p "$out/labels_elf"
 for f in "$fixtures"/labels/tctx "$fixtures"/gofix-stripped "$fixtures"/labels/libotelctx.so \
-	"$fixtures"/labels/otelctx-exe "$fixtures"/labels/libcustomlabels.so; do
+	"$fixtures"/labels/otelctx-exe "$fixtures"/labels/libcustomlabels.so \
+	"$fixtures"/labels/tctx-v1 "$fixtures"/labels/libcustomlabels_v1.so; do
 	[ -f "$f" ] && cp "$f" "$out/labels_elf/"
 done
 # fuzz_otel_ctx: a ProcessContext as the thread-context fixture publishes it (a resource, the

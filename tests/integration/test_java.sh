@@ -3,6 +3,7 @@
 set -u
 SUITE=java
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/pprof_java.sh"	# java_thread_shares
 JDIR=$(cd "$(dirname "$0")/../fixtures/java" && pwd)
 FREQ=${JAVA_FREQUENCY:-199}
 SECS=${JAVA_SECONDS:-3}		# CPU seconds of each split run
@@ -75,20 +76,6 @@ stop_profile() { kill -INT "$PROF" 2>/dev/null; wait "$PROF"; }
 cum() { pprof_top "$1" | awk -v f="$2" '$6 == f { sub("%", "", $5); print $5; exit }'; }
 within() { awk -v g="$1" -v w="$2" -v t="$TOL" 'BEGIN { d = g - w; exit !(d <= t && -d <= t) }'; }
 
-# traces of the Java main thread (comm "java", Split frames or not): "named whole total" weights
-thread_shares() {
-	go tool pprof -traces -symbolize=none "$1" 2>/dev/null | awk '
-		function done() { if (java && !idle) { t += w; if (named) n += w; if (!cut) c += w } }
-		/^-+\+/ { done(); w = 0; java = named = cut = idle = 0; first = 1; next }
-		/ comm: / { java = ($2 == "java"); next }
-		/^ +[a-z]+: / { next }
-		{ if (first) { w = $1; sub(/[a-z]+$/, "", w); f = $2; first = 0 } else f = $1
-		  if (f ~ /^Split\./) named = 1
-		  if (f ~ /truncated user stack|frames lost/) cut = 1
-		  if (f == "pthread_join" || f == "__pthread_clockjoin_ex") idle = 1 }
-		END { done(); printf "%d %d %d\n", n, c, t }'
-}
-
 # the first line pprof reports for FN in profile $1, by flat samples
 hot_line() {
 	go tool pprof -top -lines -nodecount=500 -symbolize=none "$1" 2>/dev/null |
@@ -126,7 +113,7 @@ split_check() {
 	else
 		fail "$name split" "profile $got% alpha, measured $want% (tolerance $TOL points)"
 	fi
-	read -r n c t < <(thread_shares "$tmp/$name.pb.gz")
+	read -r n c t < <(java_thread_shares "$tmp/$name.pb.gz")
 	if [ "$t" -gt 0 ] && [ $((n * 100)) -ge $((t * 90)) ] && [ $((c * 100)) -ge $((t * 95)) ]; then
 		pass "$name named and whole: of $t ms of the main thread $n carry a Split frame, $c reach the thread's start"
 	else
@@ -204,7 +191,7 @@ container_check() {
 	start_profile "$name" -v --pid "$pid"
 	wait "$pid"
 	stop_profile
-	read -r n c t < <(thread_shares "$tmp/$name.pb.gz")
+	read -r n c t < <(java_thread_shares "$tmp/$name.pb.gz")
 	if [ "$t" -gt 0 ] && [ $((n * 100)) -ge $((t * 90)) ] && [ ! -e "$tmp/ns/jdk/bin/java" ]; then
 		pass "$name: a JVM in its own mount namespace: $n of $t ms of its main thread named"
 	else
@@ -228,7 +215,7 @@ exec_check() {
 	stop_profile
 	a=$(cum "$tmp/$name.pb.gz" Split.alpha)
 	b=$(cum "$tmp/$name.pb.gz" Split.beta)
-	read -r n c t < <(thread_shares "$tmp/$name.pb.gz")
+	read -r n c t < <(java_thread_shares "$tmp/$name.pb.gz")
 	if [ -n "$a" ] && [ -n "$b" ] && [ "$t" -gt 0 ] && [ $((n * 100)) -ge $((t * 90)) ]; then
 		pass "$name: Split.alpha and Split.beta named; of $t ms of the main thread $n carry a Split frame"
 	else

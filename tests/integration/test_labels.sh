@@ -3,19 +3,13 @@
 set -u
 SUITE=labels
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/labels_check.sh"	# tag_pct, check_tctx
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 FIX=$BUILD/fixtures/labels
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 
 within() { awk -v v="$1" -v want="$2" -v tol="$3" 'BEGIN { d = v - want; if (d < 0) d = -d; exit !(v >= 0 && d <= tol) }'; }
-
-# a label's share of the samples that carry its key, as go tool pprof -tags prints it
-tag_pct() {	# file key value
-	go tool pprof -tags "$1" 2>/dev/null |
-		awk -v k="$2:" -v v="$3" '$1 == k { on = 1; next } on && /^ *$/ { exit }
-			on && $NF == v { match($0, /[0-9.]+%/); print substr($0, RSTART, RLENGTH - 1); found = 1; exit } END { if (!found) print -1 }'
-}
 
 # the program's own split: checkout's share of the CPU both handlers used, in percent
 own_pct() { awk -F'[= ]' '/checkout/ { c = $4 } /browse/ { b = $4 } END { printf "%.2f\n", 100 * c / (c + b) }' "$1"; }
@@ -193,56 +187,6 @@ test_span_push() {
 	fi
 }
 
-# every labelled sample of a thread-context program checked against what the program did: the
-# thread its span id names took it (tid), its trace id is that request's, and it is in the function
-# that request ran (work_even or work_odd by the request's parity); where it has an http_route
-# (OpenTelemetry's program), that is /even or /odd by the same parity. Prints "labelled
-# wrong_thread wrong_trace wrong_function unlabelled_in_work wrong_route labelled_in_work_invalid
-# in_work_invalid".
-check_tctx() {	# pprof out
-	go tool pprof -raw "$1" 2>/dev/null | python3 -c '
-import re, sys
-tids = dict(l.split()[1:4:2] for l in open(sys.argv[1]) if l.startswith("thread "))
-tid_thread = {v: int(k) for k, v in tids.items()}
-text = sys.stdin.read()
-samples, locs = text.split("\nLocations\n")[0], text.split("\nLocations\n")[1]
-funcs, cur = {}, None
-for l in locs.split("\n"):
-    m = re.match(r"\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", l)
-    if m:
-        cur = m.group(1); funcs[cur] = [m.group(2)]
-    elif cur and l.strip() and not l.startswith("Mappings"):
-        funcs[cur].append(l.split()[0])
-    if l.startswith("Mappings"):
-        break
-stats = dict(labelled=0, thread=0, trace=0, function=0, unlabelled=0, route=0, invalid=0, in_invalid=0)
-stack = None
-for l in samples.split("\n"):
-    m = re.match(r"\s+\d+\s+\d+: ([\d ]+)$", l)
-    if m:
-        stack = [f for i in m.group(1).split() for f in funcs.get(i, [])]
-        continue
-    if stack is None or not l.strip():
-        continue
-    lab = dict(re.findall(r"(\w+):\[([^\]]*)\]", l))
-    stats["in_invalid"] += "work_invalid" in stack
-    in_work = [f for f in stack if f in ("work_even", "work_odd", "wait_even", "wait_odd")]
-    if "span_id" not in lab:
-        stats["unlabelled"] += bool(in_work)
-        stack = None
-        continue
-    stats["labelled"] += 1
-    stats["invalid"] += "work_invalid" in stack
-    t, r = int(lab["span_id"][:8], 16), int(lab["span_id"][8:], 16)
-    stats["route"] += "http_route" in lab and lab["http_route"] != ("/odd" if r % 2 else "/even")
-    stats["thread"] += tid_thread.get(lab.get("tid")) != t
-    stats["trace"] += lab.get("trace_id") != "%016x%016x" % (t, r)
-    stats["function"] += bool(in_work) and not in_work[0].endswith("_odd" if r % 2 else "_even")
-    stack = None
-print(*stats.values())
-' "$2"
-}
-
 # BINARY's 1,000 requests on two threads profiled to their end (-v, --per-thread, 499 Hz) into
 # $tmp/CASE.out (the program's), .err (ebpfprof's) and .pb.gz; a failure is the case's
 profile_requests() {	# case binary
@@ -256,25 +200,72 @@ profile_requests() {	# case binary
 	wait $prof || { fail "$c" "ebpfprof failed: $(tail -1 "$tmp/$c.err")"; return 1; }
 }
 
-# 1,000 requests on two threads of the C program publishing custom labels (ABI v0) per request:
-# every sample carries the ids of the request its own thread ran then, none another thread's; from
-# the executable (thread_context), from libcustomlabels.so through TLSDESC (thread_context_lib)
-tctx_case() {	# case binary
-	local c=$1
+# 1,000 requests on two threads of the C program publishing custom labels per request: every
+# sample carries the ids of the request its own thread ran then, none another thread's; ABI v0
+# from the executable (thread_context), from libcustomlabels.so through TLSDESC
+# (thread_context_lib); ABI v1 likewise (custom_v1, custom_v1_lib), whose tables also hold a
+# label without a key and span_id twice: the first is the label, the second (not-this-one) none
+tctx_case() {	# case binary [source]
+	local c=$1 source=${3:-custom_labels}
 	profile_requests "$c" "$2" || return
-	local labelled thread trace func unlabelled src
+	local labelled thread trace func unlabelled src second
 	read -r labelled thread trace func unlabelled _ _ _ < <(check_tctx "$tmp/$c.pb.gz" "$tmp/$c.out")
-	src=$(grep -o 'processes_total{source="custom_labels"}=[0-9]*' "$tmp/$c.err")
-	echo "  $labelled samples with ids: $thread of another thread, $trace a wrong trace id, $func in the other request's function; $unlabelled in a request without ids; $src"
+	src=$(grep -o "processes_total{source=\"$source\"}=[0-9]*" "$tmp/$c.err")
+	second=$(go tool pprof -raw "$tmp/$c.pb.gz" 2>/dev/null | grep -c 'not-this-one')
+	echo "  $labelled samples with ids: $thread of another thread, $trace a wrong trace id, $func in the other request's function; $unlabelled in a request without ids; $second with a second span_id; $src"
 	if [ "$(grep -c '^requests 1000$' "$tmp/$c.out")" = 1 ] && [ "${labelled:-0}" -ge 200 ] &&
-		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ] && [ "${src##*=}" = 1 ]; then
+		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ] && [ "$second" = 0 ] &&
+		[ "${src##*=}" = 1 ]; then
 		pass "$c: $labelled samples, each with its own thread's current ids"
 	else
-		fail "$c" "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function, $src"
+		fail "$c" "$labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function, $second second span_id, $src"
 	fi
 }
 test_thread_context() { tctx_case thread_context "$FIX/tctx"; }
 test_thread_context_lib() { tctx_case thread_context_lib "$FIX/tctx-lib"; }
+test_custom_v1() { tctx_case custom_v1 "$FIX/tctx-v1" custom_labels_v1; }
+test_custom_v1_lib() { tctx_case custom_v1_lib "$FIX/tctx-lib-v1" custom_labels_v1; }
+
+# a custom-labels ABI version we do not know (the v1 program's word made 2 in a copy) is never
+# guessed from the symbols: counted once, in -v and /metrics, and no sample carries a label
+test_custom_unknown() {
+	local pid prof port
+	python3 - "$FIX/tctx-v1" "$tmp/tctx-v2" <<'PY' || { fail custom_unknown "could not patch the version"; return; }
+import subprocess, sys
+sym = [l.split() for l in subprocess.run(["readelf", "-W", "--dyn-syms", sys.argv[1]], capture_output=True,
+       text=True).stdout.splitlines() if l.endswith(" custom_labels_abi_version")][0]
+vaddr = int(sym[1], 16)
+for l in subprocess.run(["readelf", "-W", "-l", sys.argv[1]], capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if f and f[0] == "LOAD" and int(f[2], 16) <= vaddr < int(f[2], 16) + int(f[4], 16):
+        off = vaddr - int(f[2], 16) + int(f[1], 16)
+b = bytearray(open(sys.argv[1], "rb").read())
+assert b[off:off + 4] == b"\x01\0\0\0"
+b[off] = 2
+open(sys.argv[2], "wb").write(b)
+PY
+	chmod +x "$tmp/tctx-v2"
+	"$tmp/tctx-v2" 1000000 2 >/dev/null & pid=$!
+	"$BUILD/ebpfprof" -v --pid $pid --duration 2 --output "$tmp/custom-unknown.pb.gz" \
+		2>"$tmp/custom-unknown.err" || { fail custom_unknown "ebpfprof failed: $(tail -1 "$tmp/custom-unknown.err")"; return; }
+	"$BUILD/ebpfprof" agent --interval 1 --pid $pid --listen 127.0.0.1:0 2>"$tmp/custom-unknown-agent.err" & prof=$!
+	port=$(wait_port "$tmp/custom-unknown-agent.err") || { fail custom_unknown "the agent did not start"; kill $pid; return; }
+	sleep 1.5
+	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/custom-unknown.metrics"
+	stop $prof
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	local unknown metric read tags
+	unknown=$(counter "$tmp/custom-unknown.err" unknown_version_total)
+	metric=$(awk '/^ebpfprof_labels_unknown_version_total / { print $2 }' "$tmp/custom-unknown.metrics")
+	read=$(counter "$tmp/custom-unknown.err" labels_read_total)
+	tags=$(go tool pprof -raw "$tmp/custom-unknown.pb.gz" 2>/dev/null | grep -c 'span_id:')
+	echo "  ABI 2: unknown_version_total ${unknown:-?} in -v, ${metric:-?} in /metrics; ${read:-?} samples labelled, $tags with span_id"
+	if [ "$unknown" = 1 ] && [ "$metric" = 1 ] && [ "${read:-1}" = 0 ] && [ "$tags" = 0 ]; then
+		pass "custom_unknown: ABI version 2 counted once, no labels read"
+	else
+		fail custom_unknown "unknown_version_total ${unknown:-?} (-v) ${metric:-?} (/metrics), labels_read_total ${read:-?}, $tags samples with span_id"
+	fi
+}
 
 # 1,000 requests on two threads of the C program publishing an OpenTelemetry thread context, from
 # a library through TLSDESC (otel_context) or from the executable (otel_context_exe): every sample
@@ -304,6 +295,39 @@ otel_case() {	# case binary
 }
 test_otel_context() { otel_case otel_context "$FIX/otelctx"; }
 test_otel_context_exe() { otel_case otel_context_exe "$FIX/otelctx-exe"; }
+
+# a process context published after ebpfprof first read the process (OTEP 4719, an SDK set up
+# late): the program's threads start without one, ebpfprof reads it (--pid: before its first
+# sample), then SIGUSR1 has it publish the context and run 1,000 requests. The context is found
+# by a look again (at most a second apart), counted once; every labelled sample is its own
+# thread's, and at least half the requests' samples carry their ids (found a second late in
+# about 3 s of requests); without the look none would
+test_otel_late() {
+	local c=otel_late pid prof
+	"$FIX/otelctx" 1000 2 late >"$tmp/$c.out" & pid=$!
+	"$BUILD/ebpfprof" -v --pid $pid --per-thread --frequency 499 --duration 60 \
+		--output "$tmp/$c.pb.gz" 2>"$tmp/$c.err" & prof=$!
+	for _ in $(seq 600); do
+		grep -qs '^ebpfprof: profiling ' "$tmp/$c.err" && break
+		sleep 0.1
+	done
+	kill -USR1 $pid
+	wait $pid
+	kill -INT $prof 2>/dev/null
+	wait $prof || { fail $c "ebpfprof failed: $(tail -1 "$tmp/$c.err")"; return; }
+	local labelled thread trace func unlabelled late looks
+	read -r labelled thread trace func unlabelled _ _ _ < <(check_tctx "$tmp/$c.pb.gz" "$tmp/$c.out")
+	late=$(counter "$tmp/$c.err" context_late_total)
+	looks=$(counter "$tmp/$c.err" context_looks_total)
+	echo "  published after the first read: found after $looks looks (late: $late); $labelled request samples with ids, $unlabelled without; $thread of another thread, $trace a wrong trace id, $func in the other request's function"
+	if [ "$(grep -c '^published$' "$tmp/$c.out")" = 1 ] && [ "$(grep -c '^requests 1000$' "$tmp/$c.out")" = 1 ] &&
+		[ "$late" = 1 ] && [ "${labelled:-0}" -ge 200 ] && [ $((labelled * 2)) -ge $((labelled + unlabelled)) ] &&
+		[ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ]; then
+		pass "$c: the late context found after $looks looks; $labelled of $((labelled + unlabelled)) request samples with their ids"
+	else
+		fail $c "context_late_total=${late:-?} after ${looks:-?} looks; $labelled labelled, $unlabelled not, $thread wrong thread, $trace wrong trace, $func wrong function"
+	fi
+}
 
 # trace_id and span_id of the C program's requests as OTLP profile links: each link decoded by
 # Python classes protoc made from the published proto is one request's (trace, span) pair, and
@@ -354,12 +378,12 @@ print(links, wrong, len(errs), (errs or ["-"])[0])
 # the ids its own thread published, found in the wait function of that request
 test_offcpu() {
 	local bin=$BUILD/fixtures/labels/tctx pid
-	"$bin" 400 2 3000 >"$tmp/offcpu.out" & pid=$!
-	"$BUILD/ebpfprof" -v --mode off-cpu --pid $pid --per-thread --duration 10 \
-		--output "$tmp/offcpu.pb.gz" 2>"$tmp/offcpu.err" & local prof=$!
-	wait $pid
-	kill -INT $prof 2>/dev/null
-	wait $prof || { fail offcpu "ebpfprof failed: $(tail -1 "$tmp/offcpu.err")"; return; }
+	# requests until killed, 4 s of them profiled from the profile's start: a loaded machine's
+	# slow BPF load cannot leave the profile only the program's last requests
+	"$bin" 1000000 2 3000 >"$tmp/offcpu.out" & pid=$!
+	"$BUILD/ebpfprof" -v --mode off-cpu --pid $pid --per-thread --duration 4 \
+		--output "$tmp/offcpu.pb.gz" 2>"$tmp/offcpu.err" || { fail offcpu "ebpfprof failed: $(tail -1 "$tmp/offcpu.err")"; kill $pid; return; }
+	kill $pid; wait $pid 2>/dev/null
 	local labelled thread trace func unlabelled
 	read -r labelled thread trace func unlabelled _ _ _ < <(check_tctx "$tmp/offcpu.pb.gz" "$tmp/offcpu.out")
 	echo "  off CPU: $labelled blocks with ids: $thread of another thread, $trace a wrong trace id, $func in another request's function"
@@ -400,8 +424,12 @@ run_test test_layout
 run_test test_span_push span_push
 run_test test_thread_context thread_context
 run_test test_thread_context_lib thread_context_lib
+run_test test_custom_v1 custom_v1
+run_test test_custom_v1_lib custom_v1_lib
+run_test test_custom_unknown custom_unknown
 run_test test_otel_context otel_context
 run_test test_otel_context_exe otel_context_exe
+run_test test_otel_late otel_late
 run_test test_otlp_links otlp_links
 run_test test_offcpu offcpu
 run_test test_page_label page_label

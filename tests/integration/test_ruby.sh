@@ -125,6 +125,8 @@ split_check() {
 	b=$(cum "$tmp/$name.pb.gz" Split#beta)
 	if [ -z "$a" ] || [ -z "$b" ]; then
 		fail "$name" "Split#alpha or Split#beta missing: $(pprof_top "$tmp/$name.pb.gz" | sed -n 6,16p | tr '\n' '|')"
+		# what the profiler said of the process, so a miss can be explained from the log alone
+		grep -E '^ebpfprof: (pid |symbols:|unwind tables:|ruby:|sampler:)' "$tmp/$name.err" | cut -c1-600 | sed 's/^/  /'
 		return
 	fi
 	got=$(pct "$a" "$b")

@@ -13,6 +13,8 @@ STEPS_WALK='CFI walk: a global function per'
 top() { go tool pprof -top -nodecount=200 -symbolize=none "$@" 2>/dev/null; }
 raw() { go tool pprof -raw -symbolize=none "$@" 2>/dev/null; }
 . "$(dirname "$0")/../lib/pprof_wall.sh"	# cum_pct, within, thread_wall_ns, profile_seconds
+. "$(dirname "$0")/../lib/pprof_java.sh"	# java_thread_shares
+. "$(dirname "$0")/../lib/labels_check.sh"	# tag_pct, check_tctx
 
 # the one-shot CPU profile: user and kernel frames named, read by pprof
 check_cpu() {
@@ -184,7 +186,45 @@ EOF
 	fi
 }
 
+# the guest's Java program: its main thread's samples named by a Split frame (>= 90 %) and whole
+# to the thread's start (>= 95 %), as on the host (tests/integration/test_java.sh)
+check_java() {
+	local f=$dir/java.pb.gz n c t tid
+	[ -s "$f" ] || { grep -q "^SKIP: vm/java_runs" "$dir/console.log.txt" 2>/dev/null || fail java_named "no profile came back"; return; }
+	tid=$(cat "$dir/java.tid" 2>/dev/null)
+	[ -n "$tid" ] || { fail java_named "the guest did not say the main thread's tid"; return; }
+	read -r n c t < <(java_thread_shares "$f" "$tid")
+	echo "  java: of ${t:-0} ms of the main thread $n carry a Split frame, $c reach the thread's start"
+	if [ "${t:-0}" -ge 500 ] && [ $((n * 100)) -ge $((t * 90)) ] && [ $((c * 100)) -ge $((t * 95)) ]; then
+		pass java_named
+	else
+		top "$f" | head -15 | sed 's/^/  /'; fail java_named "of $t ms of the main thread $n named (>= 90%), $c whole (>= 95%)"
+	fi
+}
+
+# labels in this kernel: the Go program's endpoints both among its samples' labels and every sample
+# synthetic; each labelled sample of the C program its own thread's request (check_tctx); read by
+# the steps build's walk before 5.17
+check_labels() {
+	local g=$dir/golabels.pb.gz t=$dir/tctx.pb.gz checkout browse kind nread labelled thread trace func
+	[ -s "$g" ] && [ -s "$t" ] || { fail labels "no labelled profiles came back"; return; }
+	checkout=$(tag_pct "$g" endpoint /checkout)
+	browse=$(tag_pct "$g" endpoint /browse)
+	kind=$(tag_pct "$g" request_kind synthetic)
+	nread=$(grep -o "labels_read_total=[0-9]*" "$dir/golabels.err" | head -1 | cut -d= -f2)
+	read -r labelled thread trace func _ < <(check_tctx "$t" "$dir/tctx.out")
+	echo "  labels: Go endpoint /checkout $checkout%, /browse $browse%, synthetic $kind% of ${nread:-?} labelled; C $labelled samples with ids: $thread of another thread, $trace a wrong trace, $func in the other request's function"
+	if [ "${nread:-0}" -ge 20 ] && [ "${checkout%.*}" -gt 0 ] && [ "${browse%.*}" -gt 0 ] && [ "${kind%.*}" = 100 ] &&
+		[ "${labelled:-0}" -ge 20 ] && [ "$thread" = 0 ] && [ "$trace" = 0 ] && [ "$func" = 0 ] &&
+		{ [ "$kv" -ge 517 ] || grep -q "$STEPS_WALK" "$dir/golabels.err"; }; then
+		pass labels
+	else
+		fail labels "Go: ${nread:-?} labelled, /checkout $checkout%, /browse $browse%, synthetic $kind%; C: $labelled labelled, $thread wrong thread, $trace wrong trace, $func wrong function"
+	fi
+}
+
 check_cpu
+check_java
 check_fallback_lines
 check_stack_maps
 check_mode off-cpu 'off_cpu/nanoseconds\[dflt\] blocks/count' fg_nap
@@ -193,3 +233,4 @@ check_offcpu_stacks
 check_wall_split
 check_agent_wall
 check_agent
+check_labels

@@ -61,7 +61,7 @@ test_cpu_oneshot() {
 # the share of a fixture's samples in LEAF whose stack matches RE (from the thread's entry): "hit all"
 stack_share() {	# folded leaf re
 	awk -v leaf=";$2" -v re="$3" '{ n = $NF; if (index($0, leaf)) { all += n; if ($0 ~ re) hit += n } }
-		END { printf "%d %d\n", hit, all }' "$1" 2>/dev/null
+		END { printf "%.0f %.0f\n", hit, all }' "$1" 2>/dev/null
 }
 # profiles FIXTURE with --unwind cfi and holds LEAF's stacks to RE in >= 99 % of at least 20 samples
 unwind_whole() {	# name fixture leaf re
@@ -94,6 +94,33 @@ test_unwind_cfi() {
 		'^unwind_gosha;runtime.goexit;runtime.main;main.main;main.uwGoCaller;main.uwGoHash;'
 }
 
+# --- off-CPU user stacks by CFI on every kernel: the same walk at the switch-out, in steps before 5.17 ---
+test_offcpu_cfi() {
+	$FIX/unwind_deep 180 block >/dev/null & p=$!
+	sleep 0.5
+	$E --mode off-cpu --unwind cfi --pid $p --duration 3 --no-kernel --format folded -v \
+		-o $O/offcpu-cfi.folded 2>$O/offcpu-cfi.err
+	rc=$?
+	kill $p 2>/dev/null; wait $p 2>/dev/null
+	# blocked time (ns) in nanosleep under the leaf, and how much of it is whole from _start
+	got=$(stack_share $O/offcpu-cfi.folded uw_chain_5 \
+		'^unwind_deep;_start;.*;main;uw_chain_1;uw_chain_2;uw_chain_3;uw_chain_4;uw_chain_5;')
+	hit=${got% *} all=${got#* }
+	walks=$(sed -n 's/.*offcpu_unwind_cfi_total=\([0-9]*\).*/\1/p' $O/offcpu-cfi.err)
+	echo "  off-cpu cfi: $hit of $all ns blocked under uw_chain_5 whole from _start; ${walks:-?} CFI walks"
+	walked=loop
+	grep -q "$STEPS_WALK" $O/offcpu-cfi.err && walked=steps
+	# at least a second of the 3 s blocked, >= 99 % of it whole (a no-FP caller chain: frame pointers lose it)
+	if [ $rc = 0 ] && [ "${all:-0}" -ge 1000000000 ] && [ $((hit / 1000 * 100)) -ge $((all / 1000 * 99)) ] &&
+		[ "${walks:-0}" -gt 0 ] && { [ $kv -ge 517 ] || [ $walked = steps ]; }; then
+		pass offcpu_cfi
+	else
+		show $O/offcpu-cfi.err | grep -v 'processes_total' | tail -5
+		sort -k2 -nr $O/offcpu-cfi.folded 2>/dev/null | head -3 | sed 's/^/  /'
+		fail offcpu_cfi "exit $rc, $hit of $all ns whole, walk $walked"
+	fi
+}
+
 # --- a Python program's functions named on every kernel (the CFI walk's Python reader) ---
 test_python_named() {
 	# pyenv's build (x86-64), or Debian's arm64 python3.11 (libpython linked in)
@@ -114,6 +141,40 @@ test_python_named() {
 		show $O/py.err | grep -v 'processes_total' | tail -5
 		sort -k2 -nr $O/py.folded 2>/dev/null | head -3 | sed 's/^/  /'
 		fail python_named "exit $rc, $hit of $all named"
+	fi
+}
+
+# --- a Java program's methods named on every kernel (the CFI walk's HotSpot reader); read on the host ---
+test_java_named() {
+	j=/opt/jre/bin/java
+	[ -x $j ] || { skip java_runs "no JRE in the initramfs (OpenJDK 17's jlink on the host)"; return; }
+	rm -f $O/java.gate
+	# 3 s of warm-up before the gate: C2 compiles alpha and beta, the profile sees compiled code
+	$j -Xmx64m -XX:+UseSerialGC -cp $FIX/java Split split 900 $O/java.gate 3 >/dev/null 2>&1 & p=$!
+	# past the JDK's own start (its Finalizer thread is made before main runs): main waits at the gate
+	n=0
+	while [ $n -lt 300 ] && ! cat /proc/$p/task/*/comm 2>/dev/null | grep -q '^Finalizer'; do
+		sleep 0.2; n=$((n + 1))
+	done
+	$E --pid $p --per-thread --duration 5 --frequency 99 -v --output $O/java.pb.gz 2>$O/java.err & e=$!
+	n=0
+	while [ $n -lt 600 ] && ! grep -qs '^ebpfprof: profiling' $O/java.err && kill -0 $e 2>/dev/null; do
+		sleep 0.2; n=$((n + 1))
+	done
+	touch $O/java.gate
+	# the Java main thread: the launcher's first thread (its own waits in pthread_join)
+	ls /proc/$p/task | sort -n | awk -v p=$p '$1 > p { print; exit }' >$O/java.tid
+	wait $e
+	rc=$?
+	kill $p 2>/dev/null; wait $p 2>/dev/null
+	if [ $rc = 0 ] && [ -s $O/java.pb.gz ]; then
+		emit java.pb.gz $O/java.pb.gz
+		emit java.tid $O/java.tid
+		grep '^ebpfprof: java:' $O/java.err | sed 's/^/  /'
+		pass java_runs
+	else
+		show $O/java.err | tail -5
+		fail java_runs "exit $rc"
 	fi
 }
 
@@ -259,6 +320,32 @@ test_agent() {
 	fi
 }
 
+# --- a process's own labels read in BPF on every kernel (the steps build's walk before 5.17): Go
+# pprof labels, and custom labels of the C program's two threads; read on the host (check_labels) ---
+test_labels() {
+	for f in golabels-1.19 tctx; do
+		[ -x $FIX/$f ] || { skip labels_runs "no $f in the initramfs"; return; }
+	done
+	$FIX/golabels-1.19 600 >/dev/null & g=$!
+	$FIX/tctx 1000000 2 >$O/tctx.out & t=$!
+	sleep 0.5
+	$E --pid $g --duration 5 --frequency 99 -v --output $O/golabels.pb.gz 2>$O/golabels.err
+	rc=$?
+	$E --pid $t --per-thread --duration 5 --frequency 99 -v --output $O/tctx.pb.gz 2>$O/tctx.err
+	rc2=$?
+	kill $g $t; wait $g $t 2>/dev/null
+	grep -h 'labels_read_total\|^ebpfprof: labels:' $O/golabels.err $O/tctx.err | sed 's/^/  /'
+	if [ $rc = 0 ] && [ $rc2 = 0 ] && [ -s $O/golabels.pb.gz ] && [ -s $O/tctx.pb.gz ]; then
+		for f in golabels.pb.gz golabels.err tctx.pb.gz tctx.out tctx.err; do
+			emit $f $O/$f
+		done
+		pass labels_runs
+	else
+		show $O/golabels.err | tail -3; show $O/tctx.err | tail -3
+		fail labels_runs "exit $rc (Go), $rc2 (C)"
+	fi
+}
+
 # --- a pure cgroup v2 host (this guest): processes of one cgroup have their cgroup file read once ---
 test_cgroup_reads() {
 	mkdir -p /sys/fs/cgroup/churn || { skip cgroup_reads "cannot make a cgroup"; return; }
@@ -347,8 +434,10 @@ test_privilege() {
 
 test_cpu_oneshot
 test_unwind_cfi
+test_offcpu_cfi
 test_unwind_fp
 test_python_named
+test_java_named
 test_walk_cost
 test_mode off-cpu
 test_mode wall
@@ -356,5 +445,6 @@ test_agent_wall
 test_user_regs
 test_offcpu_windows
 test_agent
+test_labels
 test_cgroup_reads
 test_privilege

@@ -122,6 +122,42 @@ copy_arm64_python() {	# root
 	cp "$ROOT/tests/fixtures/python/chain.py" "$r/opt/ebpfprof/fix/"
 }
 
+# libc's symbols (libc6-dbg) at their build-id path: the thread entries a stack starts in (start_thread,
+# clone3) named, so a thread's stack reads whole rather than marked as cut short
+copy_libc_symbols() {	# root
+	local r=$1 id dbg
+	id=$(readelf -n "$LIB_DIR/libc.so.6" 2>/dev/null | awk '/Build ID/ { print $3; exit }')
+	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+	[ -n "$id" ] && [ -e "$dbg" ] || { say "no libc6-dbg: libc's frames stay unnamed in the guests"; return 0; }
+	mkdir -p "$r$(dirname "$dbg")" && cp "$dbg" "$r$dbg"
+}
+
+# A JRE of the two modules the Java fixture needs, made by OpenJDK 17's jlink once per JDK build
+# (~19 MB compressed: an installed JDK does not fit the initramfs), its libraries, and the fixture's
+# classes compiled by the same JDK
+copy_java() {	# root
+	local r=$1 jdk jre f lib
+	# the host's JDK runs on the host's architecture only
+	[ -n "$CROSS" ] && { say "no $VM_ARCH JRE: the guest's Java check skips"; return 0; }
+	jdk=$(ls -d /usr/lib/jvm/java-17-openjdk-* 2>/dev/null | head -1)
+	[ -x "$jdk/bin/jlink" ] && [ -x "$jdk/bin/javac" ] || { say "no OpenJDK 17: the guest's Java check skips"; return 0; }
+	jre=$CACHE/jre17-$(stat -c %Y "$jdk/lib/server/libjvm.so")
+	if [ ! -x "$jre/bin/java" ]; then
+		rm -rf "$jre.tmp"
+		"$jdk/bin/jlink" --add-modules java.base,java.management --strip-debug --no-man-pages \
+			--no-header-files --compress=2 --output "$jre.tmp" && mv "$jre.tmp" "$jre" ||
+			{ say "jlink failed: the guest's Java check skips"; return 0; }
+	fi
+	mkdir -p "$r/opt"
+	cp -a "$jre" "$r/opt/jre"
+	for f in "$jre/bin/java" $(find "$jre/lib" -name '*.so'); do
+		for lib in $(ldd "$f" 2>/dev/null | awk '/=> \/(usr\/)?lib/ { print $3 }'); do
+			[ -e "$r$lib" ] || { mkdir -p "$r$(dirname "$lib")" && cp -L "$lib" "$r$lib"; }
+		done
+	done
+	"$jdk/bin/javac" -d "$r/opt/ebpfprof/fix/java" "$ROOT/tests/fixtures/java/Split.java"
+}
+
 build_initramfs() {	# out
 	local out=$1 r=$WORK/initramfs.d f bin
 	rm -rf "$r"
@@ -139,7 +175,7 @@ build_initramfs() {	# out
 		[ -n "$f" ] && copy_with_libs "$f" "$(dirname "${f#/}")" "$r"
 	done
 	for f in cpu_split syscall_heavy fgprof collector short_lived unwind/unwind_deep unwind/unwind_cxx \
-		unwind/unwind_gosha; do
+		unwind/unwind_gosha labels/golabels-1.19 labels/tctx; do
 		copy_with_libs "$BUILD/fixtures/$f" opt/ebpfprof/fix "$r"
 	done
 	# unit tests that load BPF: user registers from the kernel stack (bpf/regs.bpf.h), off-CPU windows
@@ -147,6 +183,8 @@ build_initramfs() {	# out
 		copy_with_libs "$BUILD/tests/unit/$f" opt/ebpfprof/fix "$r"
 	done
 	copy_python "$r"
+	copy_java "$r"
+	copy_libc_symbols "$r"
 	for bin in setpriv capsh; do
 		if [ "$VM_ARCH" = arm64 ] && [ -n "$CROSS" ]; then
 			for f in "$CACHE"/arm64-root/{usr/bin,usr/sbin,bin,sbin}/"$bin"; do

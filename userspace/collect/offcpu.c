@@ -13,9 +13,11 @@
 #include "cpus.h"
 #include "pidns.h"
 #include "preflight.h"
+#include "runtimes/labels/labels_runtime.h"
 #include "unwind.h"
 #include "runtimes/runtime.h"
 #include "offcpu.skel.h"
+#include "offcpu_steps.skel.h"
 
 #define DEFAULT_START_ENTRIES 65536
 #define DEFAULT_COUNT_ENTRIES 10240
@@ -34,7 +36,8 @@ struct offcpu {
 	struct bpf_link *link;		/* attached to sched_switch; NULL when stopped */
 	struct bpf_link *iter_link;	/* the harvest iterator over the start map */
 	bool no_iter;			/* iterators refused: offcpu_harvest_run is test-run instead */
-	bool fp_programs;		/* the programs without CFI walk and exchange (before 5.17) */
+	bool fp_programs;		/* the programs without exchange (before 5.12) */
+	bool steps;			/* the steps build, as the sampler's: walks before 5.17 too */
 	__u64 stop_ns;			/* when offcpu__stop detached */
 	int n_possible_cpus;
 	__u32 stack_entries;
@@ -136,7 +139,8 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m, bo
 
 /*
  * Exactly one of the four sched_switch programs is loaded: tp_btf or raw_tp
- * (BTF), with the CFI walk and atomic exchange (5.17+) or without.
+ * (BTF), with atomic exchange or without; the loop build walks CFI only in
+ * the first (5.17+), the steps build in both.
  */
 static int pick_switch_program(struct offcpu *o, bool btf)
 {
@@ -197,7 +201,7 @@ static int configure(struct offcpu *o, const struct offcpu_opts *opts)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.pids, opts->n_pids > 0 ? opts->n_pids : 1);
 	if (!err && opts->sampler)
-		err = share_sampler_maps(o, opts->sampler, !o->fp_programs);
+		err = share_sampler_maps(o, opts->sampler, o->steps || !o->fp_programs);
 	return err;
 }
 
@@ -263,12 +267,42 @@ static int pick_harvest_program(struct offcpu *o, bool iter)
 	return err;
 }
 
+/*
+ * The steps build of bpf/offcpu.bpf.c has the same maps, programs and
+ * globals by name and layout (as the sampler's, sampler.c): the loop build's
+ * skeleton serves it, with its bytes.
+ */
+_Static_assert(sizeof(struct offcpu_bpf__rodata) == sizeof(struct offcpu_steps_bpf__rodata),
+	       "the two builds' globals differ");
+_Static_assert(sizeof(struct offcpu_bpf__bss) == sizeof(struct offcpu_steps_bpf__bss),
+	       "the two builds' globals differ");
+
+static struct offcpu_bpf *open_object(bool steps)
+{
+	struct offcpu_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj)
+		return NULL;
+	err = offcpu_bpf__create_skeleton(obj);
+	if (!err && steps)
+		obj->skeleton->data = (void *)offcpu_steps_bpf__elf_bytes(&obj->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	if (err) {
+		offcpu_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 /* Opens, configures and loads the object, harvesting by iterator or by test run. */
 static int open_and_load(struct offcpu *o, const struct offcpu_opts *opts, bool iter)
 {
 	int err;
 
-	o->skel = offcpu_bpf__open();
+	o->skel = open_object(o->steps);
 	if (!o->skel)
 		return -errno;
 	err = pick_harvest_program(o, iter);
@@ -288,9 +322,14 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 	if (!o)
 		return NULL;
 	o->n_possible_cpus = libbpf_num_possible_cpus();
-	/* the kernel decides: the CFI walk needs bpf_loop, which comes after the exchange */
-	o->fp_programs = opts->force_fp_programs || !sampler__kernel_can_walk_cfi() ||
-			 !preflight__bpf_xchg();
+	/*
+	 * The kernel decides, through the sampler's choice: its steps build
+	 * walks without bpf_loop and without the exchange; the loop build's
+	 * walk needs bpf_loop, which comes after the exchange.
+	 */
+	o->steps = opts->sampler && opts->sampler->steps;
+	o->fp_programs = opts->force_fp_programs || !preflight__bpf_xchg() ||
+			 (!o->steps && !sampler__kernel_can_walk_cfi());
 	if (o->n_possible_cpus <= 0) {
 		err = o->n_possible_cpus ? o->n_possible_cpus : -EINVAL;
 		goto err_free;
@@ -468,10 +507,7 @@ int offcpu__label_set(struct offcpu *o, __u64 hash, struct label_set *out)
 {
 	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.offcpu_labels), &hash, out))
 		return -errno;
-	if (out->n > LABELS_MAX)
-		out->n = LABELS_MAX;
-	for (__u32 i = 0; i < out->n; i++)
-		out->kv[i].key[LABEL_KEY_MAX - 1] = out->kv[i].value[LABEL_VALUE_MAX - 1] = '\0';
+	labels__tidy(out);
 	return 0;
 }
 

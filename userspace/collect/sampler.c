@@ -22,6 +22,7 @@
 #include "preload.h"
 #include "unwind.h"
 #include "runtimes/runtime.h"
+#include "runtimes/labels/labels_runtime.h"
 #include "symbolize/symbolize.h"
 #include "profile.skel.h"
 #include "profile_steps.skel.h"
@@ -45,6 +46,7 @@
 struct sampler {
 	struct profile_bpf *skel;
 	struct bpf_program *prog;	/* do_sample, or do_sample_fp where nothing walks CFI */
+	bool steps;			/* the steps build is loaded */
 	struct ring_buffer *events;
 	sampler_event_fn event_fn;	/* set for the duration of one poll */
 	void *event_ctx;
@@ -519,7 +521,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts)
 	err = want_walk(opts, &walk);
 	if (err)
 		goto err_free;
-	s->skel = open_object(walk == SAMPLER_WALK_STEPS);
+	s->steps = walk == SAMPLER_WALK_STEPS;
+	s->skel = open_object(s->steps);
 	if (!s->skel) {
 		err = -errno;
 		goto err_free;
@@ -631,6 +634,7 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out)
 
 	*out = (struct sampler_maps){
 		.cfi = skel->rodata->unwind_mode == UNWIND_MODE_CFI,
+		.steps = s->steps,
 		.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
 		.pages_fd = bpf_map__fd(skel->maps.unwind_pages),
 		.procs_fd = bpf_map__fd(skel->maps.unwind_procs),
@@ -827,10 +831,7 @@ int sampler__label_set(struct sampler *s, int slot, __u64 hash, struct label_set
 {
 	if (bpf_map_lookup_elem(bpf_map__fd(labels_map(s, slot)), &hash, out))
 		return -errno;
-	if (out->n > LABELS_MAX)
-		out->n = LABELS_MAX;
-	for (__u32 i = 0; i < out->n; i++)
-		out->kv[i].key[LABEL_KEY_MAX - 1] = out->kv[i].value[LABEL_VALUE_MAX - 1] = '\0';
+	labels__tidy(out);
 	return 0;
 }
 

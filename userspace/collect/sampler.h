@@ -121,6 +121,7 @@ int sampler__events_fd(const struct sampler *s);
  */
 struct sampler_maps {
 	bool cfi;		/* the tables are there: walk with CFI */
+	bool steps;		/* in the steps build (walk.bpf.h): the off-CPU tracer takes it too */
 	int rows_fd, pages_fd, procs_fd;
 	int events_fd, seen_fd, events_lost_fd, events_ctl_fd;
 	int runtime_pids_fd;	/* with cfi */

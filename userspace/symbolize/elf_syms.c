@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include "elf_syms.h"
 #include "lib/array.h"
+#include "lib/hashmap.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -16,6 +18,13 @@
 
 #define LOADS_MAX 64
 #define NOTE_HDR_SIZE 12	/* namesz, descsz, type: three 32-bit words in every class */
+#define NAME_CHUNK 256		/* a name in the file is read this much at a time */
+#define NAME_MAX_LEN (1u << 20)	/* a name in the file longer than this is not read */
+
+/* tables whose names take this much stay in their file; at most this many files at once */
+static size_t names_in_file_min = 64 * 1024;
+static unsigned names_in_file_max = 64;
+static unsigned names_in_file_held;	/* descriptors held for names; atomic */
 
 struct esym {			/* 16 bytes a symbol */
 	__u64 addr;
@@ -29,11 +38,23 @@ struct eload {
 	__u64 filesz;
 };
 
+/* a name read from the file at its first lookup, kept until the table is freed */
+struct kept_name {
+	__u32 off;		/* in the string table */
+	char *str;
+};
+
 struct elf_syms {
 	struct esym *syms;
 	size_t n;
-	char *names;
+	char *names;		/* NULL: the names stay in the file at fd */
 	size_t names_len;
+	int fd;			/* names in the file: the string table is [str_off, str_off + str_size) */
+	__u64 str_off, str_size;
+	pthread_mutex_t lock;	/* the kept names: lookups are const */
+	struct hmap *kept_index;
+	struct kept_name *kept;
+	size_t n_kept, cap_kept, kept_bytes;
 	struct eload loads[LOADS_MAX];
 	size_t n_loads;
 	char build_id[ELF_BUILD_ID_HEX_SIZE];
@@ -53,6 +74,8 @@ struct cands {
 	struct cand *c;
 	size_t n, cap;
 	const char *strs[2];	/* string table of .symtab and .dynsym */
+	GElf_Shdr str_shs[2];	/* their section headers */
+	size_t str_lens[2];	/* and the bytes libelf read of them */
 };
 
 static int elf_ready(void)
@@ -228,6 +251,8 @@ static int collect(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, int table, struc
 	if (!data || !strs || !strs->d_buf || !strs->d_size || (data->d_size && !data->d_buf))
 		return -EINVAL;
 	c->strs[table] = strs->d_buf;
+	c->str_shs[table] = str_sh;
+	c->str_lens[table] = strs->d_size;
 	/* gelf_getsym() returns NULL past the symbols actually read */
 	for (int i = 1; gelf_getsym(data, i, &sym); i++) {
 		unsigned char type = GELF_ST_TYPE(sym.st_info);
@@ -340,8 +365,50 @@ static int sort_cands(struct cands *c)
 	return 0;
 }
 
+/* takes one of the names_in_file_max descriptors; false when all are taken */
+static bool hold_names_fd(void)
+{
+	unsigned held = __atomic_load_n(&names_in_file_held, __ATOMIC_RELAXED);
+
+	do {
+		if (held >= names_in_file_max)
+			return false;
+	} while (!__atomic_compare_exchange_n(&names_in_file_held, &held, held + 1, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/*
+ * Whether the names (NAMES_LEN bytes, all of one table) stay in the file at
+ * FD, read at their first lookup: a large table of a file (not an image in
+ * memory), its strings stored plain. Most names of a library are never in a
+ * sample, and a C++ library's take several times its symbols' 16 bytes.
+ */
+static bool keep_names_in_file(struct elf_syms *es, const struct cands *c, int fd,
+			       size_t names_len)
+{
+	const GElf_Shdr *sh;
+	int table;
+
+	if (fd < 0 || !c->n || names_len < names_in_file_min)
+		return false;
+	table = c->c[0].table;
+	sh = &c->str_shs[table];
+	if (sh->sh_flags & SHF_COMPRESSED || c->str_lens[table] > sh->sh_size ||
+	    c->str_lens[table] > 0xffffffffULL || !hold_names_fd())
+		return false;
+	es->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (es->fd < 0) {
+		__atomic_fetch_sub(&names_in_file_held, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	es->str_off = sh->sh_offset;
+	es->str_size = c->str_lens[table];
+	return true;
+}
+
 /* sorts, merges aliases (best name, largest size) and copies the kept names into one pool */
-static int build_table(struct elf_syms *es, struct cands *c)
+static int build_table(struct elf_syms *es, struct cands *c, int fd)
 {
 	size_t kept = 0, names_len = 0;
 	int err = sort_cands(c);
@@ -360,8 +427,20 @@ static int build_table(struct elf_syms *es, struct cands *c)
 	if (names_len > 0xffffffffULL)
 		return -E2BIG;
 	es->syms = malloc(kept * sizeof(*es->syms) + !kept);
+	if (!es->syms)
+		return -ENOMEM;
+	es->n = kept;
+	if (keep_names_in_file(es, c, fd, names_len)) {
+		for (size_t i = 0; i < kept; i++) {
+			es->syms[i].addr = c->c[i].addr;
+			es->syms[i].size = c->c[i].size;
+			es->syms[i].name = c->c[i].name;
+		}
+		return 0;
+	}
+	es->n = 0;
 	es->names = malloc(names_len + 1);
-	if (!es->syms || !es->names)
+	if (!es->names)
 		return -ENOMEM;
 	for (size_t i = 0; i < kept; i++) {
 		const char *name = c->strs[c->c[i].table] + c->c[i].name;
@@ -382,7 +461,7 @@ static int build_table(struct elf_syms *es, struct cands *c)
  * .dynsym symbol there too, so reading both would only double the work.
  * Else .dynsym, all that a stripped file keeps.
  */
-static int read_symbols(Elf *elf, struct elf_syms *es)
+static int read_symbols(Elf *elf, struct elf_syms *es, int fd)
 {
 	Elf_Scn *scn = NULL, *tabs[2] = {};
 	GElf_Shdr shs[2];
@@ -416,13 +495,14 @@ static int read_symbols(Elf *elf, struct elf_syms *es)
 	/* tables that exist but cannot be read make a malformed file */
 	if (err && !c.n)
 		goto out;
-	err = build_table(es, &c);
+	err = build_table(es, &c, fd);
 out:
 	free(c.c);
 	return err;
 }
 
-static struct elf_syms *read_elf(Elf *elf)
+/* FD: the file ELF reads, -1 for an image in memory */
+static struct elf_syms *read_elf(Elf *elf, int fd)
 {
 	struct elf_syms *es;
 	GElf_Ehdr eh;
@@ -436,12 +516,14 @@ static struct elf_syms *read_elf(Elf *elf)
 	es = calloc(1, sizeof(*es));
 	if (!es)
 		return NULL;
+	es->fd = -1;
+	pthread_mutex_init(&es->lock, NULL);
 	err = read_loads(elf, es);
 	if (err)
 		goto out_free;
 	if (find_build_id(elf, es->build_id, sizeof(es->build_id)))
 		es->build_id[0] = '\0';
-	err = read_symbols(elf, es);
+	err = read_symbols(elf, es, fd);
 	if (err)
 		goto out_free;
 	return es;
@@ -489,7 +571,7 @@ struct elf_syms *elf_syms__read_fd(int fd)
 		errno = -err;
 		return NULL;
 	}
-	es = read_elf(elf);
+	es = read_elf(elf, fd);
 	err = errno;
 	elf_end(elf);
 	errno = err;
@@ -533,7 +615,7 @@ struct elf_syms *elf_syms__read_mem(const void *image, size_t size)
 		err = EINVAL;
 		goto out_free;
 	}
-	es = read_elf(elf);
+	es = read_elf(elf, -1);
 	err = errno;
 	elf_end(elf);
 out_free:
@@ -548,7 +630,89 @@ void elf_syms__free(struct elf_syms *es)
 		return;
 	free(es->syms);
 	free(es->names);
+	if (es->fd >= 0) {
+		close(es->fd);
+		__atomic_fetch_sub(&names_in_file_held, 1, __ATOMIC_RELAXED);
+	}
+	for (size_t i = 0; i < es->n_kept; i++)
+		free(es->kept[i].str);
+	free(es->kept);
+	hmap__free(es->kept_index);
+	pthread_mutex_destroy(&es->lock);
 	free(es);
+}
+
+void elf_syms__names_in_file(size_t min_bytes, unsigned max_files)
+{
+	names_in_file_min = min_bytes;
+	names_in_file_max = max_files;
+}
+
+/* the name at OFF of the string table in the file, read up to its NUL: a new string or NULL */
+static char *read_name(const struct elf_syms *es, __u32 off)
+{
+	size_t cap = es->str_size - off < NAME_MAX_LEN ? es->str_size - off : NAME_MAX_LEN;
+	size_t len = 0, alloc = 0;
+	char *buf = NULL, *nul = NULL;
+
+	while (!nul && len < cap) {
+		size_t want = cap - len < NAME_CHUNK ? cap - len : NAME_CHUNK;
+		ssize_t got;
+
+		if (ARRAY_RESERVE(buf, alloc, len + want + 1))
+			break;
+		got = pread(es->fd, buf + len, want, (off_t)(es->str_off + off + len));
+		if (got <= 0)
+			break;	/* an error, or the file shrank since it was read */
+		nul = memchr(buf + len, '\0', got);
+		len += got;
+	}
+	/* unterminated, or empty: the file changed under the table */
+	if (!nul || nul == buf) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int kept_eq(__u32 id, const void *key, const void *ctx)
+{
+	const struct elf_syms *es = ctx;
+
+	return es->kept[id - 1].off == *(const __u32 *)key;
+}
+
+/* the name at OFF of a table whose names stay in the file: read once, then kept */
+static const char *file_name(struct elf_syms *es, __u32 off)
+{
+	__u64 h = hash_u64(off, 0);
+	const char *name = NULL;
+	__u32 id;
+	char *str;
+
+	pthread_mutex_lock(&es->lock);
+	if (!es->kept_index && !(es->kept_index = hmap__new()))
+		goto out;
+	id = hmap__find(es->kept_index, h, kept_eq, &off, es);
+	if (id) {
+		name = es->kept[id - 1].str;
+		goto out;
+	}
+	if (ARRAY_RESERVE(es->kept, es->cap_kept, es->n_kept + 1))
+		goto out;
+	str = read_name(es, off);
+	if (!str)
+		goto out;
+	if (hmap__insert(es->kept_index, h, es->n_kept + 1)) {
+		free(str);
+		goto out;
+	}
+	es->kept[es->n_kept++] = (struct kept_name){ .off = off, .str = str };
+	es->kept_bytes += strlen(str) + 1 + sizeof(struct kept_name);
+	name = str;
+out:
+	pthread_mutex_unlock(&es->lock);
+	return name;
 }
 
 int elf_syms__offset_to_vaddr(const struct elf_syms *es, __u64 off, __u64 *vaddr)
@@ -589,7 +753,10 @@ const char *elf_syms__lookup(const struct elf_syms *es, __u64 vaddr, __u64 *offs
 		return NULL;	/* in padding or code no symbol names */
 	if (offset)
 		*offset = vaddr - s->addr;
-	return es->names + s->name;
+	if (es->names)
+		return es->names + s->name;
+	/* the lookup is const to callers; only the kept names change, under their lock */
+	return file_name((struct elf_syms *)es, s->name);
 }
 
 const char *elf_syms__build_id(const struct elf_syms *es)
@@ -604,7 +771,12 @@ size_t elf_syms__count(const struct elf_syms *es)
 
 size_t elf_syms__mem_size(const struct elf_syms *es)
 {
-	return sizeof(*es) + es->n * sizeof(*es->syms) + es->names_len;
+	size_t kept;
+
+	pthread_mutex_lock((pthread_mutex_t *)&es->lock);
+	kept = es->kept_bytes + (es->kept_index ? hmap__bytes(es->kept_index) : 0);
+	pthread_mutex_unlock((pthread_mutex_t *)&es->lock);
+	return sizeof(*es) + es->n * sizeof(*es->syms) + es->names_len + kept;
 }
 
 int elf_read_build_id(int fd, char *hex, size_t size)

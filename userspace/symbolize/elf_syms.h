@@ -21,11 +21,20 @@ struct elf_syms;
  * missing, unreadable or names no function (a stripped file keeps only
  * .dynsym; .symtab already holds every .dynsym symbol); the PT_LOAD segments;
  * and the GNU build ID, from the file open at FD (not closed; read with read(2), never
- * mmap'ed, so a file truncated underneath cannot fault us). Nothing of the
- * file is kept open. Returns NULL with errno set: ENOEXEC not an executable or
- * shared object, EFBIG over ELF_FILE_MAX, EINVAL malformed.
+ * mmap'ed, so a file truncated underneath cannot fault us). The names of a
+ * large table stay in the file (elf_syms__names_in_file): a duplicate of FD is
+ * held, and a name is read with pread(2) at its first lookup and kept; else
+ * nothing of the file is kept open. Returns NULL with errno set: ENOEXEC not
+ * an executable or shared object, EFBIG over ELF_FILE_MAX, EINVAL malformed.
  */
 struct elf_syms *elf_syms__read_fd(int fd);
+
+/*
+ * Tables read from a file whose names take at least MIN_BYTES keep them in
+ * the file, for at most MAX_FILES tables at once (each holds a descriptor);
+ * the others copy them (the default: 64 KiB, 64 files). Set before reading.
+ */
+void elf_syms__names_in_file(size_t min_bytes, unsigned max_files);
 struct elf_syms *elf_syms__load(const char *path);
 /* The same over an image in memory (the vDSO). */
 struct elf_syms *elf_syms__read_mem(const void *image, size_t size);
@@ -47,7 +56,8 @@ int elf_syms__offset_to_vaddr(const struct elf_syms *es, __u64 off, __u64 *vaddr
  * (may be NULL) = VADDR - symbol address. NULL when no symbol covers VADDR.
  * Among aliases at one address the name kept has the fewest leading
  * underscores, then the strongest binding (global, weak, local). The name is
- * borrowed until elf_syms__free().
+ * borrowed until elf_syms__free(). NULL too when a name kept in the file
+ * cannot be read (the file shrank or changed since). Thread-safe.
  */
 const char *elf_syms__lookup(const struct elf_syms *es, __u64 vaddr, __u64 *offset);
 

@@ -4,10 +4,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "lib/array.h"
+#include "lib/fdio.h"
 #include "lib/hashmap.h"
 #include "lib/hexdigit.h"
 #include "kallsyms.h"
-#include "procfs.h"
 
 #define MODULE_NAME_MAX 255
 #define MODULES_MAX 0xffff	/* module index is a __u16; 0 is the core kernel */
@@ -363,83 +365,91 @@ static struct nref *name_refs(const struct kentry *e, size_t n)
 	return r;
 }
 
-struct ksyms *ksyms__parse(const char *buf, size_t len)
-{
-	const char *end = buf + len, *p;
-	size_t n = 0, n_mods = 0;
-	struct kentry *e = NULL;
-	struct nref *r = NULL;
-	__u32 *mod_offs = NULL;
+/*
+ * While parsing: the text symbols so far, their names copied out of the
+ * input into one buffer, so the input (8 MB of /proc/kallsyms, most of it
+ * data symbols, addresses and types) is read in chunks and never held whole.
+ */
+struct kparse {
 	struct ksyms *ks;
-	bool any_addr = false;
-	__u16 last_mod = 0;
+	struct kentry *e;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+	__u32 *mod_offs;
+	size_t n_mods;
+	__u16 last_mod;
+	bool any_addr;
+	int err;
+};
+
+/* one line, [p, eol) without its newline: a text symbol is kept, anything else skipped */
+static void kparse_line(struct kparse *kp, const char *p, const char *eol)
+{
+	struct kentry *e;
 	struct kline l;
-	int err = 0;
 
-	ks = calloc(1, sizeof(*ks));
-	if (!ks)
-		return NULL;
-	/* offsets into BUF and into the name pool, which is shorter than BUF, are __u32 */
-	if (len >= 0xffffffffULL) {
-		err = -E2BIG;
-		goto out;
+	if (kp->err || parse_line(p, eol, &l) || !is_text(l.type))
+		return;
+	/* offsets into the names, and into the name pool that is shorter, are __u32 */
+	if (kp->names_len + l.name_len >= 0xffffffffULL) {
+		kp->err = -E2BIG;
+		return;
 	}
-	/* pass 1: count text symbols, so pass 2 allocates once */
-	for (p = buf; p < end;) {
+	if (ARRAY_RESERVE(kp->e, kp->cap, kp->n + 1) ||
+	    ARRAY_RESERVE(kp->names, kp->names_cap, kp->names_len + l.name_len)) {
+		kp->err = -ENOMEM;
+		return;
+	}
+	kp->any_addr |= l.addr != 0;
+	e = &kp->e[kp->n++];
+	e->addr = l.addr;
+	e->name_off = kp->names_len;
+	e->name_len = l.name_len;	/* < KSYMS_LINE_MAX */
+	e->rank = rank_of(&l);
+	e->mod = l.mod ? intern_module(kp->ks, &kp->mod_offs, &kp->n_mods, l.mod, l.mod_len,
+				       &kp->last_mod)
+		       : 0;
+	memcpy(kp->names + kp->names_len, l.name, l.name_len);
+	kp->names_len += l.name_len;
+}
+
+/* every line of [buf, buf + len); the last may lack its newline */
+static void kparse_lines(struct kparse *kp, const char *buf, size_t len)
+{
+	const char *end = buf + len;
+
+	for (const char *p = buf; p < end;) {
 		const char *nl = memchr(p, '\n', end - p), *eol = nl ? nl : end;
 
-		if (!parse_line(p, eol, &l) && is_text(l.type)) {
-			n++;
-			any_addr |= l.addr != 0;
-		}
+		kparse_line(kp, p, eol);
 		p = nl ? nl + 1 : end;
 	}
-	if (!n) {
+}
+
+/* the table from what KP kept; frees KP's scratch either way */
+static struct ksyms *kparse_finish(struct kparse *kp)
+{
+	struct ksyms *ks = kp->ks;
+	struct nref *r = NULL;
+	int err = kp->err;
+
+	if (!err && !kp->n)
 		err = -ENODATA;
-		goto out;
-	}
-	if (!any_addr) {
+	if (!err && !kp->any_addr)
 		err = -EPERM;
-		goto out;
-	}
-	e = malloc(n * sizeof(*e));
-	ks->cache = hmap__new();
-	if (!e || !ks->cache) {
+	if (!err && !(ks->cache = hmap__new()))
 		err = -ENOMEM;
-		goto out;
-	}
-	/* pass 2: the names stay in BUF until they are sorted and front-coded */
-	n = 0;
-	for (p = buf; p < end;) {
-		const char *nl = memchr(p, '\n', end - p), *eol = nl ? nl : end;
-
-		if (!parse_line(p, eol, &l) && is_text(l.type)) {
-			e[n].addr = l.addr;
-			e[n].name_off = l.name - buf;
-			e[n].name_len = l.name_len;	/* < KSYMS_LINE_MAX */
-			e[n].rank = rank_of(&l);
-			e[n].mod = l.mod ? intern_module(ks, &mod_offs, &n_mods, l.mod, l.mod_len,
-							 &last_mod)
-					 : 0;
-			n++;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	err = index_addrs(ks, e, n, mod_offs);
-	if (err)
-		goto out;
-	r = name_refs(e, ks->n);
-	if (!r) {
+	if (!err)
+		err = index_addrs(ks, kp->e, kp->n, kp->mod_offs);
+	if (!err && !(r = name_refs(kp->e, ks->n)))
 		err = -ENOMEM;
-		goto out;
-	}
-	free(e);	/* before the pool is allocated: peak memory */
-	e = NULL;
-	err = index_names(ks, buf, r);
-out:
+	free(kp->e);	/* before the pool is allocated: peak memory */
+	if (!err)
+		err = index_names(ks, kp->names, r);
 	free(r);
-	free(e);
-	free(mod_offs);
+	free(kp->names);
+	free(kp->mod_offs);
 	if (err) {
 		ksyms__free(ks);
 		errno = -err;
@@ -448,24 +458,98 @@ out:
 	return ks;
 }
 
+static int kparse_start(struct kparse *kp)
+{
+	*kp = (struct kparse){ .ks = calloc(1, sizeof(struct ksyms)) };
+	return kp->ks ? 0 : -ENOMEM;
+}
+
+struct ksyms *ksyms__parse(const char *buf, size_t len)
+{
+	struct kparse kp;
+
+	if (kparse_start(&kp))
+		return NULL;
+	kparse_lines(&kp, buf, len);
+	return kparse_finish(&kp);
+}
+
+#define LOAD_CHUNK (64u << 10)	/* /proc/kallsyms is read this much at a time */
+
+/*
+ * Reads FD to its end (at most KSYMS_READ_CAP bytes) LOAD_CHUNK at a time,
+ * parsing each chunk's whole lines; a partial line waits for the next chunk,
+ * and a line longer than a chunk is malformed anyway (KSYMS_LINE_MAX).
+ */
+static int kparse_fd(struct kparse *kp, int fd)
+{
+	size_t have = 0, total = 0;
+	char *buf = malloc(LOAD_CHUNK);
+	bool skipping = false;	/* in a line longer than a chunk */
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (total < KSYMS_READ_CAP) {
+		size_t want = LOAD_CHUNK - have < KSYMS_READ_CAP - total ? LOAD_CHUNK - have :
+									  KSYMS_READ_CAP - total;
+		ssize_t got = fdio__read_full(fd, buf + have, want);
+		char *nl;
+
+		if (got <= 0) {
+			err = got;
+			break;
+		}
+		total += got;
+		have += got;
+		nl = memrchr(buf, '\n', have);
+		if (!nl) {
+			if (have == LOAD_CHUNK) {	/* too long for a line: dropped to its end */
+				skipping = true;
+				have = 0;
+			}
+			continue;
+		}
+		if (skipping) {	/* the rest of the long line ends at the first newline */
+			char *first = memchr(buf, '\n', have);
+
+			have -= first + 1 - buf;
+			memmove(buf, first + 1, have);
+			skipping = false;
+			nl = memrchr(buf, '\n', have);
+			if (!nl)
+				continue;
+		}
+		kparse_lines(kp, buf, nl - buf);
+		have -= nl + 1 - buf;
+		memmove(buf, nl + 1, have);
+	}
+	/* the last line without its newline, unless the cap cut it */
+	if (!err && !skipping && total < KSYMS_READ_CAP)
+		kparse_lines(kp, buf, have);
+	free(buf);
+	return err;
+}
+
 struct ksyms *ksyms__load(const char *path)
 {
-	struct ksyms *ks;
-	size_t len;
-	char *buf;
-	int err;
+	struct kparse kp;
+	int fd, err;
 
-	err = procfs__read_file(AT_FDCWD, path ? path : "/proc/kallsyms", KSYMS_READ_CAP, &buf,
-				&len, NULL);
+	fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	err = kparse_start(&kp);
 	if (err) {
+		close(fd);
 		errno = -err;
 		return NULL;
 	}
-	ks = ksyms__parse(buf, len);
-	err = errno;
-	free(buf);
-	errno = err;
-	return ks;
+	err = kparse_fd(&kp, fd);
+	close(fd);
+	if (err && !kp.err)
+		kp.err = err;
+	return kparse_finish(&kp);
 }
 
 void ksyms__free(struct ksyms *ks)

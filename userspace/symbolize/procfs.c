@@ -97,15 +97,22 @@ int procfs__read_file(int dirfd, const char *path, size_t cap, char **buf, size_
 	return err;
 }
 
+/* PROC_ROOT/PID/map_files/START-END into PATH (PATH_MAX bytes): 0 or -ENAMETOOLONG */
+static int map_files_path(char *path, const char *proc_root, __u32 pid, const struct proc_map *m)
+{
+	int n = snprintf(path, PATH_MAX, "%s/%u/map_files/%llx-%llx", proc_root, pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
 /* opens the mapping through map_files; exact, but needs CAP_SYS_ADMIN-like rights */
 static int open_map_files(const char *proc_root, __u32 pid, const struct proc_map *m)
 {
 	char path[PATH_MAX];
-	int n, fd;
+	int fd;
 
-	n = snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", proc_root, pid,
-		     (unsigned long long)m->start, (unsigned long long)m->end);
-	if (n < 0 || (size_t)n >= sizeof(path))
+	if (map_files_path(path, proc_root, pid, m))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	return fd < 0 ? -errno : fd;
@@ -174,5 +181,20 @@ int procfs__open_mapped(const char *proc_root, __u32 pid, const struct proc_map 
 
 out_close:
 	close(f);
+	return err;
+}
+
+int procfs__stat_mapped(const char *proc_root, __u32 pid, const struct proc_map *m,
+			struct stat *st)
+{
+	char path[PATH_MAX];
+	int fd, err;
+
+	/* map_files names the very file, as an open of it would: no descriptor made and closed */
+	if (!map_files_path(path, proc_root, pid, m) && !stat(path, st))
+		return S_ISREG(st->st_mode) ? 0 : -EINVAL;
+	err = procfs__open_mapped(proc_root, pid, m, &fd, st);
+	if (!err)
+		close(fd);
 	return err;
 }

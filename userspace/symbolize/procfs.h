@@ -35,4 +35,13 @@ int procfs__read_file(int dirfd, const char *path, size_t cap, char **buf, size_
 int procfs__open_mapped(const char *proc_root, __u32 pid, const struct proc_map *m, int *fd,
 			struct stat *st);
 
+/*
+ * The fstat(2) of the file procfs__open_mapped() would open, without
+ * opening it where map_files allows (a stat of the very file mapped), so a
+ * cache keyed by the file's identity costs one system call when it hits.
+ * Returns 0 or the errors of procfs__open_mapped().
+ */
+int procfs__stat_mapped(const char *proc_root, __u32 pid, const struct proc_map *m,
+			struct stat *st);
+
 #endif /* EBPFPROF_PROCFS_H */

@@ -426,6 +426,15 @@ out_free:
 	return 0;
 }
 
+/* the identity of the file ST describes, into *KEY: its idents index + 1, or 0 if new */
+static __u32 find_ident(struct symbolizer *s, const struct stat *st, struct file_ident *key)
+{
+	*key = (struct file_ident){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
+				    .mtime_sec = st->st_mtim.tv_sec,
+				    .mtime_nsec = st->st_mtim.tv_nsec };
+	return hmap__find(s->ident_index, ident_hash(key), ident_eq, key, s);
+}
+
 /*
  * Gives M the symbol table of the file PID maps at PM, read once per file
  * (now, or at its first lookup with lazy_files), and M's references on it
@@ -436,27 +445,26 @@ void sym_attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *pm,
 {
 	char bid[ELF_BUILD_ID_HEX_SIZE] = "";
 	struct build_id_key bkey = { bid };
-	struct file_ident key = {};
+	struct file_ident key;
 	__u32 ident, file = 0;
 	struct stat st;
-	int fd, err;
+	int fd = -1, err;
 
+	/* a file known by its identity is not opened: most of a new process's files are */
+	err = procfs__stat_mapped(s->proc_root, pid, pm, &st);
+	if (!err) {
+		ident = find_ident(s, &st, &key);
+		if (ident)
+			goto out_hit;
+	}
 	err = procfs__open_mapped(s->proc_root, pid, pm, &fd, &st);
 	if (err) {
 		sym_note_denied(s, err, pid, pm->path, pm->deleted);
 		return;
 	}
-	key.dev = st.st_dev;
-	key.ino = st.st_ino;
-	key.size = st.st_size;
-	key.mtime_sec = st.st_mtim.tv_sec;
-	key.mtime_nsec = st.st_mtim.tv_nsec;
-	ident = hmap__find(s->ident_index, ident_hash(&key), ident_eq, &key, s);
-	if (ident) {
-		s->stats.file_cache_hits++;
-		file = s->idents[ident - 1].file;
-		goto out_attach;
-	}
+	ident = find_ident(s, &st, &key);	/* replaced since the stat, or its stat failed */
+	if (ident)
+		goto out_hit;
 	/* a new identity may still be a copy we read (another container's layer) */
 	bkey.size = key.size;
 	if (elf_read_build_id(fd, bid, sizeof(bid)))
@@ -471,6 +479,10 @@ void sym_attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *pm,
 		goto out_close;
 	/* without the identity the next process would read the build ID again; harmless */
 	ident = add_ident(s, &key, file);
+	goto out_attach;
+out_hit:
+	s->stats.file_cache_hits++;
+	file = s->idents[ident - 1].file;
 out_attach:
 	m->file = file;
 	m->ident = ident;

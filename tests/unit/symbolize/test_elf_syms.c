@@ -357,6 +357,82 @@ static int test_many(void)
 	return TEST_OK;
 }
 
+/*
+ * A large table's names stay in the file: its memory is its symbols, not
+ * their names, until names are looked up; a name read once is kept, so a
+ * file truncated afterwards still names it, and a name not read yet then is
+ * NULL, not garbage. Past the descriptor cap, names are copied as before.
+ */
+static int test_names_in_file(void)
+{
+	const char *f = FIX "libmany.so";
+	char tmp[] = "/tmp/ebpfprof-elfsyms-XXXXXX", cmd[512];
+	const char *name = "many_100";
+	struct elf_syms *in_mem, *in_file, *capped;
+	size_t mem_bytes, file_bytes;
+	int n_other = 0;
+	__u64 addr, off;
+	const char *got;
+	int fd;
+
+	if (!have(f))
+		SKIP("run make fixtures");
+	addr = test__nm_addr(f, name);
+	CHECK(addr);
+	elf_syms__names_in_file((size_t)-1, 64);
+	in_mem = elf_syms__load(f);
+	elf_syms__names_in_file(0, 64);
+	in_file = elf_syms__load(f);
+	CHECK(in_mem && in_file);
+	mem_bytes = elf_syms__mem_size(in_mem);
+	file_bytes = elf_syms__mem_size(in_file);
+	fprintf(stderr, "  %zu symbols: %zu bytes with names copied, %zu kept in the file\n",
+		elf_syms__count(in_file), mem_bytes, file_bytes);
+	/* 20000 names of 7 bytes and more: at least 140 KB less */
+	CHECK(file_bytes + 140000 <= mem_bytes);
+	got = elf_syms__lookup(in_file, addr + 1, &off);
+	CHECK(got && !strcmp(got, name) && off == 1);
+	CHECK(elf_syms__lookup(in_file, addr, NULL) == got);	/* kept: the same string */
+	CHECK(elf_syms__mem_size(in_file) > file_bytes);
+	elf_syms__free(in_file);
+
+	/* one descriptor allowed: the second table copies its names */
+	elf_syms__names_in_file(0, 1);
+	in_file = elf_syms__load(f);
+	capped = elf_syms__load(f);
+	CHECK(in_file && capped);
+	CHECK(elf_syms__mem_size(capped) == mem_bytes);
+	elf_syms__free(capped);
+	elf_syms__free(in_file);
+
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", f, tmp);
+	CHECK(system(cmd) == 0);
+	in_file = elf_syms__load(tmp);
+	CHECK(in_file);
+	CHECK(elf_syms__lookup(in_file, addr, NULL));	/* read before the truncation */
+	CHECK(truncate(tmp, 4096) == 0);
+	got = elf_syms__lookup(in_file, addr, NULL);
+	CHECK(got && !strcmp(got, name));
+	/* every other name is past the new end now: unnamed, never another's name or garbage */
+	for (__u64 a = addr + 1; a < addr + 65536; a += 16) {
+		const char *want = elf_syms__lookup(in_mem, a, NULL);
+
+		if (!want || !strcmp(want, name))
+			continue;
+		n_other++;
+		CHECK(!elf_syms__lookup(in_file, a, NULL));
+	}
+	CHECK(n_other > 100);
+	elf_syms__free(in_file);
+	unlink(tmp);
+	elf_syms__names_in_file(64 * 1024, 64);
+	elf_syms__free(in_mem);
+	return TEST_OK;
+}
+
 /* a library of ~100 MB must load well under a second */
 static int test_large_library(void)
 {
@@ -392,4 +468,4 @@ static int test_large_library(void)
 
 TEST_MAIN("elf_syms", TEST(test_pie), TEST(test_shared), TEST(test_stripped), TEST(test_static),
 	  TEST(test_notes), TEST(test_corrupt), TEST(test_bit_flips), TEST(test_many),
-	  TEST(test_large_library))
+	  TEST(test_large_library), TEST(test_names_in_file))

@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "symbolize/kallsyms.h"
 #include "test.h"
 
@@ -369,6 +371,63 @@ static int check_live(struct ksyms *ks, const struct file_sym *syms, size_t n)
 	return TEST_OK;
 }
 
+/*
+ * A file is read in 64 KiB chunks: lines cut by a chunk's end, a line longer
+ * than a chunk (skipped whole, its tail not taken for a line) and a last line
+ * without its newline give what the whole text parsed at once gives.
+ */
+static int test_load_chunked(void)
+{
+	enum { N = 6000 };
+	char path[] = "/tmp/ebpfprof-kallsyms-XXXXXX";
+	size_t cap = N * 64 + 200000, len = 0;
+	struct ksyms *whole, *loaded;
+	char *text = malloc(cap);
+	int fd, ret = TEST_FAIL;
+	__u64 off;
+
+	CHECK(text);
+	for (int k = 0; k < N; k++) {
+		len += sprintf(text + len, "%016llx %c sym_%d_%.*s\n", 0xffffffff81000000ULL + k * 0x10ULL,
+			       k % 3 ? 't' : 'd', k, k % 29, "abcdefghijklmnopqrstuvwxyzabc");
+		if (k == N / 2) {	/* a 100 KB line whose tail would parse as a symbol */
+			len += sprintf(text + len, "ffffffff80000000 t long_");
+			memset(text + len, 'x', 100000);
+			len += 100000;
+			len += sprintf(text + len, " ffffffff80000010 t tail_of_long\n");
+		}
+	}
+	len += sprintf(text + len, "ffffffff90000000 T last_no_newline");
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (write(fd, text, len) != (ssize_t)len)
+		goto out;
+	whole = ksyms__parse(text, len);
+	loaded = ksyms__load(path);
+	if (!whole || !loaded || ksyms__count(whole) != ksyms__count(loaded))
+		goto out_free;
+	for (size_t i = 0; i < ksyms__count(whole); i++)
+		if (ksyms__addr(whole, i) != ksyms__addr(loaded, i) ||
+		    strcmp(ksyms__name(whole, i), ksyms__name(loaded, i)))
+			goto out_free;
+	if (ksyms__find(loaded, 0xffffffff90000000ULL, &off) < 0 ||
+	    strcmp(ksyms__name(loaded, ksyms__find(loaded, 0xffffffff90000000ULL, &off)),
+		   "last_no_newline"))
+		goto out_free;
+	for (size_t i = 0; i < ksyms__count(loaded); i++)
+		if (strstr(ksyms__name(loaded, i), "long"))
+			goto out_free;
+	ret = TEST_OK;
+out_free:
+	ksyms__free(whole);
+	ksyms__free(loaded);
+out:
+	close(fd);
+	unlink(path);
+	free(text);
+	return ret;
+}
+
 static int test_live(void)
 {
 	struct file_sym *syms;
@@ -392,4 +451,4 @@ static int test_live(void)
 }
 
 TEST_MAIN("kallsyms", TEST(test_crafted), TEST(test_front_coded), TEST(test_hidden_and_empty),
-	  TEST(test_every_prefix), TEST(test_live))
+	  TEST(test_every_prefix), TEST(test_load_chunked), TEST(test_live))

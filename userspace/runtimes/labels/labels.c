@@ -1,12 +1,14 @@
 /* labels.c -- where a process keeps its own labels (Go pprof labels, custom labels, OpenTelemetry thread context), handed to BPF */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "lib/bpf_util.h"
+#include "lib/clock.h"
 #include "lib/file_memo.h"
 #include "lib/proc_mem.h"
 #include "symbolize/proc_maps.h"
@@ -21,8 +23,13 @@
 #define TLS_G_INTERNAL (-8)	/* internal linking: g at -8(FS), runtime.tlsg's slot */
 #define TLS_STATIC_MAX (16 << 20)	/* a static TLS offset beyond it is no offset we trust */
 #define OTEL_TLS_SYMBOL "otel_thread_ctx_v1"	/* OTEP 4947: a pointer to the thread's record */
-#define CL_TLS_SYMBOL "custom_labels_thread_local_data"
+#define CL_TLS_V0 "custom_labels_thread_local_data"	/* the thread's table */
+#define CL_TLS_V1 "custom_labels_current_set"	/* a pointer to the thread's table */
 #define CL_LIBRARY "customlabels"	/* in the name of a library publishing custom labels */
+#define WAITS_MAX 1024	/* images without labels whose process context is looked for again */
+#define WAIT_NS 1000000000ULL	/* ... at most once a second each */
+#define WAIT_SCAN 128	/* ... of at most this many CPU times read a second */
+#define WAIT_BATCH 32	/* ... and at most this many looks a second in all */
 
 struct label_pid {
 	struct proc_image img;
@@ -33,6 +40,16 @@ struct label_pid {
 	int n_keys;		/* OpenTelemetry key names it has in otel_keys */
 };
 
+/*
+ * An image in which no label source was found: an OpenTelemetry process
+ * context (OTEP 4719) may be published later, by an SDK set up after the
+ * process started. It is looked for again while the process runs.
+ */
+struct label_wait {
+	struct proc_image img;
+	__u64 cpu_ns;		/* its CPU time at the last look: unchanged, no sample, no look */
+};
+
 struct labels_rt {
 	struct runtime_opts o;
 	int keys_fd;		/* otel_keys */
@@ -40,10 +57,15 @@ struct labels_rt {
 	struct label_pid pids[MAX_PIDS];
 	int n_pids;
 	struct file_memo *exes;	/* what each executable's ELF file said: read once, not per process */
+	struct label_wait waits[WAITS_MAX];
+	int n_waits;
+	int next_wait;		/* where the next round of looks starts: each gets its turn */
+	__u64 next_wait_ns;	/* CLOCK_MONOTONIC of the next round */
 	struct labels_stats stats;
 };
 
-#define CL_ABI_V0 0	/* custom_labels_abi_version's value for the layout BPF reads */
+#define CL_ABI_V0 0	/* custom_labels_abi_version's values for the layouts BPF reads */
+#define CL_ABI_V1 1
 
 static void *labels_new(const struct runtime_opts *o)
 {
@@ -102,25 +124,41 @@ static struct label_pid *find_current(struct labels_rt *r, __u32 pid)
 	return NULL;
 }
 
-/* The custom-labels ABI version of the file X mapped at M, read in PID: 0 (v0), -ENOTSUP, -EINVAL. */
-static int cl_version(__u32 pid, const struct proc_map *m, const struct labels_exe *x)
+/*
+ * The custom-labels table of the file X mapped at M, by its ABI version
+ * read in PID (never guessed from the symbols): its source and the offset
+ * of its thread-local in the file's block into LP. -ENOTSUP: a version we
+ * do not know; -EINVAL: unreadable, or the version's thread-local missing.
+ */
+static int cl_table(__u32 pid, const struct proc_map *m, const struct labels_exe *x,
+		    struct label_proc *lp, __u64 *offset)
 {
 	__u32 version;
 
 	if (proc_mem__read(pid, m->start - x->map_vaddr + x->cl_version, &version, sizeof(version)))
 		return -EINVAL;
-	return version == CL_ABI_V0 ? 0 : -ENOTSUP;
+	if (version == CL_ABI_V0 && (x->cl_tables & LABELS_CL_V0)) {
+		lp->source = LABELS_CUSTOM_V0;
+		*offset = x->cl_data;
+	} else if (version == CL_ABI_V1 && (x->cl_tables & LABELS_CL_V1)) {
+		lp->source = LABELS_CUSTOM_V1;
+		*offset = x->cl_set;
+	} else {
+		return version == CL_ABI_V0 || version == CL_ABI_V1 ? -EINVAL : -ENOTSUP;
+	}
+	return 0;
 }
 
 /*
  * Where the executable X of PID keeps its labels, into LP: a Go version we
- * know, or custom labels of ABI v0 (read from the process, not the file).
- * -ENOENT: neither; -ENOTSUP: a version we do not know (counted, never
- * guessed); -EINVAL: one we cannot read.
+ * know, or custom labels of ABI v0 or v1 (the version read from the
+ * process, not the file). -ENOENT: neither; -ENOTSUP: a version we do not
+ * know (counted, never guessed); -EINVAL: one we cannot read.
  */
 static int label_source(__u32 pid, const struct proc_map *m, const struct labels_exe *x,
 			struct label_proc *lp)
 {
+	__u64 offset;
 	int err;
 
 	if (x->go != -ENOENT) {
@@ -131,12 +169,11 @@ static int label_source(__u32 pid, const struct proc_map *m, const struct labels
 	}
 	if (!x->custom)
 		return -ENOENT;
-	err = cl_version(pid, m, x);
+	err = cl_table(pid, m, x, lp, &offset);
 	if (err)
 		return err;
-	lp->source = LABELS_CUSTOM_V0;
 	/* x86-64 (variant II): the executable's block ends at the thread pointer */
-	lp->tls = (__s64)x->cl_data - (__s64)x->tls_block;
+	lp->tls = (__s64)offset - (__s64)x->tls_block;
 	return 0;
 }
 
@@ -221,6 +258,7 @@ static int custom_lib_source(struct labels_rt *r, __u32 pid, const struct proc_m
 			     size_t n, size_t exe, struct label_proc *lp)
 {
 	struct labels_exe x;
+	__u64 offset;
 	int err;
 
 	for (size_t i = exe + 1; i < n; i++) {
@@ -229,11 +267,10 @@ static int custom_lib_source(struct labels_rt *r, __u32 pid, const struct proc_m
 		if (!file_start(maps, i, exe) || !base || !strstr(base, CL_LIBRARY) ||
 		    probe_file(r, pid, &maps[i], &x) || !x.custom)
 			continue;
-		err = cl_version(pid, &maps[i], &x);
+		err = cl_table(pid, &maps[i], &x, lp, &offset);
 		if (!err)
-			err = tls_offset(r, pid, &maps[i], false, CL_TLS_SYMBOL, &lp->tls);
-		if (!err)
-			lp->source = LABELS_CUSTOM_V0;
+			err = tls_offset(r, pid, &maps[i], false,
+					 lp->source == LABELS_CUSTOM_V1 ? CL_TLS_V1 : CL_TLS_V0, &lp->tls);
 		return err == -ENOENT ? -EINVAL : err;
 	}
 	return -ENOENT;
@@ -303,12 +340,11 @@ static struct label_pid *slot_of(struct labels_rt *r, const struct proc_image *i
  * One whose labels we cannot read is kept too, refused, so it is counted
  * once per process and not at each re-read.
  */
-static int labels_add_image(void *rt, const struct proc_image *img)
+static int add_image(struct labels_rt *r, const struct proc_image *img)
 {
 	struct label_proc lp = { .start = img->start, .exec = img->exec };
 	struct labels_exe x;
 	struct proc_map *maps = NULL;
-	struct labels_rt *r = rt;
 	struct label_pid *p;
 	bool same = false;	/* an image of a process counted already */
 	size_t n = 0, i;
@@ -346,8 +382,8 @@ static int labels_add_image(void *rt, const struct proc_image *img)
 		keys_update(r, img->pid, r->keys.n, 0);
 		p->n_keys = r->keys.n;
 		r->stats.otel_procs += !same;
-	} else if (lp.source == LABELS_CUSTOM_V0) {
-		r->stats.custom_procs += !same;
+	} else if (lp.source == LABELS_CUSTOM_V0 || lp.source == LABELS_CUSTOM_V1) {
+		r->stats.custom_procs[lp.source == LABELS_CUSTOM_V1] += !same;
 	} else {
 		r->stats.go_procs += !same;
 	}
@@ -355,6 +391,111 @@ static int labels_add_image(void *rt, const struct proc_image *img)
 	if (bpf_map_update_elem(r->o.procs_fd, &img->pid, &lp, BPF_ANY))
 		return -errno;
 	return bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(img->pid, UNWIND_RT_LABELS));
+}
+
+/* The CPU time the process of PID has used, in ns (schedstat's first field); 0 if unreadable. */
+static __u64 cpu_ns_of(const char *proc_root, __u32 pid)
+{
+	unsigned long long ns = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u/schedstat", proc_root, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+/* IMG's pid waits (NONE) for a process context, or no longer; an earlier image's wait goes. */
+static void wait_set(struct labels_rt *r, const struct proc_image *img, bool none)
+{
+	int i;
+
+	for (i = 0; i < r->n_waits && r->waits[i].img.pid != img->pid; i++)
+		;
+	if (i < r->n_waits && !none) {
+		r->waits[i] = r->waits[--r->n_waits];
+	} else if (i < r->n_waits) {
+		r->waits[i].img = *img;
+	} else if (none && r->n_waits == WAITS_MAX) {
+		r->stats.waits_full++;
+	} else if (none) {
+		r->waits[r->n_waits++] = (struct label_wait){ *img, cpu_ns_of(r->o.proc_root, img->pid) };
+	}
+}
+
+/*
+ * One read of image IMG; an image with no labels found waits for a process
+ * context published later (looked for again by labels_retry).
+ */
+static int labels_add_image(void *rt, const struct proc_image *img)
+{
+	struct labels_rt *r = rt;
+	int err = add_image(r, img);
+
+	wait_set(r, img, err == -ENOENT);
+	return err;
+}
+
+/*
+ * Looks again for the process context of the images that had none, in
+ * rounds a second apart of at most WAIT_SCAN images and WAIT_BATCH looks,
+ * each image in turn; only at one that ran since its last look (so it may
+ * have been sampled, and may have published since). Its process gone, it
+ * waits no more. Counted: looks, and contexts found so.
+ */
+static void labels_retry(void *rt)
+{
+	struct labels_rt *r = rt;
+	__u64 now = (__u64)clock_ns(CLOCK_MONOTONIC), cpu;
+	int looks = 0, k;
+
+	if (now < r->next_wait_ns || !r->n_waits)
+		return;
+	r->next_wait_ns = now + WAIT_NS;
+	for (k = 0; k < r->n_waits && k < WAIT_SCAN && looks < WAIT_BATCH; k++) {
+		int i = (r->next_wait + k) % r->n_waits;
+		struct label_wait *w = &r->waits[i];
+		struct proc_image img = w->img;
+
+		cpu = cpu_ns_of(r->o.proc_root, img.pid);
+		if (!cpu || !proc_image__lives(r->o.proc_root, &img)) {
+			r->waits[i] = r->waits[--r->n_waits];	/* gone: its slot takes the last one */
+			k--;
+			continue;
+		}
+		if (cpu == w->cpu_ns)
+			continue;
+		w->cpu_ns = cpu;
+		looks++;
+		r->stats.context_looks++;
+		if (!labels_add_image(r, &img))	/* removes i: found */
+			r->stats.context_late++;
+	}
+	r->next_wait = r->n_waits ? (r->next_wait + k) % r->n_waits : 0;
+}
+
+void labels__tidy(struct label_set *set)
+{
+	__u32 n = 0;
+
+	if (set->n > LABELS_MAX)
+		set->n = LABELS_MAX;
+	for (__u32 i = 0; i < set->n; i++) {
+		struct label_kv *kv = &set->kv[i];
+		__u32 k;
+
+		kv->key[LABEL_KEY_MAX - 1] = kv->value[LABEL_VALUE_MAX - 1] = '\0';
+		for (k = 0; k < n && strcmp(set->kv[k].key, kv->key); k++)
+			;
+		if (k == n)
+			set->kv[n++] = *kv;
+	}
+	set->n = n;
 }
 
 /* Labels are no frames: BPF tags none of this runtime's, so these are never asked. */
@@ -411,7 +552,8 @@ static const char *const labels_maps[] = { "otel_keys", NULL };
 static const struct stat_desc labels_stats[] = {
 	STAT_COUNT_BY("processes_total", "Process images whose own labels BPF reads, by source",
 		      "source=\"go\"", LS(go_procs)),
-	STAT_COUNT_BY("processes_total", NULL, "source=\"custom_labels\"", LS(custom_procs)),
+	STAT_COUNT_BY("processes_total", NULL, "source=\"custom_labels\"", LS(custom_procs[0])),
+	STAT_COUNT_BY("processes_total", NULL, "source=\"custom_labels_v1\"", LS(custom_procs[1])),
 	STAT_COUNT_BY("processes_total", NULL, "source=\"otel\"", LS(otel_procs)),
 	STAT_COUNT("unknown_version_total",
 		  "Go binaries without a checked label layout, custom-labels ABIs or OpenTelemetry thread-context schemas of a version we do not know: no labels",
@@ -419,6 +561,15 @@ static const struct stat_desc labels_stats[] = {
 	STAT_COUNT("unreadable_total",
 		  "Go binaries whose version, or custom-labels tables or thread contexts whose place, could not be read",
 		  LS(unreadable)),
+	STAT_COUNT("context_looks_total",
+		  "Looks again, a second apart at most, for the OpenTelemetry process context of a running process that had none",
+		  LS(context_looks)),
+	STAT_COUNT("context_late_total",
+		  "Label sources found by such a look: a process context published after the process was first read",
+		  LS(context_late)),
+	STAT_COUNT("context_waits_full_total",
+		  "Processes without labels not looked at again: the list of those waiting was full",
+		  LS(waits_full)),
 	STAT_COUNT("dynamic_tls_total",
 		  "OpenTelemetry thread-context variables in dynamic TLS (a dlopen'd library without static TLS room, __tls_get_addr): not read",
 		  LS(dynamic_tls)),
@@ -432,6 +583,7 @@ const struct runtime_ops labels_runtime = {
 	.new = labels_new,
 	.free = labels_free,
 	.add_image = labels_add_image,
+	.retry = labels_retry,
 	.event = labels_event,
 	.frame = labels_frame,
 	.mark = labels_mark,

@@ -11,10 +11,15 @@
 #define BUILDINFO_READ 512	/* the header and the version string: the rest is not needed */
 #define TLS_BLOCK_MAX 65536	/* past it, no block we would trust an offset into */
 
-/* custom-labels ABI v0 (github.com/polarsignals/custom-labels, custom-labels-v0.md) */
-enum { CL_VERSION, CL_DATA, CL_COUNT };
+/*
+ * custom-labels (github.com/polarsignals/custom-labels): v0 exports the
+ * thread's table itself, custom_labels_thread_local_data {storage, count};
+ * v1 (custom-labels-v1.md) a pointer to it, custom_labels_current_set.
+ */
+enum { CL_VERSION, CL_DATA, CL_SET, CL_COUNT };
 static const char *const cl_symbols[CL_COUNT] = { "custom_labels_abi_version",
-						  "custom_labels_thread_local_data" };
+						  "custom_labels_thread_local_data",
+						  "custom_labels_current_set" };
 
 /*
  * The version in .go.buildinfo, whose first bytes are read from the file
@@ -67,11 +72,20 @@ static void read_tls(Elf *e, struct labels_exe *x)
 	}
 }
 
+/* Whether the thread-local F of at least SIZE bytes lies in a block of BLOCK bytes. */
+static bool in_block(const struct elf_found *f, __u64 size, __u64 block)
+{
+	/* a TLS symbol's value is its offset in the block: 0 is one, its size says it is there */
+	return f->size >= size && f->value <= block && block - f->value >= size;
+}
+
 /*
- * custom-labels' symbols, when both are there with the sizes the ABI gives
- * and the table in the block. The ABI has the executable export them, so
- * .dynsym alone is read: a large .symtab (a compiler's, a Rust program's)
- * cost most of the agent's CPU on a host that builds software.
+ * custom-labels' symbols: the version with the size the ABI gives, and the
+ * thread-local of either version in the block; which one the process uses
+ * is its version's word, read there (labels.c). The ABI has the executable
+ * export them, so .dynsym alone is read: a large .symtab (a compiler's, a
+ * Rust program's) cost most of the agent's CPU on a host that builds
+ * software.
  */
 static void read_custom(int fd, __u64 map_off, struct labels_exe *x)
 {
@@ -79,13 +93,14 @@ static void read_custom(int fd, __u64 map_off, struct labels_exe *x)
 
 	if (elf_find__exported(fd, map_off, cl_symbols, CL_COUNT, f, &x->map_vaddr))
 		return;
-	/* a TLS symbol's value is its offset in the block: 0 is one, its size says it is there */
-	if (!f[CL_VERSION].value || f[CL_VERSION].size != 4 || f[CL_DATA].size < 16 ||
-	    f[CL_DATA].value > x->tls_block || x->tls_block - f[CL_DATA].value < 16)
+	if (!f[CL_VERSION].value || f[CL_VERSION].size != 4)
 		return;
+	if (in_block(&f[CL_DATA], 16, x->tls_block))
+		x->cl_data = f[CL_DATA].value, x->cl_tables |= LABELS_CL_V0;
+	if (in_block(&f[CL_SET], 8, x->tls_block))
+		x->cl_set = f[CL_SET].value, x->cl_tables |= LABELS_CL_V1;
 	x->custom = true;
 	x->cl_version = f[CL_VERSION].value;
-	x->cl_data = f[CL_DATA].value;
 }
 
 int labels_elf__read(int fd, __u64 map_off, struct labels_exe *out)

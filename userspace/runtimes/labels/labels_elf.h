@@ -6,14 +6,18 @@
 #include <linux/types.h>
 
 #define LABELS_GO_VERSION_MAX 64
+#define LABELS_CL_V0 1		/* custom_labels_thread_local_data: the table (ABI v0) */
+#define LABELS_CL_V1 2		/* custom_labels_current_set: a pointer to the table (ABI v1) */
 
 struct labels_exe {
 	int go;			/* 0: go_version read; -ENOENT: no .go.buildinfo; -EINVAL: unreadable */
 	char go_version[LABELS_GO_VERSION_MAX];
 	__u64 tls_block;	/* PT_TLS memsz rounded up to its alignment (x86-64: it ends at fsbase); 0: none */
-	bool custom;		/* exports custom-labels' two symbols (ABI v0) */
+	bool custom;		/* exports custom_labels_abi_version: a custom-labels publisher */
 	__u64 cl_version;	/* custom_labels_abi_version's vaddr (4 bytes) */
-	__u64 cl_data;		/* custom_labels_thread_local_data's offset in the TLS block */
+	__u32 cl_tables;	/* LABELS_CL_V0, LABELS_CL_V1: which thread-locals it has in its block */
+	__u64 cl_data;		/* custom_labels_thread_local_data's offset in the TLS block (v0) */
+	__u64 cl_set;		/* custom_labels_current_set's offset in the TLS block (v1) */
 	__u64 map_vaddr;	/* the vaddr of the file offset the caller mapped */
 };
 
