@@ -311,7 +311,7 @@ static __always_inline int apply_row(const struct unwind_row *row, struct unwind
 			return 1;
 		}
 		if (row->cfa_type == UNWIND_CFA_RA_SAVED)
-			return read_word(sc, ra, *cfa + 8 * (__s64)row->rbp_off) ? -1 : 0;
+			return read_word(sc, ra, sc->sp + 8 * (__s64)row->rbp_off) ? -1 : 0;
 		if (row->rbp_off && read_word(sc, bp, *cfa + 8 * (__s64)row->rbp_off))
 			return -1;
 		if (row->cfa_type != UNWIND_CFA_LR)

@@ -47,8 +47,9 @@ enum unwind_cfa {
 	 * rbp_off + 8, as a frame record's pair is; rbp_off is then never 0.
 	 * Two more rules: CFA = sp + cfa_off with the return address still in
 	 * x30 (a leaf, or a prologue before it saves x30), x29 as rbp_off says;
-	 * and CFA = sp + cfa_off with x30 saved alone at CFA + 8 * rbp_off, x29
-	 * unchanged (-fomit-frame-pointer code).
+	 * and CFA = sp + cfa_off with x30 saved alone at sp + 8 * rbp_off (from
+	 * sp: GCC saves it at the bottom of frames kilobytes big), x29 unchanged
+	 * (-fomit-frame-pointer code).
 	 */
 	UNWIND_CFA_LR = 9,
 	UNWIND_CFA_RA_SAVED = 10,

@@ -50,16 +50,25 @@ static int test_frame_record(void)
 	return TEST_OK;
 }
 
-/* -fomit-frame-pointer: str x30, [sp, -16]! saves x30 alone; x29 stays the caller's */
+/*
+ * -fomit-frame-pointer: str x30, [sp, -16]! saves x30 alone, x29 stays the
+ * caller's; in a 4 KiB frame GCC saves it at the bottom (sub sp, sp, #4032;
+ * stp x19, x30, [sp]), 4024 bytes under the CFA but a word above sp
+ */
 static int test_lr_alone(void)
 {
 	static const __u8 p[] = { 0x41, 0x0e, 16, 0x9e, 2 };	/* +4: cfa sp+16; x30 at cfa-16 */
+	/* +8: cfa sp+4032; +12: x19 at cfa-4032, x30 at cfa-4024 */
+	static const __u8 big[] = { 0x42, 0x0e, 0xc0, 0x1f, 0x43, 0x93, 0xf8, 3, 0x9e, 0xf7, 3 };
 	struct ehframe_stats st;
 	struct got g;
 
 	CHECK(run_a64(p, sizeof(p), true, &g, &st) == 0 && g.n == 2);
 	CHECK(is_row(&g, 0, FN, UNWIND_CFA_LR, 0, 0));
-	CHECK(is_row(&g, 1, FN + 4, UNWIND_CFA_RA_SAVED, 16, -2));
+	CHECK(is_row(&g, 1, FN + 4, UNWIND_CFA_RA_SAVED, 16, 0));
+	CHECK(run_a64(big, sizeof(big), true, &g, &st) == 0 && g.n == 3 && !st.bad_programs);
+	CHECK(is_row(&g, 1, FN + 8, UNWIND_CFA_LR, 4032, 0));	/* x30 not saved yet */
+	CHECK(is_row(&g, 2, FN + 20, UNWIND_CFA_RA_SAVED, 4032, 1));
 	return TEST_OK;
 }
 

@@ -174,6 +174,17 @@ static int saved_words(const struct rule *r)
 	return r->off / 8;
 }
 
+/* where x30 is saved, in words from sp (the CFA rule's sp + cfa_off); -1 when not such a slot */
+static int ra_sp_words(const struct state *s)
+{
+	__s64 off;
+
+	if (s->ra.kind != RULE_OFFSET || __builtin_add_overflow(s->cfa_off, s->ra.off, &off) ||
+	    off < 0 || off % 8 || off / 8 > INT8_MAX)
+		return -1;
+	return off / 8;
+}
+
 /*
  * An AArch64 state as a row (include/unwind.h): the CFA from sp or x29; x30
  * saved right above x29 (a frame record), saved alone with x29 untouched,
@@ -195,9 +206,9 @@ static void to_row_aarch64(const struct state *s, struct unwind_row *r)
 	} else if (ra && fp && ra == fp + 1) {
 		r->cfa_type = s->cfa_reg == DWREG_A64_SP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP;
 		r->rbp_off = fp;
-	} else if (ra && fp_kept && s->cfa_reg == DWREG_A64_SP) {
+	} else if (fp_kept && s->cfa_reg == DWREG_A64_SP && ra_sp_words(s) >= 0) {
 		r->cfa_type = UNWIND_CFA_RA_SAVED;
-		r->rbp_off = ra;
+		r->rbp_off = ra_sp_words(s);
 	} else {
 		return;
 	}
