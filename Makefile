@@ -1,8 +1,20 @@
 # Makefile -- builds ebpfprof: BPF object -> skeleton -> userspace binary, plus tests and benchmarks
 OUTPUT := build
+# the target architecture: the host's by default; ARCH=arm64 on an x86-64 host cross-builds into
+# build/arm64 with Debian's cross toolchain and :arm64 libraries (make deps-arm64)
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
+ifneq ($(ARCH),$(HOST_ARCH))
+OUTPUT := build/$(ARCH)
+CROSS_COMPILE ?= $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu-,$(if $(filter x86,$(ARCH)),x86_64-linux-gnu-))
+CC := $(CROSS_COMPILE)gcc
+CXX := $(CROSS_COMPILE)g++
+# the Go fixtures too (Go cross-builds itself; cgo takes CC)
+export GOARCH := $(if $(filter x86,$(ARCH)),amd64,$(ARCH))
+endif
 # make test SANITIZE=1: ASan + UBSan objects in a folder of their own, never mixed with the normal build
 ifeq ($(SANITIZE),1)
-OUTPUT := build/san
+OUTPUT := $(OUTPUT)/san
 endif
 # TEST_RUNTIMES=1: the test-only runtimes (runtimes/null) built in too, in a folder of their own
 ifeq ($(TEST_RUNTIMES),1)
@@ -11,7 +23,6 @@ endif
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX_DIR := vmlinux/$(ARCH)
 
 CFLAGS ?= -g -O2
@@ -81,9 +92,15 @@ DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf ch
 	ruby php-cli php-fpm perl libjemalloc2 libtcmalloc-minimal4
 # make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm); the guests' Java
 # runs a JRE jlink makes from OpenJDK 17, and libc's symbols name the thread entries their stacks start in
-DEPS_VMTEST := $(DEPS_FIXTURES) qemu-system-x86 busybox-static cpio bc openjdk-17-jdk-headless libc6-dbg
+DEPS_VMTEST := $(DEPS_FIXTURES) $(if $(filter arm64,$(ARCH)),qemu-system-arm,qemu-system-x86) busybox-static \
+	cpio bc openjdk-17-jdk-headless libc6-dbg
 # make bench: perf and bpftrace side by side; the flame, Java and Node benches; eu-addr2line
 DEPS_BENCH := $(DEPS_FIXTURES) bpftrace linux-perf chromium nodejs openjdk-17-jdk-headless elfutils curl
+# make deps-arm64: the cross toolchain and the :arm64 libraries of DEPS_BUILD (dpkg learns of arm64
+# first), for make ARCH=arm64 on an x86-64 host; qemu-system-arm boots the arm64 kernels (vmtest)
+DEPS_ARM64 := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-system-arm \
+	$(addsuffix :arm64,libbpf-dev libelf-dev zlib1g-dev libcurl4-openssl-dev libhttp-parser-dev \
+	libmicrohttpd-dev libjson-c-dev libdw-dev liblzma-dev libdebuginfod-dev libiberty-dev)
 # make image: Docker, and debootstrap for the images' offline Debian bases (deploy/image.sh)
 DEPS_IMAGE := docker.io debootstrap
 
@@ -99,7 +116,7 @@ define apt_missing
 	fi
 endef
 
-.PHONY: all deps deps-test deps-vmtest deps-bench deps-image run test check bench clean vmlinux fixtures \
+.PHONY: all deps deps-test deps-vmtest deps-bench deps-image deps-arm64 run test check bench clean vmlinux fixtures \
 	fuzz image vmtest test-runtimes
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(SKELS)
@@ -116,16 +133,19 @@ deps-bench:
 	$(call apt_missing,$(DEPS_BUILD) $(DEPS_BENCH))
 deps-image:
 	$(call apt_missing,$(DEPS_IMAGE))
+deps-arm64:
+	@dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
+	$(call apt_missing,$(DEPS_BUILD) $(DEPS_VMTEST) $(DEPS_ARM64))
 
 $(OUTPUT) $(OUTPUT)/userspace:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
-$(OUTPUT)/%_steps.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) | $(OUTPUT)
+$(OUTPUT)/%_steps.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DEBPFPROF_STEPS_WALK -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
@@ -189,10 +209,17 @@ check: deps-test all $(UNIT_BINS) fixtures test-runtimes
 test-runtimes:
 	$(Q)$(MAKE) --no-print-directory TEST_RUNTIMES=1 all
 
-# the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 host" (tests/vm/vmtest.sh)
-vmtest: deps-vmtest all fixtures $(OUTPUT)/tests/unit/unwind/test_user_regs \
-	$(OUTPUT)/tests/unit/collect/test_offcpu
-	@BUILD=$(abspath $(OUTPUT)) bash tests/vm/vmtest.sh
+# the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 host" (tests/vm/vmtest.sh);
+# ARCH=arm64 on an x86-64 host: Debian's arm64 kernels (6.1 6.12), the fixtures the guest runs cross-built
+VM_FIXTURES := $(addprefix $(FIXTURES_DIR)/,cpu_split syscall_heavy fgprof collector short_lived \
+	unwind/unwind_deep unwind/unwind_cxx unwind/unwind_gosha)
+ifeq ($(ARCH),$(HOST_ARCH))
+vmtest: deps-vmtest all fixtures
+else
+vmtest: deps-arm64 all $(VM_FIXTURES)
+endif
+vmtest: $(OUTPUT)/tests/unit/unwind/test_user_regs $(OUTPUT)/tests/unit/collect/test_offcpu
+	@ARCH=$(ARCH) BUILD=$(abspath $(OUTPUT)) bash tests/vm/vmtest.sh
 
 # the agent image ebpfprof:latest, built with Docker offline (deploy/image.sh)
 image: deps-image
@@ -221,6 +248,12 @@ bench: deps-bench all fixtures
 vmlinux:
 	mkdir -p $(VMLINUX_DIR)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
+
+# arm64's is generated, not kept in git: the running kernel's BTF on an arm64 host, else that of
+# Debian 12's arm64 kernel (vmlinux/gen.sh)
+vmlinux/arm64/vmlinux.h: vmlinux/gen.sh vmlinux/btf_of_image.py
+	$(call msg,GEN,$@)
+	$(Q)BPFTOOL=$(BPFTOOL) bash vmlinux/gen.sh arm64 $@
 
 clean:
 	rm -rf $(OUTPUT)

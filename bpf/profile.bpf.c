@@ -11,7 +11,6 @@
 #include "labels.bpf.h"
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h; macros are not in BTF */
-#define UAPI_PT_REGS_CS_OFF (17 * 8)	/* arch/x86/include/uapi/asm/ptrace.h: ip is word 16, cs 17 */
 
 /* Set by userspace between open and load. */
 const volatile bool include_idle = false;
@@ -262,17 +261,8 @@ int on_exec(void *ctx)
  */
 static __always_inline bool sampled_in_user_mode(struct bpf_perf_event_data *ctx)
 {
-#if defined(__TARGET_ARCH_x86)
-	/*
-	 * By its offset in the UAPI struct pt_regs, not by CO-RE: newer
-	 * kernels declare cs a u16 in a union (FRED), 5.10 a whole word, and
-	 * libbpf refuses a load whose size the relocation would change. A
-	 * whole word, too: the context allows no narrower load of a register.
-	 */
-	return *(volatile unsigned long *)((void *)ctx + UAPI_PT_REGS_CS_OFF) & 3;
-#else
-	return false;	/* the helper decides */
-#endif
+	/* by offset in the UAPI registers (arch_*.bpf.h says why not CO-RE) */
+	return ARCH_CTX_USER(*(volatile unsigned long *)((void *)ctx + ARCH_CTX_MODE_OFF));
 }
 
 /*

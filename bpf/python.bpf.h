@@ -14,7 +14,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } py_procs SEC(".maps");
 
-/* tid -> its PyThreadState, checked at every use (thread_id == fsbase) */
+/* tid -> its PyThreadState, checked at every use (thread_id == pthread_self()) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
@@ -50,16 +50,17 @@ static __always_inline int py_code_tag_read(const struct py_proc *py, __u64 code
 }
 
 /*
- * The sampled thread's PyThreadState: the one whose thread_id, pthread_self(),
- * is this thread's fsbase. Remembered per tid, checked again at each use.
+ * The sampled thread's PyThreadState: the one whose thread_id is this
+ * thread's pthread_self() (its fsbase on x86-64). Remembered per tid,
+ * checked again at each use.
  */
 static __always_inline __u64 py_tstate(const struct py_proc *py)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 fsbase = walk_fsbase(), ts, id, interp, *cached;
+	__u64 self = walk_pthread_self(), ts, id, interp, *cached;
 
 	cached = bpf_map_lookup_elem(&py_tstates, &tid);
-	if (cached && !walk_read(&id, *cached + py->ts_thread_id) && id == fsbase)
+	if (cached && !walk_read(&id, *cached + py->ts_thread_id) && id == self)
 		return *cached;
 	if (walk_read(&interp, py->runtime + py->rt_interp_head) || !interp ||
 	    walk_read(&ts, interp + py->interp_tstate_head))
@@ -67,7 +68,7 @@ static __always_inline __u64 py_tstate(const struct py_proc *py)
 	for (int i = 0; i < PY_MAX_THREADS && ts; i++) {
 		if (walk_read(&id, ts + py->ts_thread_id))
 			return 0;
-		if (id == fsbase) {
+		if (id == self) {
 			bpf_map_update_elem(&py_tstates, &tid, &ts, BPF_ANY);
 			return ts;
 		}

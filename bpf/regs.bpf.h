@@ -2,33 +2,24 @@
 #ifndef EBPFPROF_REGS_BPF_H
 #define EBPFPROF_REGS_BPF_H
 
-/*
- * x86-64's kernel stack (THREAD_SIZE): 16 KiB, 32 KiB with KASAN, which
- * distribution kernels leave off. The user registers sit at its top, with
- * no padding on 64-bit (TOP_OF_KERNEL_STACK_PADDING is 0 there).
- */
+#include "arch.bpf.h"
+
 #ifndef EFAULT
 #define EFAULT 14
 #endif
 
-#define REGS_THREAD_SIZE (16u << 10)
-#define REGS_USER_RPL 3
 
 /* What a user stack walk starts from. */
 struct user_regs {
 	__u64 ip;
 	__u64 sp;
-	__u64 bp;
-	__u64 r9;
-	__u64 r13;
-	__u64 r14;
-	__u64 r15;
+	__u64 bp;	/* the frame pointer: rbp, x29 */
 };
 
 /*
  * Where TASK's user registers were saved when it entered the kernel, as
  * task_pt_regs() finds them: the top of its kernel stack, read through
- * CO-RE (right before 6.9's FRED padding). bpf_task_pt_regs (5.15+) says
+ * CO-RE (x86-64: right before 6.9's FRED padding; arm64 the same shape). bpf_task_pt_regs (5.15+) says
  * the same where it exists. An unchecked kernel address: read it with
  * probe reads. NULL for a task without a stack.
  */
@@ -36,7 +27,7 @@ static __always_inline struct pt_regs *task_user_regs_addr(struct task_struct *t
 {
 	void *stack = BPF_CORE_READ(task, stack);
 
-	return stack ? (struct pt_regs *)(stack + REGS_THREAD_SIZE - bpf_core_type_size(struct pt_regs))
+	return stack ? (struct pt_regs *)(stack + ARCH_THREAD_SIZE - bpf_core_type_size(struct pt_regs))
 		     : NULL;
 }
 
@@ -55,15 +46,11 @@ static __always_inline int current_user_regs(struct user_regs *out)
 {
 	struct pt_regs *r = current_user_regs_addr();
 
-	if ((BPF_CORE_READ(r, cs) & 3) != REGS_USER_RPL)
+	if (!ARCH_REGS_USER(r))
 		return -EFAULT;
-	out->ip = BPF_CORE_READ(r, ip);
-	out->sp = BPF_CORE_READ(r, sp);
-	out->bp = BPF_CORE_READ(r, bp);
-	out->r9 = BPF_CORE_READ(r, r9);
-	out->r13 = BPF_CORE_READ(r, r13);
-	out->r14 = BPF_CORE_READ(r, r14);
-	out->r15 = BPF_CORE_READ(r, r15);
+	out->ip = BPF_CORE_READ(r, ARCH_REG_PC);
+	out->sp = BPF_CORE_READ(r, ARCH_REG_SP);
+	out->bp = BPF_CORE_READ(r, ARCH_REG_FP);
 	return 0;
 }
 

@@ -9,10 +9,6 @@
 
 #define MAPPING_SEARCH_STEPS 9		/* 2^9 > UNWIND_MAX_MAPPINGS */
 #define ROW_SEARCH_STEPS 25		/* tables up to 2^25 rows */
-/* the interrupted registers in the ucontext at a signal trampoline's rsp (uc_mcontext at 40) */
-#define UC_RBP_OFF (40 + 10 * 8)
-#define UC_RSP_OFF (40 + 15 * 8)
-#define UC_RIP_OFF (40 + 16 * 8)
 #define PAGE_BYTES 4096
 
 /* set by userspace: whether the kernel has bpf_task_pt_regs (5.15) */
@@ -288,10 +284,41 @@ static __always_inline void snap_stack(struct unwind_scratch *sc, __u64 sp)
 		sc->snap_words = len >> 3;
 }
 
-/* The caller's CFA and rbp by the row's rule: 0, 1 to stop (END, UNKNOWN), -1 on a bad read. */
+/*
+ * The caller's CFA, frame pointer and return address by the row's rule: 0,
+ * 1 to stop (END, UNKNOWN, a rule not of this machine), -1 on a bad read.
+ * AArch64's UNWIND_CFA_LR takes x30 as the registers had it, which only the
+ * sample's own frame or a signal's has: sc->lr, 0 in any other frame.
+ */
 static __always_inline int apply_row(const struct unwind_row *row, struct unwind_scratch *sc,
-				     __u64 *cfa, __u64 *bp)
+				     __u64 *cfa, __u64 *bp, __u64 *ra)
 {
+	if (ARCH_FRAME_RECORD_RA) {
+		/* AArch64: x30 saved above x29 (RSP, RBP, FP_RECORD), alone (RA_SAVED) or not yet (LR) */
+		switch (row->cfa_type) {
+		case UNWIND_CFA_RSP:
+		case UNWIND_CFA_RA_SAVED:
+		case UNWIND_CFA_LR:
+			*cfa = sc->sp + row->cfa_off;
+			break;
+		case UNWIND_CFA_RBP:
+			*cfa = sc->bp + row->cfa_off;
+			break;
+		case UNWIND_CFA_FP_RECORD:
+			*cfa = sc->bp + 8 * (__s64)row->cfa_off;
+			return read_word(sc, ra, sc->bp + 8) || read_word(sc, bp, sc->bp) ? -1 : 0;
+		default:
+			return 1;
+		}
+		if (row->cfa_type == UNWIND_CFA_RA_SAVED)
+			return read_word(sc, ra, sc->sp + 8 * (__s64)row->rbp_off) ? -1 : 0;
+		if (row->rbp_off && read_word(sc, bp, *cfa + 8 * (__s64)row->rbp_off))
+			return -1;
+		if (row->cfa_type != UNWIND_CFA_LR)
+			return row->rbp_off && !read_word(sc, ra, *cfa + 8 * (__s64)row->rbp_off + 8) ? 0 : -1;
+		*ra = sc->lr;
+		return *ra ? 0 : -1;	/* a caller's x30 was overwritten by its call */
+	}
 	switch (row->cfa_type) {
 	case UNWIND_CFA_RSP:
 	case UNWIND_CFA_RSP_INJECTED:
@@ -301,19 +328,20 @@ static __always_inline int apply_row(const struct unwind_row *row, struct unwind
 		*cfa = sc->bp + row->cfa_off;
 		break;
 	case UNWIND_CFA_PLT:
+		/* a PLT stub never saves rbp */
 		*cfa = sc->sp + row->cfa_off + ((sc->pc & 15) >= (__u8)row->rbp_off ? 8 : 0);
-		return 0;	/* a PLT stub never saves rbp */
+		return read_word(sc, ra, *cfa - 8) ? -1 : 0;
 	case UNWIND_CFA_RBP_DEREF:
 		/* a realigned frame: the CFA is saved below rbp, the caller's rbp at rbp */
 		if (read_word(sc, cfa, sc->bp + row->cfa_off) || read_word(sc, bp, sc->bp))
 			return -1;
-		return 0;
+		return read_word(sc, ra, *cfa - 8) ? -1 : 0;
 	default:
 		return 1;
 	}
 	if (row->rbp_off && read_word(sc, bp, *cfa + 8 * (__s64)row->rbp_off))
 		return -1;
-	return 0;
+	return read_word(sc, ra, *cfa - 8) ? -1 : 0;	/* x86-64: a call pushed it under the CFA */
 }
 
 /* One frame: record pc, then find the caller's pc, sp and bp. Returns 1 to end the loop. */
@@ -358,6 +386,7 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	injected = found == ROW_FOUND && row->cfa_type == UNWIND_CFA_RSP_INJECTED;
 
 	if (found == ROW_FOUND && row->cfa_type == UNWIND_CFA_SIGNAL) {
+signal:
 		/*
 		 * A signal handler returns here: go on from the code the signal
 		 * struck. No call put this address on the stack but the kernel,
@@ -366,8 +395,11 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 		 */
 		if (!leaf)
 			sc->stack.ips[n & (UNWIND_MAX_DEPTH - 1)] = sc->pc + 1;
-		if (read_word(sc, &ra, sc->sp + UC_RIP_OFF) || read_word(sc, &cfa, sc->sp + UC_RSP_OFF) ||
-		    read_word(sc, &bp, sc->sp + UC_RBP_OFF) || ra >= USER_ADDR_END)
+		if (read_word(sc, &ra, sc->sp + ARCH_SIG_PC_OFF) ||
+		    read_word(sc, &cfa, sc->sp + ARCH_SIG_SP_OFF) ||
+		    read_word(sc, &bp, sc->sp + ARCH_SIG_FP_OFF) ||
+		    (ARCH_FRAME_RECORD_RA && read_word(sc, &sc->lr, sc->sp + ARCH_SIG_LR_OFF)) ||
+		    ra >= USER_ADDR_END)
 			goto truncated;
 		sc->pc = ra;
 		sc->sp = cfa;
@@ -378,28 +410,47 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	if (found == ROW_FOUND && row->cfa_type != UNWIND_CFA_NONE) {
 		if (row->cfa_type == UNWIND_CFA_END)
 			return 1;	/* the outermost frame: complete */
-		ret = apply_row(row, sc, &cfa, &bp);
+		ret = apply_row(row, sc, &cfa, &bp, &ra);
 		if (ret)
 			goto truncated;
-		/* CFI stays on one stack, which grows down: a caller's frame sits above */
-		if (cfa <= sc->sp)
+		/*
+		 * CFI stays on one stack, which grows down: a caller's frame sits
+		 * above (at the same sp only for a frameless AArch64 leaf)
+		 */
+		if (cfa < sc->sp || (cfa == sc->sp && row->cfa_type != UNWIND_CFA_LR))
 			goto truncated;
 	} else if (!leaf && found == ROW_NO_TABLE && rt_walk__no_cfi(sc, &c->rt, n, &cfa)) {
 		/* a runtime's own shim, without CFI: it said where its caller is */
+		if (read_word(sc, &ra, cfa - 8))
+			goto truncated;
 	} else {
 		/*
 		 * No CFI here (Go, JIT code, a stub): follow the frame pointer
 		 * chain. It may hop to another stack (Go's cgo and systemstack
 		 * switches), so only a chain pointing at itself is refused.
 		 */
+		/*
+		 * arm64's signal trampoline is the vDSO's, which has no table:
+		 * known by its two instructions instead, as debuggers know it
+		 */
+		if (ARCH_SIGRETURN_INSNS && !leaf &&
+		    !bpf_probe_read_user(&sc->insns, sizeof(sc->insns), (const void *)sc->pc) &&
+		    sc->insns == ARCH_SIGRETURN_INSNS)
+			goto signal;
 		if (!bp)
 			return 1;	/* the chain's end */
 		cfa = bp + 16;
-		if (read_word(sc, &bp, cfa - 16) || bp == cfa - 16)
+		if (read_word(sc, &bp, cfa - 16) || bp == cfa - 16 || read_word(sc, &ra, cfa - 8))
 			goto truncated;
+		/*
+		 * AArch64's frame record sits at the bottom of its frame, not under
+		 * the CFA: the caller's sp is not known, and a rule from sp would
+		 * read garbage. 0 makes such a rule's reads fail: truncated, said.
+		 */
+		if (ARCH_FRAME_RECORD_RA)
+			cfa = 0;
 	}
-	if (read_word(sc, &ra, cfa - 8))
-		goto truncated;
+	ra = ARCH_STRIP_RA(ra);
 	if (!ra)
 		return 1;	/* a zeroed return address marks the outermost frame too */
 	if (ra >= USER_ADDR_END)
@@ -408,6 +459,8 @@ static long unwind_step(__u64 i, struct unwind_ctx *c)
 	sc->sp = cfa;
 	sc->bp = bp;
 	sc->exact_pc = injected;	/* no call pushed ra: the instruction itself */
+	if (ARCH_FRAME_RECORD_RA)
+		sc->lr = 0;	/* the caller's x30 is gone: its call overwrote it */
 	return 0;
 
 truncated:
@@ -443,13 +496,10 @@ static __always_inline struct task_struct *task_for_regs(void)
 static __always_inline void unwind_begin(struct unwind_scratch *sc, const struct unwind_proc *proc,
 					 const struct proc_image *img, const struct pt_regs *regs)
 {
-	sc->pc = regs->ip;
-	sc->sp = regs->sp;
-	sc->bp = regs->bp;
-	sc->r13 = regs->r13;
-	sc->r9 = regs->r9;
-	sc->r14 = regs->r14;
-	sc->r15 = regs->r15;
+	sc->pc = regs->ARCH_REG_PC;
+	sc->sp = regs->ARCH_REG_SP;
+	sc->bp = regs->ARCH_REG_FP;
+	ARCH_RUNTIME_REGS(sc, regs);
 	sc->hash = 0xcbf29ce484222325ULL;
 	sc->unknown_pc = 0;
 	sc->exact_pc = 0;
@@ -506,11 +556,15 @@ static __always_inline struct unwind_scratch *unwind_walk(struct unwind_ctx *c, 
 	__builtin_memset(&sc->php_walk, 0, sizeof(sc->php_walk));
 	__builtin_memset(&sc->null_walk, 0, sizeof(sc->null_walk));
 	rt_walk__reset(sc, bits, pid);
-	/* the registers, copied into the stack's copy before the stack is */
-	regs = (struct pt_regs *)sc->snap;
-	if (bpf_core_type_size(struct pt_regs) > sizeof(sc->snap) ||
-	    bpf_probe_read_kernel(regs, bpf_core_type_size(struct pt_regs),
-				  task_user_regs(task_for_regs())))
+	/*
+	 * The registers the walk starts from, copied into the stack's copy
+	 * before the stack is: arch_*.bpf.h says which span of pt_regs holds
+	 * them (arm64's whole struct is bigger than the copy).
+	 */
+	regs = (struct pt_regs *)((void *)sc->snap - ARCH_REGS_COPY_OFF);
+	if (ARCH_REGS_COPY_LEN > sizeof(sc->snap) ||
+	    bpf_probe_read_kernel(sc->snap, ARCH_REGS_COPY_LEN,
+				  (void *)task_user_regs(task_for_regs()) + ARCH_REGS_COPY_OFF))
 		return NULL;
 	unwind_begin(sc, c->proc, c->img, regs);
 	for (int i = 0; i < UNWIND_STEPS_CALLS; i++)

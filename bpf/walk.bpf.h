@@ -5,8 +5,9 @@
 #include "profile.h"
 #include "unwind.h"
 #include "frametypes.h"
+#include "arch.bpf.h"
 
-#define USER_ADDR_END 0x800000000000ULL	/* x86-64 user space ends below this */
+#define USER_ADDR_END ARCH_USER_ADDR_END
 #define UNWIND_SNAP_WORDS 32		/* 256 bytes of stack copied at a sample (512 cost more than they saved) */
 
 /*
@@ -76,6 +77,8 @@ struct unwind_scratch {
 	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
 	__u64 r9;		/* the sampled r9: V8's interpreter keeps the bytecode offset there */
 	__u64 r14, r15;		/* the sampled r14, r15: the Zend VM keeps its frame and opline there */
+	__u64 lr;		/* arm64: the sampled x30, a leaf's return address until it saves it */
+	__u64 insns;		/* arm64: the code at a pc without CFI, read to know the signal trampoline */
 	struct user_stack stack;
 	/*
 	 * The stack from the sampled rsp up, copied once: a read of user
@@ -240,16 +243,28 @@ static __always_inline void rt_announce(const struct unwind_scratch *sc, __u32 k
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* the sampled thread's fs base: its thread pointer (glibc's pthread_self) */
+/* the sampled thread's thread pointer (glibc's pthread_self): fs base, tpidr_el0 */
 static __always_inline __u64 walk_fsbase(void)
 {
 	struct task_struct *task;
 
 	if (!WALK_TASK_BTF) {
 		task = (struct task_struct *)bpf_get_current_task();
-		return BPF_CORE_READ(task, thread.fsbase);
+		return BPF_CORE_READ(task, ARCH_THREAD_POINTER);
 	}
-	return bpf_get_current_task_btf()->thread.fsbase;	/* a plain load: no helper call */
+	return bpf_get_current_task_btf()->ARCH_THREAD_POINTER;	/* a plain load: no helper call */
+}
+
+/*
+ * pthread_self() minus the thread pointer in the walked processes' glibc:
+ * userspace's own (lib/bpf_util.h), 0 on x86-64.
+ */
+const volatile __s64 pthread_self_off = 0;
+
+/* the sampled thread's pthread_self(): CPython's name for it (PyThreadState.thread_id) */
+static __always_inline __u64 walk_pthread_self(void)
+{
+	return walk_fsbase() + pthread_self_off;
 }
 
 /* one word of the walked process's memory */

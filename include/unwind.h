@@ -41,7 +41,26 @@ enum unwind_cfa {
 	 * itself, named and unwound there, not at the call before it.
 	 */
 	UNWIND_CFA_RSP_INJECTED = 8,
-	UNWIND_CFA_MAX = UNWIND_CFA_RSP_INJECTED,
+	/*
+	 * AArch64 (the rows of an AArch64 file): RSP and RBP mean sp and x29,
+	 * and the return address (x30) is saved right above x29, at CFA + 8 *
+	 * rbp_off + 8, as a frame record's pair is; rbp_off is then never 0.
+	 * Two more rules: CFA = sp + cfa_off with the return address still in
+	 * x30 (a leaf, or a prologue before it saves x30), x29 as rbp_off says;
+	 * and CFA = sp + cfa_off with x30 saved alone at sp + 8 * rbp_off (from
+	 * sp: GCC saves it at the bottom of frames kilobytes big), x29 unchanged
+	 * (-fomit-frame-pointer code).
+	 */
+	UNWIND_CFA_LR = 9,
+	UNWIND_CFA_RA_SAVED = 10,
+	/*
+	 * AArch64: CFA = x29 + 8 * cfa_off (in words: up to 256 KiB), the
+	 * frame record at x29 (the caller's x29 at x29, the return address
+	 * above it): Go's frames too big for rbp_off to reach their record
+	 * from the CFA.
+	 */
+	UNWIND_CFA_FP_RECORD = 11,
+	UNWIND_CFA_MAX = UNWIND_CFA_FP_RECORD,
 };
 
 /*

@@ -98,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sec.data = eh;
 	sec.len = eh_len;
 	sec.stop_at_zero = flags & 2;
+	sec.aarch64 = flags & 4;	/* AArch64's rules over the same bytes */
 	FUZZ_CHECK(ehframe__parse(&sec, &ops, &c, &st) == 0);
 	FUZZ_CHECK(st.truncated <= 1 && st.fdes == c.fdes);
 	free(eh);

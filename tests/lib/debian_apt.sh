@@ -2,7 +2,7 @@
 # Sourced. Set APT_DIR (the state's directory) first; MIRROR defaults to Debian's.
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 APT=(-o "Dir::Etc::sourcelist=$APT_DIR/sources.list" -o Dir::Etc::sourceparts=/nonexistent
-	-o "Dir::State::Lists=$APT_DIR/lists" -o "Dir::Cache=$APT_DIR/cache" -o APT::Architecture=amd64
+	-o "Dir::State::Lists=$APT_DIR/lists" -o "Dir::Cache=$APT_DIR/cache" -o "APT::Architecture=${APT_ARCH:-amd64}"
 	-o Debug::NoLocking=1)
 
 apt_update() {	# lists younger than 12 hours are kept: the archive replaces packages, old lists name gone files

@@ -47,7 +47,8 @@ test_cpu_oneshot() {
 		fail cpu_oneshot_runs "exit $rc"
 	fi
 	# frame pointers would skip the caller of libc's leaf read(): CFI walks it, on every kernel
-	if [ $rc2 = 0 ] && grep -Eq '^syscall_heavy;.*;main;.*(do_syscall_64|entry_SYSCALL_64[a-z_]*)_\[k\]' $O/sys.folded &&
+	# (the syscall entry: x86-64's, arm64's el0_svc)
+	if [ $rc2 = 0 ] && grep -Eq '^syscall_heavy;.*;main;.*(do_syscall_64|entry_SYSCALL_64[a-z_]*|do_el0_svc|el0_svc)_\[k\]' $O/sys.folded &&
 		grep -q 'syscall_heavy_loop' $O/sys.folded; then
 		pass kernel_and_user_frames
 	else
@@ -122,7 +123,8 @@ test_offcpu_cfi() {
 
 # --- a Python program's functions named on every kernel (the CFI walk's Python reader) ---
 test_python_named() {
-	py=$(ls -d /root/.pyenv/versions/3.11*/bin/python3.11 2>/dev/null | tail -1)
+	# pyenv's build (x86-64), or Debian's arm64 python3.11 (libpython linked in)
+	py=$(ls -d /root/.pyenv/versions/3.11*/bin/python3.11 /usr/bin/python3.11 2>/dev/null | tail -1)
 	[ -n "$py" ] || { skip python_named "no CPython 3.11 in the initramfs"; return; }
 	$py -S $FIX/chain.py 180 & p=$!
 	sleep 1

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # vmtest.sh -- boots Debian's kernels under qemu (software emulation) and runs tests/vm/suite.sh in each
 #
-# KERNELS="5.10 6.1 6.12 host" picks the kernels (default: all four). Kernel packages come from
+# KERNELS="5.10 6.1 6.12 host" picks the kernels (default: all four). ARCH=arm64 (make vmtest
+# ARCH=arm64) boots Debian's arm64 kernels under qemu-system-aarch64 instead, the cross build's
+# binaries and the :arm64 libraries in the initramfs (default: 6.1 6.12; there is no 5.10 arm64 run). Kernel packages come from
 # Debian's archive once and stay in $VMTEST_CACHE (default /var/cache/ebpfprof/vm), outside the
 # tree; the initramfs (busybox-static, ebpfprof with its libraries, fixtures) is built for each
 # run in a directory of its own there, removed at the end (VMTEST_KEEP=1 keeps it with the consoles). The guest prints its results and its output files (base64) on the serial console;
@@ -11,57 +13,96 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 CACHE=${VMTEST_CACHE:-/var/cache/ebpfprof/vm}
-KERNELS=${KERNELS:-5.10 6.1 6.12 host}
+VM_ARCH=${ARCH:-$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')}
 VM_TIMEOUT=${VM_TIMEOUT:-900}	# seconds per kernel, boot to power-off
 MIRROR=${VMTEST_MIRROR:-http://deb.debian.org/debian}
-APT_DIR=$CACHE/apt
+case $VM_ARCH in
+x86)
+	KERNELS=${KERNELS:-5.10 6.1 6.12 host}
+	KERNEL_ARCH=amd64 APT_DIR=$CACHE/apt KERNEL_DIR=$CACHE/kernels LIB_DIR=/usr/lib/x86_64-linux-gnu
+	QEMU=qemu-system-x86_64 CONSOLE=ttyS0 BUSYBOX=/bin/busybox
+	;;
+arm64)
+	KERNELS=${KERNELS:-6.1 6.12}
+	KERNEL_ARCH=arm64 APT_DIR=$CACHE/apt-arm64 KERNEL_DIR=$CACHE/kernels-arm64
+	LIB_DIR=/usr/lib/aarch64-linux-gnu
+	QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0 BUSYBOX=$CACHE/arm64-root/bin/busybox
+	;;
+*) echo "vmtest: no VM for architecture $VM_ARCH (x86, arm64)" >&2; exit 1 ;;
+esac
+APT_ARCH=$KERNEL_ARCH
 . "$ROOT/tests/lib/debian_apt.sh"
+. "$ROOT/tests/lib/debian_kernel.sh"
+# on an x86-64 host the arm64 binaries' libraries are the :arm64 packages' (make deps-arm64), found
+# by their ELF dependencies: ldd cannot run them
+CROSS=
+[ "$VM_ARCH" != "$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')" ] && CROSS=1
+[ -z "$CROSS" ] && BUSYBOX=/bin/busybox
 
 say() { echo "vmtest: $*" >&2; }
 
-# the Debian release whose linux-image-amd64 is that kernel series
-suite_of() {
-	case $1 in
-	5.10) echo bullseye ;;
-	6.1) echo bookworm ;;
-	6.12) echo trixie ;;
-	*) return 1 ;;
-	esac
-}
-
 # Prints the path of the series' vmlinuz, fetching and unpacking its package once.
 kernel_image() {	# series
-	local series=$1 dir=$CACHE/kernels/$1 suite pkg deb
-	ls "$dir"/boot/vmlinuz-* 2>/dev/null | head -1 | grep . && return 0
-	suite=$(suite_of "$series") || { say "unknown kernel series $series (5.10, 6.1, 6.12, host)"; return 1; }
-	apt_update || { say "apt update of $MIRROR failed"; return 1; }
-	# the metapackage of that release names the current image package
-	pkg=$(/usr/lib/apt/apt-helper cat-file "$APT_DIR"/lists/*_dists_"${suite}"_main_binary-amd64_Packages* |
-		awk -v RS= '/(^|\n)Package: linux-image-amd64\n/' |
-		sed -n 's/^Depends: \(linux-image-[^ ,]*\).*/\1/p' | head -1)
-	[ -n "$pkg" ] || { say "no linux-image-amd64 in $suite"; return 1; }
-	mkdir -p "$dir"
-	apt_download "$CACHE/debs" "$pkg"
-	deb=$(ls "$CACHE"/debs/"${pkg}"_*.deb 2>/dev/null | head -1)
-	[ -n "$deb" ] || { say "download of $pkg failed"; return 1; }
-	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" --wildcards './boot/vmlinuz-*' './boot/config-*' &&
-		rm -f "$deb"	# 60-110 MB each; the image is all we keep
-	ls "$dir"/boot/vmlinuz-* | head -1
+	debian_kernel_image "$1" "$KERNEL_DIR/$1" "$CACHE/debs"
 }
 
-copy_with_libs() {	# file dest-dir-in-root root: the file and every library ldd lists, at their paths
-	local f=$1 dest=$2 root=$3 lib
+# A foreign binary's libraries, as "source path-in-root" lines: its interpreter at its path, and
+# its NEEDED entries, recursively, from the :arm64 packages' directory or the unpacked arm64 debs
+# (arm64_root), at that directory's path in the guest.
+elf_libs() {	# file
+	local todo=("$1") seen=" " f n lib dir
+	readelf -lW "$1" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1 \1/p'
+	while [ ${#todo[@]} -gt 0 ]; do
+		f=${todo[0]} todo=("${todo[@]:1}")
+		for n in $(readelf -dW "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			[[ $seen == *" $n "* ]] && continue
+			seen+="$n "
+			for dir in "$LIB_DIR" "$CACHE/arm64-root$LIB_DIR" "$CACHE/arm64-root/lib/${LIB_DIR##*/}"; do
+				lib=$dir/$n
+				[ -e "$lib" ] && { echo "$lib $LIB_DIR/$n"; todo+=("$lib"); break; }
+			done
+		done
+	done
+}
+
+copy_with_libs() {	# file dest-dir-in-root root: the file and every library it loads, at their paths
+	local f=$1 dest=$2 root=$3 src to
 	mkdir -p "$root/$dest"
 	cp -L "$f" "$root/$dest/"
-	for lib in $(ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }'); do
-		[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
+	if [ -n "$CROSS" ]; then
+		elf_libs "$f"
+	else
+		ldd "$f" 2>/dev/null | awk '/=> \// { print $3, $3 } /^\t\/[^ ]+ \(/ { print $1, $1 }'
+	fi | while read -r src to; do
+		[ -e "$root$to" ] || { mkdir -p "$root$(dirname "$to")" && cp -L "$src" "$root$to"; }
 	done
+}
+
+# The arm64 guest's own busybox, setpriv, capsh and python3.11: Debian 12's arm64 packages, unpacked once into
+# the cache (their amd64 builds are what the host has installed; they cannot both be)
+arm64_root() {
+	local r=$CACHE/arm64-root deb
+	[ -x "$r/bin/busybox" ] && [ -x "$r/usr/bin/setpriv" ] && [ -x "$r/sbin/capsh" ] &&
+		[ -x "$r/usr/bin/python3.11" ] && [ -e "$r/lib/aarch64-linux-gnu/libcap-ng.so.0" ] && return 0
+	apt_update || { say "apt update of $MIRROR failed"; return 1; }
+	apt_download "$CACHE/debs-arm64" busybox-static/bookworm util-linux/bookworm libcap2-bin/bookworm \
+		python3.11-minimal/bookworm libpython3.11-minimal/bookworm libcap-ng0/bookworm libcap2/bookworm \
+		libexpat1/bookworm zlib1g/bookworm
+	mkdir -p "$r"
+	for deb in "$CACHE"/debs-arm64/*.deb; do
+		dpkg-deb -x "$deb" "$r" && rm -f "$deb"
+	done
+	[ -x "$r/bin/busybox" ] || { say "no arm64 busybox in busybox-static"; return 1; }
 }
 
 # CPython 3.11 (its shared libpython) at its own path, with the one package its start needs
 # (encodings; the rest of its start is frozen in), and the Python fixture: ~6 MB compressed
 copy_python() {	# root
 	local r=$1 py lib
+	if [ "$VM_ARCH" = arm64 ] && [ -n "$CROSS" ]; then
+		copy_arm64_python "$r"
+		return
+	fi
 	py=$(ls -d /root/.pyenv/versions/3.11*/bin/python3.11 2>/dev/null | tail -1)
 	[ -x "$py" ] || { say "no CPython 3.11 in /root/.pyenv: the guest's Python check skips"; return 0; }
 	lib=$(dirname "$(dirname "$py")")/lib/python3.11
@@ -71,11 +112,21 @@ copy_python() {	# root
 	cp "$ROOT/tests/fixtures/python/chain.py" "$r/opt/ebpfprof/fix/"
 }
 
+# Debian 12's arm64 python3.11 (libpython linked into the executable) at /usr/bin, with encodings
+copy_arm64_python() {	# root
+	local r=$1 a=$CACHE/arm64-root lib=/usr/lib/python3.11
+	[ -x "$a/usr/bin/python3.11" ] || { say "no arm64 python3.11: the guest's Python check skips"; return 0; }
+	copy_with_libs "$a/usr/bin/python3.11" usr/bin "$r"
+	mkdir -p "$r$lib"
+	cp -r "$a$lib/encodings" "$r$lib/" && rm -rf "$r$lib/encodings/__pycache__"
+	cp "$ROOT/tests/fixtures/python/chain.py" "$r/opt/ebpfprof/fix/"
+}
+
 # libc's symbols (libc6-dbg) at their build-id path: the thread entries a stack starts in (start_thread,
 # clone3) named, so a thread's stack reads whole rather than marked as cut short
 copy_libc_symbols() {	# root
 	local r=$1 id dbg
-	id=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/ { print $3; exit }')
+	id=$(readelf -n "$LIB_DIR/libc.so.6" 2>/dev/null | awk '/Build ID/ { print $3; exit }')
 	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
 	[ -n "$id" ] && [ -e "$dbg" ] || { say "no libc6-dbg: libc's frames stay unnamed in the guests"; return 0; }
 	mkdir -p "$r$(dirname "$dbg")" && cp "$dbg" "$r$dbg"
@@ -86,6 +137,8 @@ copy_libc_symbols() {	# root
 # classes compiled by the same JDK
 copy_java() {	# root
 	local r=$1 jdk jre f lib
+	# the host's JDK runs on the host's architecture only
+	[ -n "$CROSS" ] && { say "no $VM_ARCH JRE: the guest's Java check skips"; return 0; }
 	jdk=$(ls -d /usr/lib/jvm/java-17-openjdk-* 2>/dev/null | head -1)
 	[ -x "$jdk/bin/jlink" ] && [ -x "$jdk/bin/javac" ] || { say "no OpenJDK 17: the guest's Java check skips"; return 0; }
 	jre=$CACHE/jre17-$(stat -c %Y "$jdk/lib/server/libjvm.so")
@@ -109,7 +162,7 @@ build_initramfs() {	# out
 	local out=$1 r=$WORK/initramfs.d f bin
 	rm -rf "$r"
 	mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,run,opt/ebpfprof/fix,usr/bin,usr/sbin}
-	cp /bin/busybox "$r/bin/busybox"
+	cp "$BUSYBOX" "$r/bin/busybox"
 	cp "$ROOT/tests/vm/init" "$r/init"
 	cp "${VMTEST_SUITE:-$ROOT/tests/vm/suite.sh}" "$r/suite.sh"	# another script: to look around in a kernel
 	chmod 0755 "$r/init"
@@ -117,7 +170,8 @@ build_initramfs() {	# out
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
 	copy_with_libs "$BUILD/ebpfprof" opt/ebpfprof "$r"
 	for so in libcurl.so.4 libdebuginfod.so.1; do	# opened on first use, so ldd does not list them
-		f=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ { print $NF; exit }')
+		f=$LIB_DIR/$so
+		[ -e "$f" ] || f=
 		[ -n "$f" ] && copy_with_libs "$f" "$(dirname "${f#/}")" "$r"
 	done
 	for f in cpu_split syscall_heavy fgprof collector short_lived unwind/unwind_deep unwind/unwind_cxx \
@@ -132,7 +186,13 @@ build_initramfs() {	# out
 	copy_java "$r"
 	copy_libc_symbols "$r"
 	for bin in setpriv capsh; do
-		f=$(command -v "$bin") && copy_with_libs "$f" usr/bin "$r"
+		if [ "$VM_ARCH" = arm64 ] && [ -n "$CROSS" ]; then
+			for f in "$CACHE"/arm64-root/{usr/bin,usr/sbin,bin,sbin}/"$bin"; do
+				[ -x "$f" ] && { copy_with_libs "$f" usr/bin "$r"; break; }
+			done
+		else
+			f=$(command -v "$bin") && copy_with_libs "$f" usr/bin "$r"
+		fi
 	done
 	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$out" && rm -rf "$r"
 }
@@ -168,9 +228,14 @@ run_kernel() {	# series: boots it, prints the results; sets P F S
 	# kernel patching its own code on one vCPU (a tracepoint's static key
 	# turned on in __schedule when off-CPU tracing attaches) while the other
 	# runs it panicked 6.12 at an int3 in __schedule (CI, once in three runs).
-	timeout "$VM_TIMEOUT" nice -n 10 qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp 2 -m 1536 \
+	# arm64: the virt board, -cpu max (pointer authentication, as recent cores have it; its
+	# implementation-defined algorithm, the architected one being slow to emulate)
+	local machine=()
+	[ "$VM_ARCH" = arm64 ] && machine=(-M virt -cpu max,pauth-impdef=on)
+	[ "$VM_ARCH" = x86 ] && machine=(-cpu max)
+	timeout "$VM_TIMEOUT" nice -n 10 $QEMU -accel tcg,thread=single "${machine[@]}" -smp 2 -m 1536 \
 		-nographic -no-reboot -kernel "$image" -initrd "$INITRAMFS" \
-		-append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off rdinit=/init" </dev/null >"$con" 2>&1
+		-append "console=$CONSOLE quiet loglevel=3 panic=-1 mitigations=off rdinit=/init" </dev/null >"$con" 2>&1
 	end=$(date +%s.%N)
 	tr -d '\r' <"$con" >"$con.txt"
 	rel=$(sed -n 's/^vmtest-kernel //p' "$con.txt" | head -1)
@@ -205,11 +270,12 @@ main() {
 			list+=("$k")
 		fi
 	done
-	for t in qemu-system-x86_64 cpio gzip base64 bc; do
+	for t in $QEMU cpio gzip base64 bc readelf; do
 		command -v "$t" >/dev/null || { say "$t is missing (make deps-vmtest)"; echo "0 passed, 1 failed, 0 skipped"; return 1; }
 	done
-	[ -x /bin/busybox ] || { say "/bin/busybox is missing (busybox-static; make deps-vmtest)"; echo "0 passed, 1 failed, 0 skipped"; return 1; }
 	mkdir -p "$CACHE"
+	[ "$VM_ARCH" = arm64 ] && [ -n "$CROSS" ] && { arm64_root || { echo "0 passed, 1 failed, 0 skipped"; return 1; }; }
+	[ -x "$BUSYBOX" ] || { say "$BUSYBOX is missing (busybox-static; make deps-vmtest)"; echo "0 passed, 1 failed, 0 skipped"; return 1; }
 	WORK=$(mktemp -d "$CACHE/run.XXXXXX")
 	[ -n "${VMTEST_KEEP:-}" ] && say "consoles and files kept in $WORK" || trap 'rm -rf "$WORK"' EXIT
 	INITRAMFS=$WORK/initramfs.cpio.gz	# per run: two runs at once do not share one

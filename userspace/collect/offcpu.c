@@ -130,8 +130,10 @@ static int share_sampler_maps(struct offcpu *o, const struct sampler_maps *m, bo
 		for (int k = 0; !err && ops->maps && ops->maps[k]; k++)
 			err = share_map(skel->obj, m->obj, ops->maps[k]);
 	}
-	if (!err)
+	if (!err) {
 		skel->rodata->unwind_mode = UNWIND_MODE_CFI;
+		skel->rodata->pthread_self_off = bpf_util__pthread_self_off();
+	}
 	return err;
 }
 

@@ -260,6 +260,7 @@ static int configure(struct sampler *s, const struct sampler_opts *o, bool cfi)
 		skel->rodata->pidns_ino = 0;
 	skel->rodata->unwind_mode = cfi ? UNWIND_MODE_CFI : UNWIND_MODE_FP;
 	skel->rodata->have_task_pt_regs = kernel_has_helper(BPF_FUNC_task_pt_regs);
+	skel->rodata->pthread_self_off = bpf_util__pthread_self_off();
 	s->unwind_rows = cfi ? rows : 1;
 	/* load only the one that runs: the kernel checks each program it is given */
 	s->prog = cfi ? skel->progs.do_sample : skel->progs.do_sample_fp;

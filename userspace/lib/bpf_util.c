@@ -1,6 +1,8 @@
 /* bpf_util.c -- map and program chores the CPU sampler and the off-CPU tracer share */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,4 +273,9 @@ int bpf_util__warm_map(int fd, const int *cpus, int n_cpus)
 out_free:
 	free(kv);
 	return err;
+}
+
+__s64 bpf_util__pthread_self_off(void)
+{
+	return (__s64)((uintptr_t)pthread_self() - (uintptr_t)__builtin_thread_pointer());
 }

@@ -35,6 +35,15 @@ int bpf_util__grace_period(int outer_fd, int inner_fd);
  */
 int bpf_util__set_bit(int fd, __u32 bit);
 
+/*
+ * pthread_self() minus the thread pointer, as this process's glibc lays a
+ * thread out: 0 on x86-64 (fs base is the struct pthread), negative on
+ * AArch64 (TLS variant I: struct pthread ends where tpidr_el0 points). The
+ * walk reads each thread's thread pointer; runtimes that name threads by
+ * pthread_self() (CPython's thread_id) need this offset beside it.
+ */
+__s64 bpf_util__pthread_self_off(void);
+
 /* Sums each of n_keys per-CPU u64 counters over n_cpus CPUs into out[]. */
 int bpf_util__sum_percpu(int fd, __u32 n_keys, int n_cpus, __u64 *out);
 

@@ -16,7 +16,7 @@ struct sections {
 	bool go;		/* .gopclntab or .go.buildinfo: a Go binary */
 };
 
-/* rows are x86-64 rules: anything else is not ours to read */
+/* rows are the rules of the machine the walk runs on (UNWIND_MACHINE): another's files are not ours */
 static int check_ehdr(Elf *elf)
 {
 	const char *ident;
@@ -26,7 +26,7 @@ static int check_ehdr(Elf *elf)
 		return -ENOEXEC;
 	ident = elf_getident(elf, NULL);
 	if (!ident || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+	    eh.e_machine != UNWIND_MACHINE || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		return -ENOEXEC;
 	return 0;
 }
@@ -93,7 +93,7 @@ static Elf_Data *section_data(Elf_Scn *scn)
 static int add_section(struct builder *b, Elf_Scn *scn, enum ehframe_format format,
 		       size_t *bytes)
 {
-	struct ehframe_section sec = { .format = format };
+	struct ehframe_section sec = { .format = format, .aarch64 = UNWIND_AARCH64 };
 	Elf_Data *d = section_data(scn);
 	GElf_Shdr sh;
 
@@ -114,7 +114,7 @@ static int add_section(struct builder *b, Elf_Scn *scn, enum ehframe_format form
  */
 static int add_eh_frame_by_hdr(Elf *elf, struct builder *b, size_t *bytes)
 {
-	struct ehframe_section sec = { .stop_at_zero = true };
+	struct ehframe_section sec = { .stop_at_zero = true, .aarch64 = UNWIND_AARCH64 };
 	GElf_Phdr ph, hdr = {};
 	__u64 eh_vaddr;
 	Elf_Data *d;

@@ -78,6 +78,32 @@ static bool may_be_special(const char *f)
 	       !strncmp(f, "crosscall2", 10);
 }
 
+/*
+ * AArch64's rule at an SP delta: the CFA is sp at entry (no call pushed
+ * anything), so CFA = sp + delta. The prologue stores x30 at the new sp
+ * (MOVD.W R30, -delta(RSP)) and x29 right under it, a frame record, then
+ * points x29 at it: x30 at CFA - delta, x29 a word below. Frames too big
+ * for rbp_off find the record through x29 (= CFA - delta - 8). Without a
+ * frame (delta 0) the return address is still in x30. Injected calls are
+ * left to frame pointers: on arm64 the runtime fakes them through x30.
+ */
+static struct unwind_row go_row_aarch64(__s32 delta, bool injected)
+{
+	struct unwind_row r = { .cfa_type = UNWIND_CFA_NONE };
+
+	if (injected || delta < 0 || delta % 8 || delta / 8 + 1 > INT16_MAX)
+		return r;
+	if (delta / 8 + 1 > -INT8_MIN) {
+		r.cfa_type = UNWIND_CFA_FP_RECORD;
+		r.cfa_off = delta / 8 + 1;
+		return r;
+	}
+	r.cfa_off = delta;
+	r.cfa_type = delta ? UNWIND_CFA_RSP : UNWIND_CFA_LR;
+	r.rbp_off = delta ? -(delta / 8) - 1 : 0;
+	return r;
+}
+
 /* One function's rule at an SP delta: CFA = rsp + delta + 8, its caller's rbp saved below the return address once it has a frame. */
 static struct unwind_row go_row(__s32 delta, const char *func)
 {
@@ -90,6 +116,8 @@ static struct unwind_row go_row(__s32 delta, const char *func)
 		return (struct unwind_row){ .cfa_type = UNWIND_CFA_END };
 	if (special && is_signal_return(func))
 		return (struct unwind_row){ .cfa_type = UNWIND_CFA_SIGNAL };
+	if (UNWIND_AARCH64)
+		return go_row_aarch64(delta, special && is_injected(func));
 	if (delta + 8 > INT16_MAX)
 		return r;	/* a frame too big for a row: frame pointers there */
 	r.cfa_type = special && is_injected(func) ? UNWIND_CFA_RSP_INJECTED : UNWIND_CFA_RSP;

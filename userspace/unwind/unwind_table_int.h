@@ -2,11 +2,23 @@
 #ifndef EBPFPROF_UNWIND_TABLE_INT_H
 #define EBPFPROF_UNWIND_TABLE_INT_H
 
+#include <elf.h>
 #include <stdbool.h>
 #include "symbolize/symbolize.h"
 #include "unwind_table.h"
 
 #define UNWIND_LOADS_MAX 64
+
+/*
+ * The machine whose files get tables: the one the BPF walk runs on, whose
+ * rules the rows are (x86-64's or AArch64's, include/unwind.h).
+ */
+#if defined(__aarch64__)
+#define UNWIND_MACHINE EM_AARCH64
+#else
+#define UNWIND_MACHINE EM_X86_64
+#endif
+#define UNWIND_AARCH64 (UNWIND_MACHINE == EM_AARCH64)
 
 struct unwind_table {
 	struct unwind_row *rows;

@@ -14,7 +14,12 @@
 #include "unwind.h"
 #include "unwinder.h"
 
+/* user space ends below this ([vsyscall] lies above on x86-64) */
+#if defined(__aarch64__)
+#define USER_ADDR_END (1ULL << 48)	/* Debian's arm64 kernels: 48-bit user addresses */
+#else
 #define USER_ADDR_END 0x800000000000ULL
+#endif
 /*
  * At most one rebuild a minute: when the live processes' tables together do
  * not fit, rebuilding on every new process would parse everything again and

@@ -10,6 +10,12 @@
 #include "regs_check.skel.h"
 
 #define MB (1ull << 20)
+/* where user space ends: 47-bit addresses on x86-64, 48-bit on Debian's arm64 kernels */
+#if defined(__aarch64__)
+#define USER_ADDR_END (1ull << 48)
+#else
+#define USER_ADDR_END (1ull << 47)
+#endif
 
 /*
  * One getppid() of ours, traced at sys_enter: the tracepoint is handed the
@@ -43,7 +49,7 @@ static int test_user_regs(void)
 	if (skel->bss->seen != 1 || skel->bss->entry_regs != skel->bss->found_regs ||
 	    skel->bss->err != 0)
 		goto out;
-	if (!skel->bss->ip || skel->bss->ip >= (1ull << 47) || dist > MB)
+	if (!skel->bss->ip || skel->bss->ip >= USER_ADDR_END || dist > MB)
 		goto out;
 	ret = TEST_OK;
 out:

@@ -244,6 +244,7 @@ static int parse_cie(const struct walker *w, const struct entry *e, struct cie *
 
 	memset(cie, 0, sizeof(*cie));
 	cie->addr_size = 8;
+	cie->aarch64 = w->sec->aarch64;
 	if (cur_u8(&c, &version) || (version != 1 && version != 3 && version != 4))
 		return -EINVAL;
 	aug = (const char *)c.p + c.off;

@@ -1,4 +1,4 @@
-/* ehframe.h -- bounded .eh_frame / .debug_frame parser: each FDE's CFA program as x86-64 rows */
+/* ehframe.h -- bounded .eh_frame / .debug_frame parser: each FDE's CFA program as x86-64 or AArch64 rows */
 #ifndef EBPFPROF_EHFRAME_H
 #define EBPFPROF_EHFRAME_H
 
@@ -45,6 +45,7 @@ struct ehframe_section {
 	 * ends it. Otherwise zero terminators are skipped.
 	 */
 	bool stop_at_zero;
+	bool aarch64;		/* rows by AArch64's registers and rules (x29, x30, sp), else x86-64's */
 };
 
 /* What the parser met; every count only grows, so one struct can sum several sections. */

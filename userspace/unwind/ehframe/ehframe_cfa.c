@@ -1,4 +1,4 @@
-/* ehframe_cfa.c -- runs CIE and FDE CFA programs; maps each x86-64 row to a struct unwind_row */
+/* ehframe_cfa.c -- runs CIE and FDE CFA programs; maps each x86-64 or AArch64 row to a struct unwind_row */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -111,9 +111,15 @@ static void set_cfa_expr(struct state *s, const __u8 *e, size_t len)
 		s->cfa_kind = CFA_EXPR;
 }
 
+/* the frame pointer's DWARF number: rbp, x29 */
+static __u64 fp_reg(const struct cie *cie)
+{
+	return cie->aarch64 ? DWREG_A64_FP : DWREG_RBP;
+}
+
 static struct rule *tracked(struct interp *in, __u64 reg)
 {
-	if (reg == DWREG_RBP)
+	if (reg == fp_reg(in->cie))
 		return &in->s.rbp;
 	if (reg == in->cie->ra_reg)
 		return &in->s.ra;
@@ -156,7 +162,57 @@ static void restore(struct interp *in, __u64 reg)
 	if (in->in_cie)
 		r->kind = RULE_UNSPEC;
 	else
-		*r = reg == DWREG_RBP ? in->init.rbp : in->init.ra;
+		*r = reg == fp_reg(in->cie) ? in->init.rbp : in->init.ra;
+}
+
+/* a rule saving a register at CFA + 8 * words: words, or 0 when it is not such a rule */
+static int saved_words(const struct rule *r)
+{
+	if (r->kind != RULE_OFFSET || !r->off || r->off % 8 || r->off / 8 < INT8_MIN ||
+	    r->off / 8 > INT8_MAX)
+		return 0;
+	return r->off / 8;
+}
+
+/* where x30 is saved, in words from sp (the CFA rule's sp + cfa_off); -1 when not such a slot */
+static int ra_sp_words(const struct state *s)
+{
+	__s64 off;
+
+	if (s->ra.kind != RULE_OFFSET || __builtin_add_overflow(s->cfa_off, s->ra.off, &off) ||
+	    off < 0 || off % 8 || off / 8 > INT8_MAX)
+		return -1;
+	return off / 8;
+}
+
+/*
+ * An AArch64 state as a row (include/unwind.h): the CFA from sp or x29; x30
+ * saved right above x29 (a frame record), saved alone with x29 untouched,
+ * or not saved yet (in x30 still). Anything else is UNKNOWN.
+ */
+static void to_row_aarch64(const struct state *s, struct unwind_row *r)
+{
+	int fp = saved_words(&s->rbp), ra = saved_words(&s->ra);
+	bool fp_kept = s->rbp.kind == RULE_UNSPEC || s->rbp.kind == RULE_SAME;
+
+	if (s->cfa_kind != CFA_REG || s->cfa_off < INT16_MIN || s->cfa_off > INT16_MAX ||
+	    (s->cfa_reg != DWREG_A64_SP && s->cfa_reg != DWREG_A64_FP))
+		return;
+	if (s->ra.kind == RULE_UNSPEC || s->ra.kind == RULE_SAME) {
+		if (s->cfa_reg != DWREG_A64_SP || (!fp && !fp_kept))
+			return;
+		r->cfa_type = UNWIND_CFA_LR;
+		r->rbp_off = fp;
+	} else if (ra && fp && ra == fp + 1) {
+		r->cfa_type = s->cfa_reg == DWREG_A64_SP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP;
+		r->rbp_off = fp;
+	} else if (fp_kept && s->cfa_reg == DWREG_A64_SP && ra_sp_words(s) >= 0) {
+		r->cfa_type = UNWIND_CFA_RA_SAVED;
+		r->rbp_off = ra_sp_words(s);
+	} else {
+		return;
+	}
+	r->cfa_off = s->cfa_off;
 }
 
 /* the CIE's state as an unwind row; only the fields the type uses are set */
@@ -166,6 +222,15 @@ static void to_row(const struct cie *cie, const struct state *s, struct unwind_r
 	r->cfa_type = UNWIND_CFA_UNKNOWN;
 	if (cie->signal) {	/* its registers come from the signal frame, not from rules */
 		r->cfa_type = UNWIND_CFA_SIGNAL;
+		return;
+	}
+	if (cie->aarch64) {
+		if (cie->ra_reg != DWREG_A64_LR)
+			return;
+		if (s->ra.kind == RULE_UNDEF)
+			r->cfa_type = UNWIND_CFA_END;
+		else
+			to_row_aarch64(s, r);
 		return;
 	}
 	if (cie->ra_reg != DWREG_RA)
@@ -320,7 +385,8 @@ static int run_ext(struct interp *in, struct cur *c, __u8 op)
 	case 0x16:	/* val_expression */
 		if (cur_uleb(c, &reg) || read_block(c, &e, &len))
 			return -EINVAL;
-		if (op == 0x10 && reg == DWREG_RBP && len == 2 && e[0] == DW_OP_breg6 && !e[1])
+		if (op == 0x10 && !in->cie->aarch64 && reg == DWREG_RBP && len == 2 &&
+		    e[0] == DW_OP_breg6 && !e[1])
 			set_rule(in, reg, RULE_AT_RBP, 0);
 		else
 			set_rule(in, reg, RULE_OTHER, 0);
@@ -372,7 +438,15 @@ static int run_ext(struct interp *in, struct cur *c, __u8 op)
 		return 0;
 	case 0x2e:	/* GNU_args_size: the unwinder does not need it */
 		return cur_uleb(c, &u);
-	default:	/* GNU_window_save (SPARC, AArch64) and unknown opcodes */
+	case 0x2d:
+		/*
+		 * AArch64's negate_ra_state: whether x30 is signed (pointer
+		 * authentication). The walk strips the signature from every
+		 * return address, so either state reads the same; SPARC's
+		 * GNU_window_save, on x86-64, is not ours.
+		 */
+		return in->cie->aarch64 ? 0 : -EINVAL;
+	default:	/* unknown opcodes */
 		return -EINVAL;
 	}
 }

@@ -86,6 +86,10 @@ static inline int cur_sleb(struct cur *c, __s64 *v)
 #define DWREG_RBP 6
 #define DWREG_RSP 7
 #define DWREG_RA 16
+/* AArch64's: the frame pointer x29, the link register x30, sp */
+#define DWREG_A64_FP 29
+#define DWREG_A64_LR 30
+#define DWREG_A64_SP 31
 
 /* a parsed CIE: what its FDEs need */
 struct cie {
@@ -96,6 +100,7 @@ struct cie {
 	__u8 addr_size;		/* .debug_frame absolute addresses: 4 or 8 */
 	bool aug_z;		/* FDEs carry augmentation data to skip */
 	bool signal;		/* "S": a signal trampoline, unwound from the signal frame */
+	bool aarch64;		/* its section's rules are AArch64's (struct ehframe_section) */
 	const __u8 *insns;	/* initial instructions */
 	size_t insns_len;
 	__u64 insns_vaddr;
