@@ -28,7 +28,10 @@ VMLINUX_DIR := vmlinux/$(ARCH)
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 \
 	-D_GNU_SOURCE -Iinclude -Iuserspace -I$(OUTPUT)
-LDLIBS := -lbpf -ldw -lelf -lz -llzma -liberty -lhttp_parser -lmicrohttpd -ljson-c -lpthread -lm
+# libhttp-parser-dev is one architecture's at a time (not Multi-Arch: same): a cross build links the
+# target's runtime library by its soname, and the host keeps its own dev package (and the header)
+HTTP_PARSER_LIB := $(if $(CROSS_COMPILE),-l:libhttp_parser.so.2.9,-lhttp_parser)
+LDLIBS := -lbpf -ldw -lelf -lz -llzma -liberty $(HTTP_PARSER_LIB) -lmicrohttpd -ljson-c -lpthread -lm
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR)
 
 ifeq ($(TEST_RUNTIMES),1)
@@ -99,7 +102,7 @@ DEPS_BENCH := $(DEPS_FIXTURES) bpftrace linux-perf chromium nodejs openjdk-17-jd
 # make deps-arm64: the cross toolchain and the :arm64 libraries of DEPS_BUILD (dpkg learns of arm64
 # first), for make ARCH=arm64 on an x86-64 host; qemu-system-arm boots the arm64 kernels (vmtest)
 DEPS_ARM64 := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-system-arm \
-	$(addsuffix :arm64,libbpf-dev libelf-dev zlib1g-dev libcurl4-openssl-dev libhttp-parser-dev \
+	$(addsuffix :arm64,libbpf-dev libelf-dev zlib1g-dev libcurl4-openssl-dev libhttp-parser2.9 \
 	libmicrohttpd-dev libjson-c-dev libdw-dev liblzma-dev libdebuginfod-dev libiberty-dev)
 # make image: Docker, and debootstrap for the images' offline Debian bases (deploy/image.sh)
 DEPS_IMAGE := docker.io debootstrap
