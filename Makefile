@@ -212,7 +212,7 @@ check: deps-test all $(UNIT_BINS) fixtures test-runtimes
 test-runtimes:
 	$(Q)$(MAKE) --no-print-directory TEST_RUNTIMES=1 all
 
-# the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 host" (tests/vm/vmtest.sh);
+# the compatibility suite in Debian's kernels under qemu: KERNELS="5.10 6.1 6.12 6.12-bpo host" (tests/vm/vmtest.sh);
 # ARCH=arm64 on an x86-64 host: Debian's arm64 kernels (6.1 6.12), the fixtures the guest runs cross-built
 VM_FIXTURES := $(addprefix $(FIXTURES_DIR)/,cpu_split syscall_heavy fgprof collector short_lived \
 	unwind/unwind_deep unwind/unwind_cxx unwind/unwind_gosha)

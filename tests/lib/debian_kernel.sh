@@ -8,6 +8,7 @@ debian_kernel_suite() {	# series
 	5.10) echo bullseye ;;
 	6.1) echo bookworm ;;
 	6.12) echo trixie ;;
+	6.12-bpo) echo bookworm-backports ;;	# Debian 12's backported 6.12: another build of the series
 	*) return 1 ;;
 	esac
 }
@@ -17,7 +18,7 @@ debian_kernel_image() {	# series dir debs-dir
 	local series=$1 dir=$2 debs=$3 arch=${KERNEL_ARCH:-amd64} suite pkg deb
 	ls "$dir"/boot/vmlinuz-* 2>/dev/null | head -1 | grep . && return 0
 	suite=$(debian_kernel_suite "$series") ||
-		{ echo "unknown kernel series $series (5.10, 6.1, 6.12)" >&2; return 1; }
+		{ echo "unknown kernel series $series (5.10, 6.1, 6.12, 6.12-bpo)" >&2; return 1; }
 	apt_update || { echo "apt update of $MIRROR failed" >&2; return 1; }
 	# the metapackage of that release names the current image package
 	pkg=$(/usr/lib/apt/apt-helper cat-file "$APT_DIR"/lists/*_dists_"${suite}"_main_binary-"${arch}"_Packages* |

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vmtest.sh -- boots Debian's kernels under qemu (software emulation) and runs tests/vm/suite.sh in each
 #
-# KERNELS="5.10 6.1 6.12 host" picks the kernels (default: all four). ARCH=arm64 (make vmtest
+# KERNELS="5.10 6.1 6.12 6.12-bpo host" picks the kernels (default: 5.10 6.1 6.12 host). ARCH=arm64 (make vmtest
 # ARCH=arm64) boots Debian's arm64 kernels under qemu-system-aarch64 instead, the cross build's
 # binaries and the :arm64 libraries in the initramfs (default: 6.1 6.12; there is no 5.10 arm64 run). Kernel packages come from
 # Debian's archive once and stay in $VMTEST_CACHE (default /var/cache/ebpfprof/vm), outside the
