@@ -51,6 +51,22 @@ profile() {
 		--output "$tmp/$name.pb.gz" 2>"$tmp/$name.err"
 }
 
+# profile_window NAME PID: as profile, and the fixture counts its split from the profile's start
+# (SIGUSR1 once ebpfprof says it is profiling) to its end, so both cover one window
+profile_window() {
+	local name=$1 pid=$2 prof
+	"$EBPFPROF" -v --pid "$pid" --frequency "$FREQ" --duration "$SECS" \
+		--output "$tmp/$name.pb.gz" 2>"$tmp/$name.err" &
+	prof=$!
+	for _ in $(seq 600); do
+		grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break
+		kill -0 $prof 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -USR1 "$pid" 2>/dev/null
+	wait $prof
+}
+
 stop() { kill -TERM "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
 cum() { go tool pprof -top -cum -nodecount=200 "$1" 2>/dev/null | awk -v f="$2" '$6 == f { sub("%", "", $5); print $5; exit }'; }
@@ -69,7 +85,7 @@ all_named() { grep -q '^ebpfprof: perl: processes_total=1 .* frames_unnamed_tota
 split_check() {
 	local name=$1 cmd=$2 dir=$3 a b wa line want msg ok=1
 	start "$name" "$cmd" "$dir/split.pl" 60
-	profile "$name" "$PID"
+	profile_window "$name" "$PID"
 	stop "$PID"
 	a=$(cum "$tmp/$name.pb.gz" Split::alpha)
 	b=$(cum "$tmp/$name.pb.gz" Split::beta)
