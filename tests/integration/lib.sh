@@ -72,6 +72,15 @@ start_collector() {	# log, extra flags...: sets COLLECTOR_PID and COLLECTOR_ADDR
 
 stop() { kill -TERM "$1" 2>/dev/null; wait "$1"; }
 
+wait_profiling() {	# stderr file, pid[, tenths]: waits until that one-shot says it samples, or exits (60 s by default)
+	for _ in $(seq "${3:-600}"); do
+		grep -qs '^ebpfprof: profiling' "$1" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 wait_started() {	# agent stderr file: waits until the agent says it samples (a loaded machine loads BPF slowly)
 	for _ in $(seq 300); do
 		grep -qs '^ebpfprof: agent: ' "$1" && return 0

@@ -50,11 +50,7 @@ session() {
 	"$EBPFPROF" --pid "$(IFS=,; echo "${pids[*]}")" --frequency "$FREQ" --duration $((SECS * 3)) \
 		--output "$tmp/$name.pb.gz" 2>"$tmp/$name.err" &
 	local prof=$!
-	for i in $(seq 100); do
-		grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break
-		kill -0 $prof 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_profiling "$tmp/$name.err" $prof 100
 	# each fixture says "ready" on stderr once SIGUSR1 no longer kills it
 	for i in $(seq 50); do
 		[ "$(cat "$tmp/$name".*.ready 2>/dev/null | grep -c '^ready$')" = $# ] && break

@@ -58,11 +58,7 @@ profile_window() {
 	"$EBPFPROF" -v --pid "$pid" --frequency "$FREQ" --duration "$SECS" \
 		--output "$tmp/$name.pb.gz" 2>"$tmp/$name.err" &
 	prof=$!
-	for _ in $(seq 600); do
-		grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break
-		kill -0 $prof 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_profiling "$tmp/$name.err" $prof 600
 	kill -USR1 "$pid" 2>/dev/null
 	wait $prof
 }

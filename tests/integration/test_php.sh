@@ -41,11 +41,7 @@ profile() {
 	"$EBPFPROF" -v --pid "$pids" --frequency "$FREQ" --duration 120 "$@" --output "$tmp/$name.pb.gz" \
 		2>"$tmp/$name.err" &
 	prof=$!
-	for _ in $(seq 600); do
-		grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break
-		kill -0 $prof 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_profiling "$tmp/$name.err" $prof 600
 	touch "${GATE:-$tmp/gate}"
 	if [ -n "${WAIT:-}" ]; then
 		for _ in $(seq 1200); do

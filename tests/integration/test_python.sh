@@ -28,11 +28,7 @@ start_profile() {
 	"$EBPFPROF" "$@" --frequency "$FREQ" --duration 120 --output "$tmp/$name.pb.gz" \
 		2>"$tmp/$name.err" &
 	PROF=$!
-	for _ in $(seq 300); do
-		grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break
-		kill -0 $PROF 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_profiling "$tmp/$name.err" $PROF 300
 	touch "$tmp/$name.gate"
 }
 stop_profile() { kill -INT "$PROF" 2>/dev/null; wait "$PROF"; }

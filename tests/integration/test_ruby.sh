@@ -56,11 +56,7 @@ start_profile() {
 	local name=$1 v=$2; shift 2
 	"$EBPFPROF" -v "$@" --frequency "$FREQ" --duration 120 --output "$tmp/$name.pb.gz" 2>"$tmp/$name.err" &
 	PROF=$!
-	for _ in $(seq 300); do
-		grep -qs '^ebpfprof: profiling' "$tmp/$name.err" && break
-		kill -0 $PROF 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_profiling "$tmp/$name.err" $PROF 300
 	touch "$(dir "$v")/$name.gate"
 }
 stop_profile() { kill -INT "$PROF" 2>/dev/null; wait "$PROF"; }

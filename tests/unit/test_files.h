@@ -29,42 +29,39 @@ static inline void *test__slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* address of NAME in FILE's symbol table, per nm(1); 0 when absent */
-static inline __u64 test__nm_addr(const char *file, const char *name)
+/* NAME's address and size (0 if nm gives none) in FILE's symbol table, per nm -S; 0 when absent */
+static inline __u64 test__nm_sym(const char *file, const char *name, __u64 *size)
 {
 	char cmd[512], line[1024], sym[512], type;
-	unsigned long long addr;
+	unsigned long long addr, sz;
 	__u64 found = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "nm --defined-only %s 2>/dev/null", file);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %c %511s", &addr, &type, sym) == 3 && !strcmp(sym, name))
-			found = addr;
-	pclose(p);
-	return found;
-}
-
-/* The size nm -S gives symbol NAME in FILE, or 0. */
-static inline __u64 test__nm_size(const char *file, const char *name)
-{
-	char cmd[512], line[1024], sym[512], type;
-	unsigned long long addr, size;
-	__u64 found = 0;
-	FILE *p;
-
+	if (size)
+		*size = 0;
 	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s 2>/dev/null", file);
 	p = popen(cmd, "r");
 	if (!p)
 		return 0;
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %llx %c %511s", &addr, &size, &type, sym) == 4 && !strcmp(sym, name))
-			found = size;
+	while (fgets(line, sizeof(line), p)) {
+		/* "addr size type name"; a line without a size would read its type as a hex size */
+		if (sscanf(line, "%llx %llx %c %511s", &addr, &sz, &type, sym) == 4 && type != ' ' &&
+		    !strcmp(sym, name)) {
+			found = addr;
+			if (size)
+				*size = sz;
+		} else if (sscanf(line, "%llx %c %511s", &addr, &type, sym) == 3 && !strcmp(sym, name)) {
+			found = addr;	/* a symbol without a size */
+		}
+	}
 	pclose(p);
 	return found;
+}
+
+/* address of NAME in FILE's symbol table, per nm(1); 0 when absent */
+static inline __u64 test__nm_addr(const char *file, const char *name)
+{
+	return test__nm_sym(file, name, NULL);
 }
 
 /*

@@ -24,7 +24,7 @@ static const struct unwind_row *row_in(const struct unwind_table *t, const char 
  */
 static int max_cfa_off(const struct unwind_table *t, const char *file, const char *name)
 {
-	__u64 addr = test__nm_addr(file, name), size = test__nm_size(file, name);
+	__u64 size, addr = test__nm_sym(file, name, &size);
 	int best = -1;
 
 	for (__u64 pc = addr; addr && pc < addr + (size && size < 64 ? size : 64); pc++) {
