@@ -135,21 +135,22 @@ internal_check() {
 	# each of pid's stacks through leaf: its PHP frames from the leaf, deduplicated in order
 	res=$(awk -v pid="$pid" '
 		function flush() {
-			if (p == pid && s ~ /(^| )leaf /) { n++; if (s ~ /^leaf array_map outer \{main\} $/) ok++; else bad = s }
-			p = ""; s = ""; first = 0
+			if (p == pid && s ~ /(^| )leaf /) { n++; if (s ~ /^leaf array_map outer \{main\} $/) ok++; else bad = all }
+			p = ""; s = ""; all = ""; first = 0
 		}
 		/^-+\+/ { flush(); next }
 		$1 == "pid:" { p = $2; next }
 		$1 ~ /:$/ { next }
 		!first && NF >= 2 { first = 1; $1 = "" }
-		{ sub(/^ +/, "") }
+		{ sub(/^ +/, ""); all = all (all == "" ? "" : " < ") $0 }
 		$0 == "leaf" || $0 == "array_map" || $0 == "outer" || $0 == "{main}" { s = s $0 " " }
 		END { flush(); printf "%d %d %s\n", ok, n, bad }' "$tmp/$run.traces")
 	read -r ok n bad <<<"$res"
 	if [ "${n:-0}" -gt 0 ] && [ "$ok" = "$n" ]; then
 		pass "$name: all $n stacks through leaf are leaf < array_map < outer < {main}"
 	else
-		fail "$name" "$ok of ${n:-0} stacks through leaf in order; one: ${bad:-none}"
+		# the whole stack, native frames and marks too: where the walk stopped and why
+		fail "$name" "$ok of ${n:-0} stacks through leaf in order; one, whole: ${bad:-none}"
 	fi
 }
 
