@@ -81,6 +81,17 @@ struct runtime_ops {
 bool runtime__gone_twice(const char *proc_root, const struct proc_image *img, bool superseded,
 			 bool *gone_before);
 
+struct proc_map;
+
+/*
+ * PID's maps, for a probe: as proc_maps__read, and -ESRCH for none (an
+ * exiting process, its memory released). A probe's -ESRCH leaves the pid's
+ * state as it is, not superseded: an announcement handled after the process
+ * ended finds nothing newer to read, and what was read of it while it ran
+ * (found running: its exec count unknown) is what names its samples.
+ */
+int runtime__read_maps(const char *proc_root, __u32 pid, struct proc_map **maps, size_t *n);
+
 /*
  * Hands BPF the table of PID (TABLE, a runtime's struct <rt>_proc) in the
  * runtime's map PROCS_FD: its bit in runtime_pids (PIDS_FD, column ID)

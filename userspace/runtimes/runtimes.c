@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <bpf/bpf.h>
 #include "lib/bpf_util.h"
+#include "symbolize/proc_maps.h"
 #include "runtime.h"
 
 /* The table, from the list in include/frametypes.h (RUNTIMES): adding a runtime changes nothing here. */
@@ -25,6 +26,18 @@ bool runtime__gone_twice(const char *proc_root, const struct proc_image *img, bo
 		return true;
 	*gone_before = gone;
 	return false;
+}
+
+int runtime__read_maps(const char *proc_root, __u32 pid, struct proc_map **maps, size_t *n)
+{
+	int err = proc_maps__read(proc_root, pid, maps, n);
+
+	if (!err && !*n) {
+		proc_maps__free(*maps);
+		*maps = NULL;
+		err = -ESRCH;
+	}
+	return err;
 }
 
 int runtime__set_table(int pids_fd, int procs_fd, enum unwind_runtime id, __u32 pid,

@@ -262,6 +262,73 @@ static int test_real_ruby31_yjit(void)
 	return real_ruby(argv, 1, true);
 }
 
+/*
+ * A Ruby found running (exec unknown), whose announcement is handled only
+ * after it has exited: its state stays, not superseded, and is the
+ * announced image's; its BPF table stays until the sweeps.
+ */
+static int test_gone_before_announced(void)
+{
+	char *argv[] = { "/usr/bin/ruby", "-e", "loop { 100.times { |i| i * i } }", NULL };
+	const struct runtime_ops *ops = &ruby_runtime;
+	struct runtime_opts o = { .proc_root = "/proc" };
+	struct proc_image any = { .exec = PROC_EXEC_ANY }, announced;
+	struct rb_pid *p;
+	struct rb_proc proc;
+	int ret = TEST_FAIL, status, err = -ENOENT;
+	void *rt = NULL;
+	pid_t pid = -1;
+	__u32 key;
+
+	if (access(argv[0], X_OK))
+		SKIP("no /usr/bin/ruby");
+	o.procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "rb_test", 4, sizeof(struct rb_proc), 8, NULL);
+	o.pids_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rb_test_bits", 4, sizeof(struct unwind_pid_bits), 1,
+				   NULL);
+	if (o.procs_fd < 0 || o.pids_fd < 0)
+		SKIP("cannot create BPF maps (root needed)");
+	pid = fork();
+	if (!pid) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	rt = ops->new(&o);
+	any.pid = key = (__u32)pid;
+	proc_image__start_of("/proc", any.pid, &any.start);
+	for (int i = 0; rt && i < 50 && err; i++) {
+		usleep(100000);
+		err = ops->add_image(rt, &any);
+	}
+	if (err) {
+		fprintf(stderr, "  add_image of the running process: %d\n", err);
+		goto out;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	pid = -1;
+	announced = any;
+	announced.exec = 7;
+	err = ops->add_image(rt, &announced);
+	p = ruby__find_image(rt, &announced);
+	if (err != -ESRCH || !p || p->superseded || p->img.exec != 7 ||
+	    bpf_map_lookup_elem(o.procs_fd, &key, &proc)) {
+		fprintf(stderr, "  announced after the exit: add_image %d, its state %s\n", err,
+			!p ? "gone" : p->superseded ? "superseded" : "kept");
+		goto out;
+	}
+	ret = TEST_OK;
+out:
+	if (rt)
+		ops->free(rt);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	close(o.procs_fd);
+	close(o.pids_fd);
+	return ret;
+}
+
 /* RUBY (ruby3.3, ruby3.4) of the Debian root at ROOT, chrooted */
 static int real_ruby_in(const char *root, const char *ruby, __u32 want_minor)
 {
@@ -289,5 +356,6 @@ TEST_MAIN("ruby", { "succ", test_succ }, { "code", test_code }, { "names", test_
 	  { "jit_range", test_jit_range },
 	  { "real_ruby3.1", test_real_ruby31 },
 	  { "real_ruby3.1-yjit", test_real_ruby31_yjit },
+	  { "gone_before_announced", test_gone_before_announced },
 	  { "real_ruby3.3", test_real_ruby33 },
 	  { "real_ruby3.4", test_real_ruby34 })

@@ -244,14 +244,9 @@ int java__add_image(struct java *j, const struct proc_image *img)
 
 	if (!j)
 		return -EINVAL;
-	err = proc_maps__read(j->opts.proc_root, pid, &maps, &n);
+	err = runtime__read_maps(j->opts.proc_root, pid, &maps, &n);
 	if (err)
-		return err;
-	if (!n) {
-		/* an exiting process has no mappings left: not an exec, its names stay */
-		proc_maps__free(maps);
-		return -ESRCH;
-	}
+		return err;	/* gone, or exiting with no mappings left: not an exec, its names stay */
 	for (size_t i = 0; i < n && found == -ENOENT; i++)
 		if (is_libjvm(&maps[i])) {
 			found = probe(j, pid, &maps[i], &layout, &proc, &missing);

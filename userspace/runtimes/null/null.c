@@ -103,10 +103,10 @@ static int null_add_image(void *rt, const struct proc_image *img)
 	struct null_proc np;
 	struct null_pid *p;
 	size_t n = 0, i;
-	int err = proc_maps__read(r->o.proc_root, pid, &maps, &n);
+	int err = runtime__read_maps(r->o.proc_root, pid, &maps, &n);
 
 	if (err)
-		return err;
+		return err;	/* gone: its state stays (runtime__read_maps) */
 	for (i = 0; i < n && (!maps[i].inode || maps[i].path[0] != '/'); i++)
 		;
 	err = i < n ? probe_file(r, pid, &maps[i], &np) : -ENOENT;

@@ -106,7 +106,7 @@ static int probe(struct perl_rt *r, __u32 pid, struct perl_proc *proc,
 	__s32 tls_off = 0;
 	__u8 version;
 	size_t n = 0, i;
-	int err = proc_maps__read(r->o.proc_root, pid, &maps, &n);
+	int err = runtime__read_maps(r->o.proc_root, pid, &maps, &n);
 
 	if (err)
 		return err;
@@ -152,6 +152,8 @@ int perl__add_image(void *rt, const struct proc_image *img)
 	int err = probe(r, pid, &proc, &l);
 	bool said = false;
 
+	if (err == -ESRCH)
+		return err;	/* gone: what was read of it while it ran names its samples (runtime__read_maps) */
 	if (p && !proc_image__eq(&p->img, img)) {
 		/* the same process told unknown before (found running, or before its exec): once */
 		said = p->unknown && runtime__same_process(&p->img, img);

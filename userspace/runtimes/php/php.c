@@ -150,7 +150,7 @@ static int probe(struct php_rt *r, __u32 pid, const struct php_layout **lp, stru
 	struct php_file pf;
 	__u64 bias;
 	size_t n = 0, i;
-	int err = proc_maps__read(r->o.proc_root, pid, &maps, &n);
+	int err = runtime__read_maps(r->o.proc_root, pid, &maps, &n);
 
 	if (err)
 		return err;
@@ -226,7 +226,8 @@ int php__add_image(void *rt, const struct proc_image *img)
 
 	if (err && err != -ENOENT)
 		p_debug("pid %u: php probe %d", pid, err);
-
+	if (err == -ESRCH)
+		return err;	/* gone: what was read of it while it ran names its samples (runtime__read_maps) */
 	if (p && !proc_image__eq(&p->img, img)) {
 		said = p->unknown && runtime__same_process(&p->img, img);
 		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */

@@ -306,9 +306,9 @@ int python__add_image(struct python *py, const struct proc_image *img)
 
 	if (!py)
 		return -EINVAL;
-	err = proc_maps__read(py->opts.proc_root, pid, &maps, &n);
+	err = runtime__read_maps(py->opts.proc_root, pid, &maps, &n);
 	if (err)
-		return err;
+		return err;	/* gone: its state stays (runtime__read_maps) */
 	for (size_t i = 0; i < n && found == -ENOENT; i++) {
 		if (!candidate(&maps[i], !last_inode) || maps[i].inode == last_inode)
 			continue;

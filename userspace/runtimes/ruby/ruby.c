@@ -156,7 +156,7 @@ static int probe(struct ruby_rt *r, __u32 pid, struct rb_proc *proc, const struc
 	struct rb_found f = { 0 };
 	size_t n = 0, i;
 	bool first = true;
-	int err = proc_maps__read(r->o.proc_root, pid, &maps, &n);
+	int err = runtime__read_maps(r->o.proc_root, pid, &maps, &n);
 
 	if (err)
 		return err;
@@ -218,6 +218,8 @@ int ruby__add_image(struct ruby_rt *r, const struct proc_image *img)
 	int err = probe(r, pid, &proc, &layout, &symbols);
 	bool said = false;
 
+	if (err == -ESRCH)
+		return err;	/* gone: what was read of it while it ran names its samples (runtime__read_maps) */
 	if (p && !proc_image__eq(&p->img, img)) {
 		said = p->unknown && runtime__same_process(&p->img, img);
 		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */

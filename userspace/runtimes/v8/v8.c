@@ -377,7 +377,7 @@ static int probe(struct v8_rt *r, __u32 pid, struct v8_layout *l, struct v8_proc
 	struct sym_vals *s = calloc(1, sizeof(*s));
 	__u64 bias = 0, cur = 0;
 	size_t n = 0, i;
-	int err = s ? proc_maps__read(r->o.proc_root, pid, &maps, &n) : -ENOMEM;
+	int err = s ? runtime__read_maps(r->o.proc_root, pid, &maps, &n) : -ENOMEM;
 
 	if (err)
 		goto out;
@@ -474,6 +474,8 @@ int v8__add_image(void *rt, const struct proc_image *img)
 	int err = probe(r, pid, &l, &proc);
 	bool said = false;
 
+	if (err == -ESRCH)
+		return err;	/* gone: what was read of it while it ran names its samples (runtime__read_maps) */
 	if (p && !proc_image__eq(&p->img, img)) {
 		/* the same process told unknown before (found running, or before its exec): once */
 		said = p->unknown && runtime__same_process(&p->img, img);
