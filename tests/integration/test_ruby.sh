@@ -74,6 +74,9 @@ named_check() {
 		pass "$name named: every Ruby frame named ($(grep -o "frames_named_total=[0-9]*" <<<"$line"))"
 	else
 		fail "$name named" "${line:-no ruby: line}"
+		# a stack with the unnamed frame, so a miss can be placed from the log alone
+		go tool pprof -traces "$tmp/$name.pb.gz" 2>/dev/null | awk '/^-+\+/ { if (hit) { print s; exit } s = ""; hit = 0; next }
+			{ s = s "  " $0 "\n" } /unknown ruby/ { hit = 1 }' | head -30
 	fi
 }
 
@@ -110,11 +113,16 @@ split_check() {
 		skip "$name" "$v is built without YJIT"
 		return 0
 	fi
-	RUBY_OPTS=${mode:+--$mode} run "$v" split.rb "$SECS" "$(gate "$v" "$name")" "$threads" >"$tmp/$name.out"
-	local pid=$RPID
+	RUBY_OPTS=${mode:+--$mode} run "$v" split.rb "$SECS" "$(gate "$v" "$name")" "$threads" hold >"$tmp/$name.out"
+	local pid=$RPID i
 	start_profile "$name" "$v" --pid "$pid" --per-thread
-	wait "$pid"
+	# its split printed, it waits: the profile ends before the process does
+	for i in $(seq 1 1200); do
+		grep -q '^alpha ' "$tmp/$name.out" || ! kill -0 "$pid" 2>/dev/null && break
+		sleep 0.1
+	done
 	stop_profile
+	stop "$pid"
 	read -r _ a _ b <"$tmp/$name.out"
 	want=$(pct "$a" "$b")
 	a=$(cum "$tmp/$name.pb.gz" Split#alpha)
