@@ -15,6 +15,7 @@ BUILD=${BUILD:-$ROOT/build}
 CACHE=${VMTEST_CACHE:-/var/cache/ebpfprof/vm}
 VM_ARCH=${ARCH:-$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')}
 VM_TIMEOUT=${VM_TIMEOUT:-900}	# seconds per kernel, boot to power-off
+VM_JOBS=${VMTEST_JOBS:-$(nproc)}	# guests at once: a host core each
 MIRROR=${VMTEST_MIRROR:-http://deb.debian.org/debian}
 case $VM_ARCH in
 x86)
@@ -223,7 +224,7 @@ run_kernel() {	# series: boots it, prints the results; sets P F S
 	mkdir -p "$dir"
 	con=$dir/console.log
 	start=$(date +%s.%N)
-	# -accel tcg: /dev/kvm may exist without VMX and hang a guest; one VM at a time, niced.
+	# -accel tcg: /dev/kvm may exist without VMX and hang a guest; niced.
 	# thread=single: two vCPUs on one host thread. With a thread each, a guest
 	# kernel patching its own code on one vCPU (a tracepoint's static key
 	# turned on in __schedule when off-CPU tracing attaches) while the other
@@ -280,8 +281,21 @@ main() {
 	[ -n "${VMTEST_KEEP:-}" ] && say "consoles and files kept in $WORK" || trap 'rm -rf "$WORK"' EXIT
 	INITRAMFS=$WORK/initramfs.cpio.gz	# per run: two runs at once do not share one
 	build_initramfs "$INITRAMFS" || { say "initramfs build failed"; echo "0 passed, 1 failed, 0 skipped"; return 1; }
+	# each kernel fetched first, one after the other (one apt cache); then a guest per host core at
+	# once (thread=single: a guest takes one), each kernel's lines in order after
 	for k in "${list[@]}"; do
-		run_kernel "$k"
+		[ "$k" = host ] || kernel_image "$k" >/dev/null || true	# a miss is said by run_kernel
+	done
+	for k in "${list[@]}"; do
+		while [ "$(jobs -rp | wc -l)" -ge "$VM_JOBS" ]; do wait -n; done
+		run_kernel "$k" >"$WORK/$k.out" 2>&1 &
+	done
+	wait
+	for k in "${list[@]}"; do
+		cat "$WORK/$k.out"
+		read -r P F S < <(sed -n 's/^vmtest .*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' \
+			"$WORK/$k.out" | tail -1)
+		[ -n "${P:-}" ] || { echo "FAIL: vm/$k: no result"; P=0 F=1 S=0; }
 		p=$((p + P)) f=$((f + F)) s=$((s + S))
 	done
 	echo "$p passed, $f failed, $s skipped"
