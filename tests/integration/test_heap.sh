@@ -17,6 +17,18 @@ share_of() {	# file func: percent of the total
 	awk -v f="$2" '{ t += $2; if ($1 == f) v = $2 } END { printf "%.2f\n", t ? 100 * v / t : 0 }' "$1"
 }
 
+# The frames of the first alloc_space trace through FUNC (go tool pprof -traces), leaf first, joined
+# by ";", an inlined one marked "(inline)"; runtime.goexit left out, as runtime/pprof leaves it out
+trace_of() {	# file func
+	go tool pprof -sample_index=alloc_space -traces "$1" 2>/dev/null | awk -v fn="$2" '
+		/^-+\+/ { if (has) exit; s = ""; next }
+		/^ *[a-z_]+: / { next }
+		{ sub(/^ *([0-9][0-9.]*[a-zA-Z]* +)?/, "") }
+		$0 == "runtime.goexit" { next }
+		{ s = s (s == "" ? "" : ";") $0; if ($1 == fn) has = 1 }
+		END { if (has) print s }'
+}
+
 # Starts fixture BIN writing into DIR; waits for its line "ready N A B"; sets HEAP_PID, BYTES_A, BYTES_B
 start_heap() {	# bin dir n
 	mkdir -p "$2"
@@ -80,6 +92,22 @@ check_release() {	# case bin
 		fail "$c" "off:$why"
 		sed -n 1,4p "$d/raw"
 		head -5 "$d"/ours.* "$d"/own.*
+	fi
+	check_inline "$c" "$d"
+}
+
+# The site in newBlock, inlined into allocInlined: a frame of its own, marked inline, right under
+# its caller, and the caller once, as the program's own profile has it
+check_inline() {	# case dir
+	local c=${1}_inline want got
+	want=$(trace_of "$2/own1.pb.gz" main.newBlock) got=$(trace_of "$2/ours.pb.gz" main.newBlock)
+	echo "  $c: ours ${got:-none}; the program's own ${want:-none}"
+	if [[ $want != "main.newBlock (inline);main.allocInlined;"* ]]; then
+		fail "$c" "this Go did not inline newBlock into allocInlined: the fixture tests nothing"
+	elif [ "$got" = "$want" ]; then
+		pass "$c: main.newBlock (inline) under main.allocInlined, the whole trace as runtime/pprof's"
+	else
+		fail "$c" "the trace through main.newBlock differs from the program's own"
 	fi
 }
 
@@ -324,8 +352,8 @@ test_native_static() { native_check native_static "$FIX/alloc_split_static_jemal
 test_go119() { check_release go1.19 "$FIX/goheap-go1.19"; }
 test_go124() { check_release go1.24 "$FIX/goheap-go1.24"; }
 
-run_test test_go119 go1.19
-run_test test_go124 go1.24
+run_test test_go119 go1.19 go1.19_inline
+run_test test_go124 go1.24 go1.24_inline
 run_test test_agent deltas push_memory otlp_memory heap_metrics
 run_test test_ingest ingest_memory
 run_test test_html

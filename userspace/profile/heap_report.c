@@ -122,7 +122,7 @@ static int add_record(struct pprof_builder *b, struct stack *st, struct symboliz
 	if (r->allocs && r->alloc_bytes / r->allocs)
 		l[n++] = (struct pprof_label){ .key = "bytes",
 					       .num = (__s64)(r->alloc_bytes / r->allocs) };
-	stack__resolve_return_pcs(st, sym, img, pcs + skip, r->n_pcs - skip);
+	stack__resolve_return_pcs(st, sym, img, pcs + skip, r->n_pcs - skip, snap->expanded);
 	return pprof_builder__add(b, st, v, l, n);
 }
 

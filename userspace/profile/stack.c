@@ -96,8 +96,48 @@ static void push_ips(struct stack *st, struct symbolizer *sym, struct runtime_se
 	}
 }
 
+/* whether A's lines from FROM on name the same functions as B's, all of them */
+static bool same_tail(const struct sym_frame *a, int from, const struct sym_frame *b)
+{
+	if (a->n_lines - from != b->n_lines)
+		return false;
+	for (int i = 0; i < b->n_lines; i++) {
+		const char *x = a->lines[from + i].function, *y = b->lines[i].function;
+
+		if (!x || !y || strcmp(x, y))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * How many of pcs[0, n) stand for callers F's lines name already. Go's
+ * tracebacks (runtime.Callers, a heap record's stack) give each inlined call
+ * a PC of its own after the PC inside it: a PC in the function it was
+ * inlined into, whose lines are the tail of F's. runtime/pprof merges them
+ * into F's Location; named again here they would repeat the callers. An
+ * inlined wrapper the runtime leaves out skips a line of F's.
+ */
+static int inlined_callers(struct symbolizer *sym, const struct proc_image *img,
+			   const struct sym_frame *f, const __u64 *pcs, int n)
+{
+	struct sym_frame g;
+	int m = 0, from = 1;
+
+	while (m < n && from < f->n_lines) {
+		symbolizer__user(sym, img, pcs[m] - 1, &g);
+		if (g.n_lines < 1 || g.n_lines > f->n_lines - from ||
+		    !same_tail(f, f->n_lines - g.n_lines, &g))
+			break;
+		from = f->n_lines - g.n_lines + 1;
+		m++;
+	}
+	return m;
+}
+
 void stack__resolve_return_pcs(struct stack *st, struct symbolizer *sym,
-			       const struct proc_image *img, const __u64 *pcs, int n)
+			       const struct proc_image *img, const __u64 *pcs, int n,
+			       bool expanded)
 {
 	struct sym_frame f;
 
@@ -106,6 +146,8 @@ void stack__resolve_return_pcs(struct stack *st, struct symbolizer *sym,
 	for (int i = 0; i < n; i++) {
 		symbolizer__user(sym, img, pcs[i] - 1, &f);
 		push_frame(st, &f, pcs[i]);
+		if (expanded && f.n_lines > 1)
+			i += inlined_callers(sym, img, &f, pcs + i + 1, n - i - 1);
 	}
 }
 

@@ -2,6 +2,7 @@
 #ifndef EBPFPROF_STACK_H
 #define EBPFPROF_STACK_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include "../../include/profile.h"	/* the BPF-shared one, not profile/profile.h */
 #include "unwind.h"
@@ -52,8 +53,13 @@ int stack__resolve_offcpu(struct stack *st, struct offcpu *oc, struct runtime_se
 /*
  * A stack of return addresses only, leaf first (a Go heap profile's: each
  * is looked up at the call before it), named as a user stack of IMG.
+ * EXPANDED: a Go traceback's, where each inlined call has a PC of its own
+ * too; those PCs are folded into the frame that names them, as
+ * runtime/pprof does. Otherwise one PC per machine frame (a frame-pointer
+ * walk), each with all of its inlined calls.
  */
 void stack__resolve_return_pcs(struct stack *st, struct symbolizer *sym,
-			       const struct proc_image *img, const __u64 *pcs, int n);
+			       const struct proc_image *img, const __u64 *pcs, int n,
+			       bool expanded);
 
 #endif /* EBPFPROF_STACK_H */

@@ -73,6 +73,7 @@ void goheap_snapshot__reset(struct goheap_snapshot *s)
 	s->n_pcs = 0;
 	s->rate = 0;
 	s->version[0] = '\0';
+	s->expanded = false;
 }
 
 void goheap_snapshot__fini(struct goheap_snapshot *s)
@@ -271,6 +272,7 @@ static int read_records(struct goheap *h, struct image_entry *e, struct goheap_s
 		return -ENODATA;
 	out->rate = (__s64)rate > 0 ? (__s64)rate : 0;	/* 0: runtime/pprof leaves counts unscaled */
 	snprintf(out->version, sizeof(out->version), "%s", e->version);
+	out->expanded = true;	/* the runtime's callers(): a PC per inlined call too */
 	if (!e->checked) {
 		err = check_mbuckets(pid, e->mbuckets);
 		if (err)

@@ -2,6 +2,7 @@
 #ifndef EBPFPROF_GOHEAP_H
 #define EBPFPROF_GOHEAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "lib/proc_image.h"
@@ -27,6 +28,7 @@ struct goheap_snapshot {
 	size_t n_pcs, cap_pcs;
 	__s64 rate;		/* runtime.MemProfileRate when read */
 	char version[32];	/* "go1.19.8" */
+	bool expanded;		/* stacks as Go's tracebacks: a PC for each inlined call too */
 };
 
 void goheap_snapshot__reset(struct goheap_snapshot *s);
