@@ -349,11 +349,46 @@ test_native_tcmalloc() {
 }
 test_native_static() { native_check native_static "$FIX/alloc_split_static_jemalloc" "" alloc_split_static_jemalloc; }
 
+# A release whose layout we do not know: two copies of the 1.19 fixture whose version strings say
+# go1.99, beside the fixture itself; each copy skipped, said once with its version, counted
+test_unknown() {
+	local c=unknown_version d=$tmp/unknown bin=$FIX/goheap-go1.19 ver new p1 p2 p3 n why=""
+	[ -x "$bin" ] || { skip $c "no fixture $bin"; return; }
+	mkdir -p "$d"
+	ver=$(go version "$bin" | awk '{ print $2 }')
+	new=$(sed 's/^go1\.[0-9][0-9]/go1.99/' <<<"$ver")
+	sed "s/${ver//./\\.}/$new/g" "$bin" >"$d/goheap-unknown" && chmod +x "$d/goheap-unknown"
+	[ "$new" != "$ver" ] && [ "$(go version "$d/goheap-unknown" | awk '{ print $2 }')" = "$new" ] ||
+		{ fail $c "could not make $ver say $new in a copy of $bin"; return; }
+	start_heap "$d/goheap-unknown" "$d/u1" 1 && p1=$HEAP_PID &&
+		start_heap "$d/goheap-unknown" "$d/u2" 1 && p2=$HEAP_PID &&
+		start_heap "$bin" "$d/known" 1 && p3=$HEAP_PID ||
+		{ fail $c "a fixture never got ready"; return; }
+	"$EBPFPROF" --mode heap --pid "$p1,$p2,$p3" --duration 0.1 -v -o "$d/p.pb.gz" 2>"$d/err" ||
+		why="$why exit($(tail -1 "$d/err"))"
+	touch "$d"/{u1,u2,known}/go{1,2}
+	grep 'do not know\|processes read\|^ebpfprof: goheap:' "$d/err" | cut -c1-160 | sed "s/^/  $c: /"
+	for p in $p1 $p2; do
+		n=$(grep -c "^ebpfprof: go heap: pid $p runs $new, whose heap profile layout we do not know" "$d/err")
+		[ "$n" = 1 ] || why="$why said-$n-times($p)"
+	done
+	n=$(grep -c 'do not know' "$d/err")
+	[ "$n" = 2 ] || why="$why $n-lines-say-so"
+	grep -q '^ebpfprof: go heap: 1 processes read, 2 skipped' "$d/err" || why="$why read/skipped"
+	grep -q '^ebpfprof: goheap: .*skipped_total{reason="unknown_version"}=2 ' "$d/err" || why="$why not-counted"
+	go tool pprof -tags "$d/p.pb.gz" 2>/dev/null | awk '/^ pid:/ { f = 1; next } f && !NF { exit } f { print $NF }' >"$d/pids"
+	[ "$(cat "$d/pids")" = "$p3" ] || why="$why pids($(tr '\n' ' ' <"$d/pids"))"
+	[ "$(value_of <(flat_values "$d/p.pb.gz" alloc_space) main.allocRetained)" != 0 ] || why="$why known-unread"
+	[ -z "$why" ] && pass "$c: two $new processes skipped, each said once and counted; the $ver one read" ||
+		fail $c "off:$why"
+}
+
 test_go119() { check_release go1.19 "$FIX/goheap-go1.19"; }
 test_go124() { check_release go1.24 "$FIX/goheap-go1.24"; }
 
 run_test test_go119 go1.19 go1.19_inline
 run_test test_go124 go1.24 go1.24_inline
+run_test test_unknown unknown_version
 run_test test_agent deltas push_memory otlp_memory heap_metrics
 run_test test_ingest ingest_memory
 run_test test_html

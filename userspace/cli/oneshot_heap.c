@@ -93,10 +93,10 @@ static int add_pid(struct heap_run *r, __u32 pid)
 	img = proc_image__of(pid, start, PROC_EXEC_ANY);
 	err = goheap__read(r->heap, &img, &r->snap);
 	if (err) {
-		if (err != -ENOENT && (r->cfg->n_pids || r->cfg->verbose))
+		/* an unknown release was said where it was found, with its version: not twice */
+		if (err != -ENOENT && err != -ENOTSUP && (r->cfg->n_pids || r->cfg->verbose))
 			p_warn("pid %u: no heap profile: %s", pid,
 			       err == -ENODATA ? "memory profiling is off in it (runtime/pprof not linked)" :
-			       err == -ENOTSUP ? "a Go release whose layout we do not know" :
 			       strerror(-err));
 		r->skipped += err != -ENOENT;
 		return 0;
