@@ -252,8 +252,16 @@ int BPF_KRETPROBE(alloc_exit, __u64 ret)
 	}
 	__sync_fetch_and_add(&c->allocs, 1);
 	__sync_fetch_and_add(&c->alloc_bytes, b.size);
-	if (bpf_map_update_elem(&live, &ret, &b, BPF_ANY))
+	if (bpf_map_update_elem(&live, &ret, &b, BPF_ANY)) {
+		/*
+		 * No room to watch for its free: counted as freed at once, so
+		 * inuse_* leave it out rather than keep it in use for ever
+		 * (a leak that is not there); alloc_* still count it.
+		 */
+		__sync_fetch_and_add(&c->frees, 1);
+		__sync_fetch_and_add(&c->free_bytes, b.size);
 		count(ALLOC_STAT_LIVE_FULL);
+	}
 	return 0;
 }
 

@@ -8,7 +8,7 @@
 #define ALLOC_STACK_DEPTH 32		/* frames of an allocation's user stack */
 #define ALLOC_EXP_TABLE 4096		/* exponential draws of mean rate, made by userspace */
 #ifndef ALLOC_LIVE_MAX
-#define ALLOC_LIVE_MAX 65536		/* sampled blocks tracked until freed */
+#define ALLOC_LIVE_MAX 65536		/* sampled blocks tracked until freed (--live-storage-size) */
 #endif
 #ifndef ALLOC_STACKS_MAX
 #define ALLOC_STACKS_MAX 16384		/* distinct allocation stacks */
@@ -36,7 +36,7 @@ enum alloc_stat {
 	ALLOC_STAT_CALLS,	/* allocation calls seen */
 	ALLOC_STAT_SAMPLED,	/* of them, sampled */
 	ALLOC_STAT_FREES,	/* free calls seen */
-	ALLOC_STAT_LIVE_FULL,	/* a sampled block not tracked: live map full (its free is not seen) */
+	ALLOC_STAT_LIVE_FULL,	/* a sampled block not tracked: live map full (in alloc_*, not in inuse_*) */
 	ALLOC_STAT_STACKS_FULL,	/* a sample lost: stack map full */
 	ALLOC_STAT_NO_STACK,	/* a sample without a stack */
 	ALLOC_STAT_RET_MISSED,	/* a sampled call whose return was not seen */

@@ -52,6 +52,8 @@ static const char usage[] =
 	"      --unwind-table-mb N  kernel memory for CFI tables (default 16)\n"
 	"      --stack-storage-size N  stack map entries (default 16384)\n"
 	"      --count-storage-size N  aggregation map entries (default 40960)\n"
+	"      --live-storage-size N   --mode alloc: sampled blocks tracked until freed\n"
+	"                         (default 65536; past it, a block counts in alloc_* only)\n"
 	"  -v, --verbose          print statistics and libbpf messages\n"
 	"  -h, --help             this text\n"
 	"      --version          print the version\n";
@@ -62,6 +64,7 @@ static const struct option oneshot_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "label", required_argument, NULL, OPT_LABEL_FOCUS },
+	{ "live-storage-size", required_argument, NULL, OPT_LIVE_SIZE },
 	CONFIG_COMMON_OPTIONS,
 	{},
 };
@@ -262,6 +265,10 @@ static int oneshot_opt(struct config *cfg, int opt, const char *arg)
 		cfg->top_n = v;
 		return err;
 	case OPT_LABEL_FOCUS: return config__label_focus(cfg, arg);
+	case OPT_LIVE_SIZE:
+		err = config__long("--live-storage-size", arg, 1, 1 << 22, &v);
+		cfg->live_entries = v;
+		return err;
 	default:
 		return config__common(cfg, opt, arg);
 	}

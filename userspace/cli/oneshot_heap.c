@@ -234,9 +234,10 @@ static void report_alloc(struct alloc_tracer *t, const struct config *cfg)
 
 	alloc_tracer__stats(t, st);
 	alloc_tracer__cost(t, &en, &ec, &xn, &xc);
-	p_info("alloc: %llu allocation calls, %llu sampled, %llu frees; lost: %llu live blocks untracked (map full), %llu to a full stack map, %llu without a stack, %llu returns missed",
+	p_info("alloc: %llu allocation calls, %llu sampled, %llu frees; lost: %llu live blocks untracked (live map of %u full: in alloc_*, not in inuse_*), %llu to a full stack map, %llu without a stack, %llu returns missed",
 	       (unsigned long long)st[ALLOC_STAT_CALLS], (unsigned long long)st[ALLOC_STAT_SAMPLED],
 	       (unsigned long long)st[ALLOC_STAT_FREES], (unsigned long long)st[ALLOC_STAT_LIVE_FULL],
+	       cfg->live_entries ? cfg->live_entries : ALLOC_LIVE_MAX,
 	       (unsigned long long)st[ALLOC_STAT_STACKS_FULL], (unsigned long long)st[ALLOC_STAT_NO_STACK],
 	       (unsigned long long)st[ALLOC_STAT_RET_MISSED]);
 	/* the probe's own clock splits its paths; bpf_stats (when enabled) counts whole runs */
@@ -303,6 +304,7 @@ int oneshot_alloc__run(const struct config *cfg)
 		return ret;
 	ret = EXIT_USAGE;
 	ao.pid = img.pid;
+	ao.live_max = cfg->live_entries;
 	out = output__open(cfg->output);
 	if (!out) {
 		p_err("cannot write %s: %s", cfg->output, strerror(errno));

@@ -168,13 +168,16 @@ struct alloc_tracer *alloc_tracer__new(const struct alloc_tracer_opts *o)
 		return NULL;
 	t->rate = o->rate > 0 ? o->rate : ALLOC_DEFAULT_RATE;
 	t->ncpus = libbpf_num_possible_cpus();
-	/* open, set the target, load */
+	/* open, set the target and the live map's size, load */
 	t->skel = alloc_bpf__open();
 	err = t->skel ? 0 : -errno;
 	if (!err) {
 		t->skel->rodata->target_tgid = o->pid;
-		err = alloc_bpf__load(t->skel);
+		err = bpf_map__set_max_entries(t->skel->maps.live,
+					       o->live_max ? o->live_max : ALLOC_LIVE_MAX);
 	}
+	if (!err)
+		err = alloc_bpf__load(t->skel);
 	/* the draws before any probe runs: a CPU's first call samples at once otherwise */
 	if (!err)
 		err = fill_exp(t);

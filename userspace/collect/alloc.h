@@ -13,6 +13,7 @@ struct alloc_tracer;
 struct alloc_tracer_opts {
 	__u32 pid;
 	__s64 rate;		/* mean bytes between samples; 0: ALLOC_DEFAULT_RATE */
+	__u32 live_max;		/* sampled blocks tracked until freed; 0: ALLOC_LIVE_MAX */
 };
 
 /*
