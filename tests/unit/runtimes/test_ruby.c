@@ -169,6 +169,37 @@ static int test_jit_range(void)
 /* ---- real interpreters ---- */
 
 /*
+ * Runs ARGV, a Ruby, and adds its image IMG (pid and start set here, exec as
+ * given) to a new runtime on BPF maps of its own in O, until it is found:
+ * *RT and *PID set. 0, add_image's last error, or -EPERM with no BPF maps
+ * (O's fds negative, nothing run).
+ */
+static int ruby_found(char *const argv[], struct runtime_opts *o, void **rt, pid_t *pid,
+		      struct proc_image *img)
+{
+	int err = -ENOENT;
+
+	o->procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "rb_test", 4, sizeof(struct rb_proc), 8, NULL);
+	o->pids_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rb_test_bits", 4, sizeof(struct unwind_pid_bits),
+				    1, NULL);
+	if (o->procs_fd < 0 || o->pids_fd < 0)
+		return -EPERM;
+	*pid = fork();
+	if (!*pid) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	*rt = ruby_runtime.new(o);
+	img->pid = (__u32)*pid;
+	proc_image__start_of("/proc", img->pid, &img->start);
+	for (int i = 0; *rt && i < 50 && err; i++) {
+		usleep(100000);
+		err = ruby_runtime.add_image(*rt, img);
+	}
+	return err;
+}
+
+/*
  * RUBY (argv) found in its process, its tables read, and its classes named
  * through them; YJIT's code region found if and only if WANT_JIT
  */
@@ -182,28 +213,15 @@ static int real_ruby(char *const argv[], __u32 want_minor, bool want_jit)
 	struct proc_map *maps = NULL;
 	struct rb_found f;
 	size_t n = 0;
-	int ret = TEST_FAIL, status, err = -ENOENT;
+	int ret = TEST_FAIL, status, err;
 	void *rt = NULL;
 	pid_t pid;
 	__u32 key;
 
-	o.procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "rb_test", 4, sizeof(struct rb_proc), 8, NULL);
-	o.pids_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rb_test_bits", 4, sizeof(struct unwind_pid_bits), 1,
-				   NULL);
-	if (o.procs_fd < 0 || o.pids_fd < 0)
+	err = ruby_found(argv, &o, &rt, &pid, &img);
+	if (err == -EPERM)
 		SKIP("cannot create BPF maps (root needed)");
-	pid = fork();
-	if (!pid) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	rt = ops->new(&o);
-	img.pid = key = (__u32)pid;
-	proc_image__start_of("/proc", img.pid, &img.start);
-	for (int i = 0; rt && i < 50 && err; i++) {
-		usleep(100000);
-		err = ops->add_image(rt, &img);
-	}
+	key = img.pid;
 	/* YJIT starts with the VM, after libruby is mapped: looked for again, once a second */
 	for (int i = 0; rt && !err && want_jit && i < 30; i++) {
 		usleep(100000);
@@ -275,30 +293,17 @@ static int test_gone_before_announced(void)
 	struct proc_image any = { .exec = PROC_EXEC_ANY }, announced;
 	struct rb_pid *p;
 	struct rb_proc proc;
-	int ret = TEST_FAIL, status, err = -ENOENT;
+	int ret = TEST_FAIL, status, err;
 	void *rt = NULL;
 	pid_t pid = -1;
 	__u32 key;
 
 	if (access(argv[0], X_OK))
 		SKIP("no /usr/bin/ruby");
-	o.procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "rb_test", 4, sizeof(struct rb_proc), 8, NULL);
-	o.pids_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rb_test_bits", 4, sizeof(struct unwind_pid_bits), 1,
-				   NULL);
-	if (o.procs_fd < 0 || o.pids_fd < 0)
+	err = ruby_found(argv, &o, &rt, &pid, &any);
+	if (err == -EPERM)
 		SKIP("cannot create BPF maps (root needed)");
-	pid = fork();
-	if (!pid) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	rt = ops->new(&o);
-	any.pid = key = (__u32)pid;
-	proc_image__start_of("/proc", any.pid, &any.start);
-	for (int i = 0; rt && i < 50 && err; i++) {
-		usleep(100000);
-		err = ops->add_image(rt, &any);
-	}
+	key = any.pid;
 	if (err) {
 		fprintf(stderr, "  add_image of the running process: %d\n", err);
 		goto out;
