@@ -67,7 +67,7 @@ struct config {
 	bool verbose;
 	__u32 stack_entries;
 	__u32 count_entries;
-	__u32 live_entries;		/* --mode alloc: sampled blocks tracked until freed; 0: ALLOC_LIVE_MAX */
+	__u32 live_entries;		/* --mode alloc: live map entries; 0: ALLOC_LIVE_MAX */
 	int demangle;			/* enum demangle_mode: none, short (default), full */
 	bool debuginfod;		/* may download debug info from $DEBUGINFOD_URLS */
 	int dwarf_mb;			/* memory for DWARF line tables over all files; 0: none */

@@ -246,7 +246,7 @@ int java__add_image(struct java *j, const struct proc_image *img)
 		return -EINVAL;
 	err = runtime__read_maps(j->opts.proc_root, pid, &maps, &n);
 	if (err)
-		return err;	/* gone, or exiting with no mappings left: not an exec, its names stay */
+		return err;	/* gone or exiting: not an exec, its names stay */
 	for (size_t i = 0; i < n && found == -ENOENT; i++)
 		if (is_libjvm(&maps[i])) {
 			found = probe(j, pid, &maps[i], &layout, &proc, &missing);

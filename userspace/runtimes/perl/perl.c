@@ -153,7 +153,7 @@ int perl__add_image(void *rt, const struct proc_image *img)
 	bool said = false;
 
 	if (err == -ESRCH)
-		return err;	/* gone: what was read of it while it ran names its samples (runtime__read_maps) */
+		return err;	/* gone: what it held names its samples (runtime__read_maps) */
 	if (p && !proc_image__eq(&p->img, img)) {
 		/* the same process told unknown before (found running, or before its exec): once */
 		said = p->unknown && runtime__same_process(&p->img, img);

@@ -227,7 +227,7 @@ int php__add_image(void *rt, const struct proc_image *img)
 	if (err && err != -ENOENT)
 		p_debug("pid %u: php probe %d", pid, err);
 	if (err == -ESRCH)
-		return err;	/* gone: what was read of it while it ran names its samples (runtime__read_maps) */
+		return err;	/* gone: what it held names its samples (runtime__read_maps) */
 	if (p && !proc_image__eq(&p->img, img)) {
 		said = p->unknown && runtime__same_process(&p->img, img);
 		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */

@@ -219,7 +219,7 @@ int ruby__add_image(struct ruby_rt *r, const struct proc_image *img)
 	bool said = false;
 
 	if (err == -ESRCH)
-		return err;	/* gone: what was read of it while it ran names its samples (runtime__read_maps) */
+		return err;	/* gone: what it held names its samples (runtime__read_maps) */
 	if (p && !proc_image__eq(&p->img, img)) {
 		said = p->unknown && runtime__same_process(&p->img, img);
 		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */
