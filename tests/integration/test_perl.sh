@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_perl.sh -- Perl subs named with no flags (the context stack walked in BPF): the CPU split of two subs within 5 points and their lines, an XS call in the middle of the stack in order, wall time, subs made at run time and freed, ithreads; Debian 12's 5.36 and Debian 13's 5.40 (chrooted), a perl in a Docker container, one embedded through libperl.so, the agent, a version we do not know
+# test_perl.sh -- Perl subs named with no flags (the context stack walked in BPF): the CPU split of two subs within 5 points and their lines, an XS call in the middle of the stack in order, wall time, subs made at run time and freed, ithreads; Debian 12's 5.36 and Debian 13's 5.40 (chrooted), a perl 5.36 and a 5.40 each in a Docker container, one embedded through libperl.so, the agent, a version we do not know
 set -u
 SUITE=perl
 . "$(dirname "$0")/lib.sh"
@@ -243,15 +243,16 @@ wall_check() {
 	fi
 }
 
-# a perl 5.40 in its own pid and mount namespaces, rooted in Debian 13's tree, its script on a tmpfs only it sees
+# NAME ROOT VERSION: a perl in its own pid and mount namespaces, taken from ROOT (the host's tree for
+# 5.36, Debian 13's for 5.40), its script on a volume only it sees
 container_check() {
-	local name=$1 root=$2 img=ebpfprof-perl-test pid a
+	local name=$1 root=$2 v=$3 img=ebpfprof-perl-test pid a
 	case $BUILD in */san) skip "$name" "containers run in the plain pass only, as tests/containers do"; return ;; esac
 	docker_up || { skip "$name" "$DOCKER_WHY"; return; }
 	docker rm -f $img >/dev/null 2>&1
 	# the interpreter, its libraries, and the modules split.pl loads (strict, warnings, Time::HiRes): 30 MB
 	docker_image_from $img "$root" /usr/bin/perl usr/lib/x86_64-linux-gnu/perl-base \
-		usr/lib/x86_64-linux-gnu/perl/5.40 &&
+		"usr/lib/x86_64-linux-gnu/perl/$v" &&
 		docker run -d --name $img -v "$PDIR:/mnt:ro" $img /usr/bin/perl /mnt/split.pl 60 >/dev/null &&
 		pid=$(docker inspect -f '{{.State.Pid}}' $img)
 	if [ -z "${pid:-}" ] || [ "$pid" = 0 ]; then
@@ -348,9 +349,16 @@ for v in $PERL_VERSIONS; do
 	selected "$t-deep" && deep_check "$t-deep" "$PCMD" "$PFDIR"
 done
 
+if selected perl5.36-container; then
+	if [ -x /usr/bin/perl ] && [ -d /usr/lib/x86_64-linux-gnu/perl/5.36 ]; then
+		container_check perl5.36-container / 5.36
+	else
+		skip perl5.36-container "no perl 5.36 on the host"
+	fi
+fi
 if selected perl5.40-container; then
 	if perl_cmd 5.40; then
-		container_check perl5.40-container "$ROOT"
+		container_check perl5.40-container "$ROOT" 5.40
 	else
 		skip perl5.40-container "no perl 5.40 root"
 	fi
