@@ -11,12 +11,20 @@ tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # every CPython 3.8+ on the machine: pyenv's shared builds and Debian's static one; PYTHON_VERSIONS
-# ("3.8 3.13"), when set, keeps those minor versions only (CI's sanitizer pass: the oldest and newest)
+# ("3.8 3.13 static"), when set, keeps those minor versions of pyenv's, and Debian's static build
+# if it names "static" (CI's sanitizer pass: the oldest, the newest, and the static one)
+wanted() {	# PATH MINOR
+	[ -z "${PYTHON_VERSIONS:-}" ] && return 0
+	if [ "${1#/usr/}" != "$1" ]; then
+		[[ " $PYTHON_VERSIONS " == *" static "* ]]
+	else
+		[[ " $PYTHON_VERSIONS " == *" 3.$2 "* ]]
+	fi
+}
 pythons=()
 for p in /root/.pyenv/versions/3.*/bin/python3.* /usr/bin/python3.*; do
 	[[ "$p" =~ python3\.([0-9]+)$ ]] && [ -x "$p" ] && [ "${BASH_REMATCH[1]}" -ge 8 ] || continue
-	[ -z "${PYTHON_VERSIONS:-}" ] || [[ " $PYTHON_VERSIONS " == *" 3.${BASH_REMATCH[1]} "* ]] || continue
-	pythons+=("$p")
+	wanted "$p" "${BASH_REMATCH[1]}" && pythons+=("$p")
 done
 [ ${#pythons[@]} -gt 0 ] || { skip all "no CPython 3.8+ on this machine"; exit 0; }
 
