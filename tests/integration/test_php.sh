@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, wall time in usleep, a php-fpm pool over loopback; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
+# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, a stack past the walk's bound, wall time in usleep, a php-fpm pool over loopback; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
 set -u
 SUITE=php
 . "$(dirname "$0")/lib.sh"
@@ -214,6 +214,53 @@ unknown_check() {
 	fi
 }
 
+# deep VERSION RUN: down recursing 80 deep under array_map, past the bound of one execute_ex call: every
+# stack through spin holds spin, then down to the bound's count of PHP frames, then the mark, and no PHP
+# frame below it (the rest of that run is not read, so none is placed under the native frames); counted
+deep_check() {
+	local t=$1 run=$2 name=$1-deep pid=${PIDS[$1-deep]} bound shown counted
+	end "$name"
+	bound=$(sed -n 's/^#define PHP_MAX_RUN \([0-9]*\)$/\1/p' "$(dirname "$0")/../../include/php.h")
+	# per stack through spin: PHP frames before the mark, the mark, PHP frames after it, frames out of order
+	shown=$(awk -v pid="$pid" '
+		function flush() { if (p == pid && spin) print n, mark, after, bad; p = ""; n = mark = after = bad = spin = first = 0 }
+		/^-+\+/ { flush(); next }
+		$1 == "pid:" { p = $2; next }
+		$1 ~ /:$/ { next }
+		!first && NF >= 2 { first = 1; $1 = "" }
+		{ sub(/^ +/, "") }
+		mark { if ($0 ~ /^(spin|down|outer|array_map|\{closure|\{main\})/) after++; next }
+		$0 == "[php frames lost: too deep]" { mark = 1; next }
+		$0 == "spin" { if (n) bad++; spin = 1; n++; next }
+		$0 == "down" { if (!spin) bad++; n++; next }
+		$0 ~ /^(outer|array_map|\{closure|\{main\})/ { bad++ }
+		END { flush() }' "$tmp/$run.traces" | sort | uniq -c | sort -rn)
+	counted=$(counter "$run" frames_lost_depth_total)
+	if [ -n "$bound" ] && [ -n "$shown" ] && [ "$(awk '{ n += $1 } END { print n }' <<<"$shown")" -ge 20 ] &&
+		awk -v b="$bound" '$2 != b || $3 != 1 || $4 != 0 || $5 != 0 { exit 1 }' <<<"$shown" &&
+		[ "${counted:-0}" -gt 0 ]; then
+		pass "$name: all $(awk '{ n += $1 } END { print n }' <<<"$shown") stacks through spin: spin, $((bound - 1)) down, [php frames lost: too deep], no PHP frame below; $counted marks counted"
+	else
+		fail "$name" "stacks (count, PHP frames, mark, PHP frames below it, out of order): '$(head -3 <<<"$shown" | tr -s ' \n' ' ')'; bound ${bound:-unread}; counted ${counted:-none}"
+	fi
+}
+
+# the deep run: each version's deep.php in one profile
+deep_run() {
+	local t pids=
+	for t in $VERSIONS; do
+		[ -n "${PHP[$t]:-}" ] || continue
+		selected "$t-deep" && start "$t-deep" "${PHP[$t]}" "${IN[$t]}/deep.php" 120 &&
+			pids=$pids${pids:+,}${PIDS[$t-deep]}
+	done
+	[ -n "$pids" ] || return 0
+	sleep 0.5
+	profile deep "$pids"
+	for t in $VERSIONS; do
+		[ -n "${PIDS[$t-deep]:-}" ] && deep_check "$t" deep
+	done
+}
+
 # wall: compute's share of compute and rest (usleep) against the script's own clock
 wall_run() {
 	local t pids= c want
@@ -351,9 +398,10 @@ agent_run() {
 
 for t in $VERSIONS; do
 	[ -n "${PHP[$t]:-}" ] && continue
-	for c in split internal wall fpm; do skip "$t-$c" "no $t here (Debian 13's is in the root tests/lib/trixie_root.sh builds)"; done
+	for c in split internal wall fpm deep; do skip "$t-$c" "no $t here (Debian 13's is in the root tests/lib/trixie_root.sh builds)"; done
 done
 cpu_run
+deep_run
 wall_run
 fpm_run
 if selected php8.2-agent; then agent_run; fi
