@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, a stack past the walk's bound, wall time in usleep, a php-fpm pool over loopback; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
+# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, a stack past the walk's bound, closures made by eval and freed, wall time in usleep, a php-fpm pool over loopback; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
 set -u
 SUITE=php
 . "$(dirname "$0")/lib.sh"
@@ -245,19 +245,56 @@ deep_check() {
 	fi
 }
 
-# the deep run: each version's deep.php in one profile
+# closure VERSION RUN: closures made by eval, run for 20 ms each, unset and freed: each frame in one is
+# named as that closure (its eval'd code, its own line; 8.4's name holds the line too) or as
+# [unknown php function], never as another; the unnamed ones counted, and each closure read as a function
+closure_check() {
+	local t=$1 run=$2 name=$1-closure pid=${PIDS[$1-closure]} made res own other unknown all unnamed funcs
+	end "$name"
+	read -r made <"$tmp/$name.out" || made=0
+	res=$(go tool pprof -top -lines -nodecount=100000 -nodefraction=0 -symbolize=none -tagfocus="pid=^$pid\$" \
+		"$tmp/$run.pb.gz" 2>/dev/null |
+		awk -v made="$made" '
+		{ s = $0; if (!sub(/^ *[0-9.]+[a-z]* +[0-9.]+% +[0-9.]+% +[0-9.]+[a-z]* +[0-9.]+% +/, "", s)) next }
+		s ~ /^\[unknown php function\]/ { unknown++; next }
+		s !~ /^\{closure/ { next }
+		{
+			l = match(s, /:[0-9]+$/) ? substr(s, RSTART + 1) + 0 : 0
+			if (l >= 1 && l <= made && s ~ /closure\.php\([0-9]+\) : eval\(\)'"'"'d code:[0-9]+$/ &&
+			    (s ~ /^\{closure\} / || index(s, "code:" l "} ") > 0)) own[l] = 1
+			else other++
+		}
+		END { n = 0; for (l in own) n++; print n, other + 0, unknown + 0 }')
+	read -r own other unknown <<<"$res"
+	# the counter is the run's: against the unnamed frames of all its processes
+	all=$(grep -c '^\[unknown php function\]$' <(sed 's/^ *[0-9.]*[a-z]* *//' "$tmp/$run.traces"))
+	unnamed=$(counter "$run" frames_unnamed_total)
+	funcs=$(counter "$run" functions_total)
+	if [ "$made" -gt 10 ] && [ $((own * 10)) -ge $((made * 8)) ] && [ "$other" = 0 ] &&
+		[ "$((all > 0))" = "$(( ${unnamed:-0} > 0 ))" ] && [ "${funcs:-0}" -ge "$own" ]; then
+		pass "$name: $own of $made freed closures named with their own line, none as another; $unknown unnamed; the run's $all unnamed frames, frames_unnamed_total $unnamed; functions_total $funcs"
+	else
+		fail "$name" "$own of $made closures named as themselves, $other as another, $unknown unnamed; the run's $all unnamed frames, frames_unnamed_total ${unnamed:-none}, functions_total ${funcs:-none}"
+	fi
+}
+
+# the deep run: each version's deep.php and closure.php in one profile, which ends when the closures' CPU
+# seconds are done
 deep_run() {
-	local t pids=
+	local t pids= wait_for=
 	for t in $VERSIONS; do
 		[ -n "${PHP[$t]:-}" ] || continue
 		selected "$t-deep" && start "$t-deep" "${PHP[$t]}" "${IN[$t]}/deep.php" 120 &&
 			pids=$pids${pids:+,}${PIDS[$t-deep]}
+		selected "$t-closure" && start "$t-closure" "${PHP[$t]}" "${IN[$t]}/closure.php" "$SECS" "${IN[$t]}/gate" &&
+			pids=$pids${pids:+,}${PIDS[$t-closure]} wait_for=$wait_for${wait_for:+ }${PIDS[$t-closure]}
 	done
 	[ -n "$pids" ] || return 0
 	sleep 0.5
-	profile deep "$pids"
+	WAIT=$wait_for profile deep "$pids"
 	for t in $VERSIONS; do
 		[ -n "${PIDS[$t-deep]:-}" ] && deep_check "$t" deep
+		[ -n "${PIDS[$t-closure]:-}" ] && closure_check "$t" deep
 	done
 }
 
@@ -398,7 +435,7 @@ agent_run() {
 
 for t in $VERSIONS; do
 	[ -n "${PHP[$t]:-}" ] && continue
-	for c in split internal wall fpm deep; do skip "$t-$c" "no $t here (Debian 13's is in the root tests/lib/trixie_root.sh builds)"; done
+	for c in split internal wall fpm deep closure; do skip "$t-$c" "no $t here (Debian 13's is in the root tests/lib/trixie_root.sh builds)"; done
 done
 cpu_run
 deep_run
