@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12), 3.3 (a Debian 13 root) and 3.4 (experimental's, in a root of its own): CPU split and hot line, threads, a C method between Ruby frames in order, a stack past the walk's bound, wall time in sleep, a container
+# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12), 3.3 (a Debian 13 root) and 3.4 (experimental's, in a root of its own): CPU split and hot line, threads, a C method between Ruby frames in order, a stack past the walk's bound, wall time in sleep, a container, a version we do not know
 set -u
 SUITE=ruby
 . "$(dirname "$0")/lib.sh"
@@ -298,6 +298,48 @@ deep_check() {
 	fi
 }
 
+# unknown: ruby3.1 on a copy of its libruby whose ruby_version says 3.9.2 (loaded through LD_LIBRARY_PATH),
+# a version we have no layout for: its stacks native (rb_vm_exec, no Split#alpha), said once, counted once
+unknown_check() {
+	local name=ruby-unknown lib=$tmp/lib so path off was line maps alpha
+	selected "$name" || return 0
+	[ -x /usr/bin/ruby3.1 ] && wanted ruby3.1 || { skip "$name" "no ruby3.1 here to patch"; return; }
+	read -r so path < <(ldd /usr/bin/ruby3.1 | awk '$1 ~ /^libruby/ { print $1, $3; exit }')
+	mkdir -p "$lib" && cp "$path" "$lib/$so" || { skip "$name" "no libruby to copy"; return; }
+	# ruby_version's file offset: its address in the LOAD segment holding it
+	off=$(python3 - "$lib/$so" <<'PY'
+import subprocess, sys
+f = sys.argv[1]
+sym = [l.split() for l in subprocess.run(["nm", "-D", "--defined-only", f], capture_output=True,
+       text=True).stdout.splitlines() if l.endswith(" ruby_version")]
+addr = int(sym[0][0], 16)
+for l in subprocess.run(["readelf", "-lW", f], capture_output=True, text=True).stdout.splitlines():
+    w = l.split()
+    if w and w[0] == "LOAD" and int(w[2], 16) <= addr < int(w[2], 16) + int(w[4], 16):
+        print(addr - int(w[2], 16) + int(w[1], 16))
+PY
+)
+	was=$(dd if="$lib/$so" bs=1 skip="${off:-0}" count=4 status=none)
+	[ -n "$off" ] && [ "$was" = 3.1. ] && printf 9 | dd of="$lib/$so" bs=1 seek=$((off + 2)) conv=notrunc status=none ||
+		{ skip "$name" "could not patch a copy of $path (ruby_version read '$was')"; return; }
+	LD_LIBRARY_PATH=$lib /usr/bin/ruby3.1 --disable-gems "$RBDIR/split.rb" "$SECS" "$tmp/$name.gate" >/dev/null &
+	local pid=$!
+	start_profile "$name" ruby3.1 --pid "$pid"
+	maps=$(grep -c "$lib/$so" "/proc/$pid/maps" 2>/dev/null)
+	wait "$pid"
+	stop_profile
+	line=$(grep '^ebpfprof: ruby:' "$tmp/$name.err" | tail -1)
+	alpha=$(cum "$tmp/$name.pb.gz" Split#alpha)
+	if [ "${maps:-0}" -gt 0 ] &&
+		[[ "$line" == "ebpfprof: ruby: processes_total=0 jit_processes_total=0 unknown_versions_total=1 "* ]] &&
+		[ "$(grep -c 'CRuby 3.9.2 is a version we do not walk' "$tmp/$name.err")" = 1 ] &&
+		[ -z "$alpha" ] && [ -n "$(cum "$tmp/$name.pb.gz" rb_vm_exec)" ]; then
+		pass "$name: CRuby \"3.9.2\" (a patched libruby) kept native (rb_vm_exec, no Split#alpha), said once, counted once"
+	else
+		fail "$name" "patched libruby mapped ${maps:-0} times; $(cut -c1-120 <<<"$line"); said $(grep -c 'do not walk' "$tmp/$name.err") times; Split#alpha ${alpha:-absent}"
+	fi
+}
+
 # agent: the pull endpoint names a Ruby process's methods, and /metrics has the runtime's families
 agent_check() {
 	local v=$1 name=$1-agent port named
@@ -380,5 +422,6 @@ for v in "${rubies[@]}"; do
 	evalgc_check "$v"
 done
 agent_check "${rubies[0]}"
+unknown_check
 container_check
 container_cleanup
