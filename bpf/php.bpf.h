@@ -91,6 +91,8 @@ struct {
 	__type(value, struct php_scratch);
 } php_scratch SEC(".maps");
 
+#define PHP_WALK_DONE 2	/* php_walk.started: the walk ended at PHP_MAX_RUN */
+
 /*
  * One execute_ex call met by the native walk: records the PHP frames it
  * runs, innermost first, two slots each (include/php.h), and leaves in
@@ -115,6 +117,8 @@ WALK_FN int php_frames(struct unwind_scratch *sc, struct php_walk *w, __u32 exac
 	p = bpf_map_lookup_elem(&php_procs, &pid);
 	if (!p)
 		return 0;
+	if (w->started == PHP_WALK_DONE)
+		return 0;	/* ended at the bound below: the rest is lost, marked once */
 	if (!w->started) {
 		w->started = 1;
 		if (walk_read(&w->frame, p->current))
@@ -137,8 +141,16 @@ WALK_FN int php_frames(struct unwind_scratch *sc, struct php_walk *w, __u32 exac
 		if (ret && !jit)
 			break;
 	}
-	if (i == PHP_MAX_RUN)
+	if (i == PHP_MAX_RUN) {
+		/*
+		 * Where this run began is past the bound: the frames left would be
+		 * taken for the next execute_ex call's, below the native frames
+		 * that called this one. The walk ends here.
+		 */
 		walk_push_mark(sc, PHP_TAG_LOST, PHP_LOST_RUN);
+		w->started = PHP_WALK_DONE;
+		f = 0;
+	}
 	w->frame = f;
 	return 0;
 lost:

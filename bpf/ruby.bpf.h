@@ -159,8 +159,15 @@ static __always_inline void rb_run(struct unwind_scratch *sc, const struct rb_pr
 		if (flags & RB_FRAME_FLAG_FINISH)
 			break;
 	}
-	if (i == RB_MAX_RUN)
+	if (i == RB_MAX_RUN) {
+		/*
+		 * The run's outer frames are not read, so where it began is not
+		 * known: the walk ends here, as the next vm_exec would take them for
+		 * its own, below the native frames that called this run.
+		 */
 		walk_push_mark(sc, RB_TAG_LOST, RB_LOST_RUN);
+		cfp = 0;
+	}
 	w->cfp = cfp;
 	return;
 lost:

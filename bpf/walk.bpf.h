@@ -44,7 +44,7 @@ struct py_walk {
 /* Walk state kept across native frames: the next PHP frame to hand out. */
 struct php_walk {
 	__u64 frame;
-	__u32 started;		/* frame was read from executor_globals */
+	__u32 started;		/* 1: read from executor_globals, or PHP_WALK_DONE */
 	__u32 pad;
 };
 

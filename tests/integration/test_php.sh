@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, wall time in usleep, a php-fpm pool over loopback; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
+# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, a stack past the walk's bound, closures made by eval and freed, wall time in usleep, a php-fpm pool over loopback; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
 set -u
 SUITE=php
 . "$(dirname "$0")/lib.sh"
@@ -214,6 +214,92 @@ unknown_check() {
 	fi
 }
 
+# deep VERSION RUN: down recursing 80 deep under array_map, past the bound of one execute_ex call: every
+# stack through spin holds spin, then down to the bound's count of PHP frames, then the mark, and no PHP
+# frame below it (the rest of that run is not read, so none is placed under the native frames); counted
+deep_check() {
+	local t=$1 run=$2 name=$1-deep pid=${PIDS[$1-deep]} bound shown counted
+	end "$name"
+	bound=$(sed -n 's/^#define PHP_MAX_RUN \([0-9]*\)$/\1/p' "$(dirname "$0")/../../include/php.h")
+	# per stack through spin: PHP frames before the mark, the mark, PHP frames after it, frames out of order
+	shown=$(awk -v pid="$pid" '
+		function flush() { if (p == pid && spin) print n, mark, after, bad; p = ""; n = mark = after = bad = spin = first = 0 }
+		/^-+\+/ { flush(); next }
+		$1 == "pid:" { p = $2; next }
+		$1 ~ /:$/ { next }
+		!first && NF >= 2 { first = 1; $1 = "" }
+		{ sub(/^ +/, "") }
+		mark { if ($0 ~ /^(spin|down|outer|array_map|\{closure|\{main\})/) after++; next }
+		$0 == "[php frames lost: too deep]" { mark = 1; next }
+		$0 == "spin" { if (n) bad++; spin = 1; n++; next }
+		$0 == "down" { if (!spin) bad++; n++; next }
+		$0 ~ /^(outer|array_map|\{closure|\{main\})/ { bad++ }
+		END { flush() }' "$tmp/$run.traces" | sort | uniq -c | sort -rn)
+	counted=$(counter "$run" frames_lost_depth_total)
+	if [ -n "$bound" ] && [ -n "$shown" ] && [ "$(awk '{ n += $1 } END { print n }' <<<"$shown")" -ge 10 ] &&
+		awk -v b="$bound" '$2 != b || $3 != 1 || $4 != 0 || $5 != 0 { exit 1 }' <<<"$shown" &&
+		[ "${counted:-0}" -gt 0 ]; then
+		pass "$name: all $(awk '{ n += $1 } END { print n }' <<<"$shown") stacks through spin: spin, $((bound - 1)) down, [php frames lost: too deep], no PHP frame below; $counted marks counted"
+	else
+		fail "$name" "stacks (count, PHP frames, mark, PHP frames below it, out of order): '$(head -3 <<<"$shown" | tr -s ' \n' ' ')'; bound ${bound:-unread}; counted ${counted:-none}"
+	fi
+}
+
+# closure VERSION RUN: closures made by eval, run for 20 ms each, unset and freed: each frame in one is
+# named as that closure (its eval'd code, its own line; 8.4's name holds the line too) or as
+# [unknown php function], never as another; the unnamed ones counted, and each closure read as a function
+closure_check() {
+	local t=$1 run=$2 name=$1-closure pid=${PIDS[$1-closure]} made res own other unknown all unnamed funcs
+	end "$name"
+	read -r made <"$tmp/$name.out" || made=0
+	res=$(go tool pprof -top -lines -nodecount=100000 -nodefraction=0 -symbolize=none -tagfocus="pid=^$pid\$" \
+		"$tmp/$run.pb.gz" 2>/dev/null |
+		awk -v made="$made" '
+		{ s = $0; if (!sub(/^ *[0-9.]+[a-z]* +[0-9.]+% +[0-9.]+% +[0-9.]+[a-z]* +[0-9.]+% +/, "", s)) next }
+		s ~ /^\[unknown php function\]/ { unknown++; next }
+		s !~ /^\{closure/ { next }
+		{
+			l = match(s, /:[0-9]+$/) ? substr(s, RSTART + 1) + 0 : 0
+			if (l >= 1 && l <= made && s ~ /closure\.php\([0-9]+\) : eval\(\)'"'"'d code:[0-9]+$/ &&
+			    (s ~ /^\{closure\} / || index(s, "code:" l "} ") > 0)) own[l] = 1
+			else other++
+		}
+		END { n = 0; for (l in own) n++; print n, other + 0, unknown + 0 }')
+	read -r own other unknown <<<"$res"
+	# the counter is the run's: against the unnamed frames of all its processes
+	all=$(grep -c '^\[unknown php function\]$' <(sed 's/^ *[0-9.]*[a-z]* *//' "$tmp/$run.traces"))
+	unnamed=$(counter "$run" frames_unnamed_total)
+	funcs=$(counter "$run" functions_total)
+	if [ "$made" -gt 10 ] && [ $((own * 10)) -ge $((made * 8)) ] && [ "$other" = 0 ] &&
+		[ "$((all > 0))" = "$(( ${unnamed:-0} > 0 ))" ] && [ "${funcs:-0}" -ge "$own" ]; then
+		pass "$name: $own of $made freed closures named with their own line, none as another; $unknown unnamed; the run's $all unnamed frames, frames_unnamed_total $unnamed; functions_total $funcs"
+	else
+		fail "$name" "$own of $made closures named as themselves, $other as another, $unknown unnamed; the run's $all unnamed frames, frames_unnamed_total ${unnamed:-none}, functions_total ${funcs:-none}"
+	fi
+}
+
+# the deep run: each version's deep.php and closure.php in one profile, which ends when the closures' CPU
+# seconds are done
+deep_run() {
+	local t pids= wait_for=
+	for t in $VERSIONS; do
+		[ -n "${PHP[$t]:-}" ] || continue
+		selected "$t-deep" && start "$t-deep" "${PHP[$t]}" "${IN[$t]}/deep.php" 120 &&
+			pids=$pids${pids:+,}${PIDS[$t-deep]}
+		# half the split's CPU seconds: some 70 closures, each run 20 ms
+		selected "$t-closure" && start "$t-closure" "${PHP[$t]}" "${IN[$t]}/closure.php" \
+			"$(awk -v s="$SECS" 'BEGIN { print s / 2 }')" "${IN[$t]}/gate" &&
+			pids=$pids${pids:+,}${PIDS[$t-closure]} wait_for=$wait_for${wait_for:+ }${PIDS[$t-closure]}
+	done
+	[ -n "$pids" ] || return 0
+	sleep 0.5
+	WAIT=$wait_for profile deep "$pids"
+	for t in $VERSIONS; do
+		[ -n "${PIDS[$t-deep]:-}" ] && deep_check "$t" deep
+		[ -n "${PIDS[$t-closure]:-}" ] && closure_check "$t" deep
+	done
+}
+
 # wall: compute's share of compute and rest (usleep) against the script's own clock
 wall_run() {
 	local t pids= c want
@@ -351,9 +437,10 @@ agent_run() {
 
 for t in $VERSIONS; do
 	[ -n "${PHP[$t]:-}" ] && continue
-	for c in split internal wall fpm; do skip "$t-$c" "no $t here (Debian 13's is in the root tests/lib/trixie_root.sh builds)"; done
+	for c in split internal wall fpm deep closure; do skip "$t-$c" "no $t here (Debian 13's is in the root tests/lib/trixie_root.sh builds)"; done
 done
 cpu_run
+deep_run
 wall_run
 fpm_run
 if selected php8.2-agent; then agent_run; fi

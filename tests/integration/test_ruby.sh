@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12), 3.3 (a Debian 13 root) and 3.4 (experimental's, in a root of its own): CPU split and hot line, threads, a C method between Ruby frames in order, wall time in sleep, a container
+# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12), 3.3 (a Debian 13 root) and 3.4 (experimental's, in a root of its own): CPU split and hot line, threads, a C method between Ruby frames in order, a stack past the walk's bound, wall time in sleep, a container, a version we do not know
 set -u
 SUITE=ruby
 . "$(dirname "$0")/lib.sh"
@@ -261,6 +261,85 @@ evalgc_check() {
 	fi
 }
 
+# deep V: Deep#down recursing 60 deep in a block Array#map yields to, past the control frames one vm_exec call
+# may run: every stack through Deep#spin holds Deep#spin, then Deep#down to the bound's count of Ruby frames,
+# then the mark, and no Ruby frame below it (the rest of that run is not read, so none is placed under the
+# native frames that called it); the marks counted
+deep_check() {
+	local v=$1 name=$1-deep bound shown counted
+	selected "$name" || return 0
+	bound=$(sed -n 's/^#define RB_MAX_RUN \([0-9]*\)$/\1/p' "$(dirname "$0")/../../include/ruby.h")
+	run "$v" deep.rb 120
+	local pid=$RPID
+	start_profile "$name" "$v" --pid "$pid"
+	sleep 2	# some 60 stacks through Deep#spin at 199 Hz
+	stop_profile
+	stop "$pid"
+	# per stack through Deep#spin: Ruby frames before the mark, the mark, Ruby frames after it, out of order
+	shown=$(go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		function flush() { if (spin) print n, mark, after, bad; n = mark = after = bad = spin = first = 0 }
+		/^-+\+/ { flush(); next }
+		$1 ~ /:$/ { next }
+		!first && NF >= 2 { first = 1; $1 = "" }
+		{ sub(/^ +/, "") }
+		mark { if ($0 ~ /^(Deep#|block in |Array#map|Object#outer|<main>)/) after++; next }
+		$0 == "[ruby frames lost: too deep]" { mark = 1; next }
+		$0 == "Deep#spin" { if (n) bad++; spin = 1; n++; next }
+		$0 == "Deep#down" { if (!spin) bad++; n++; next }
+		$0 ~ /^(block in |Array#map|Object#outer|<main>)/ { bad++ }
+		END { flush() }' | sort | uniq -c | sort -rn)
+	counted=$(grep '^ebpfprof: ruby:' "$tmp/$name.err" | grep -o 'frames_lost_deep_total=[0-9]*' | cut -d= -f2)
+	if [ -n "$bound" ] && [ -n "$shown" ] && [ "$(awk '{ n += $1 } END { print n }' <<<"$shown")" -ge 10 ] &&
+		awk -v b="$bound" '$2 != b || $3 != 1 || $4 != 0 || $5 != 0 { exit 1 }' <<<"$shown" &&
+		[ "${counted:-0}" -gt 0 ]; then
+		pass "$name: all $(awk '{ n += $1 } END { print n }' <<<"$shown") stacks through Deep#spin: Deep#spin, $((bound - 1)) Deep#down, [ruby frames lost: too deep], no Ruby frame below; $counted marks counted"
+	else
+		fail "$name" "stacks (count, Ruby frames, mark, Ruby frames below it, out of order): '$(head -3 <<<"$shown" | tr -s ' \n' ' ')'; bound ${bound:-unread}; counted ${counted:-none}"
+	fi
+}
+
+# unknown: ruby3.1 on a copy of its libruby whose ruby_version says 3.9.2 (loaded through LD_LIBRARY_PATH),
+# a version we have no layout for: its stacks native (rb_vm_exec, no Split#alpha), said once, counted once
+unknown_check() {
+	local name=ruby-unknown lib=$tmp/lib so path off was line maps alpha
+	selected "$name" || return 0
+	[ -x /usr/bin/ruby3.1 ] && wanted ruby3.1 || { skip "$name" "no ruby3.1 here to patch"; return; }
+	read -r so path < <(ldd /usr/bin/ruby3.1 | awk '$1 ~ /^libruby/ { print $1, $3; exit }')
+	mkdir -p "$lib" && cp "$path" "$lib/$so" || { skip "$name" "no libruby to copy"; return; }
+	# ruby_version's file offset: its address in the LOAD segment holding it
+	off=$(python3 - "$lib/$so" <<'PY'
+import subprocess, sys
+f = sys.argv[1]
+sym = [l.split() for l in subprocess.run(["nm", "-D", "--defined-only", f], capture_output=True,
+       text=True).stdout.splitlines() if l.endswith(" ruby_version")]
+addr = int(sym[0][0], 16)
+for l in subprocess.run(["readelf", "-lW", f], capture_output=True, text=True).stdout.splitlines():
+    w = l.split()
+    if w and w[0] == "LOAD" and int(w[2], 16) <= addr < int(w[2], 16) + int(w[4], 16):
+        print(addr - int(w[2], 16) + int(w[1], 16))
+PY
+)
+	was=$(dd if="$lib/$so" bs=1 skip="${off:-0}" count=4 status=none)
+	[ -n "$off" ] && [ "$was" = 3.1. ] && printf 9 | dd of="$lib/$so" bs=1 seek=$((off + 2)) conv=notrunc status=none ||
+		{ skip "$name" "could not patch a copy of $path (ruby_version read '$was')"; return; }
+	LD_LIBRARY_PATH=$lib /usr/bin/ruby3.1 --disable-gems "$RBDIR/split.rb" "$SECS" "$tmp/$name.gate" >/dev/null &
+	local pid=$!
+	start_profile "$name" ruby3.1 --pid "$pid"
+	maps=$(grep -c "$lib/$so" "/proc/$pid/maps" 2>/dev/null)
+	wait "$pid"
+	stop_profile
+	line=$(grep '^ebpfprof: ruby:' "$tmp/$name.err" | tail -1)
+	alpha=$(cum "$tmp/$name.pb.gz" Split#alpha)
+	if [ "${maps:-0}" -gt 0 ] &&
+		[[ "$line" == "ebpfprof: ruby: processes_total=0 jit_processes_total=0 unknown_versions_total=1 "* ]] &&
+		[ "$(grep -c 'CRuby 3.9.2 is a version we do not walk' "$tmp/$name.err")" = 1 ] &&
+		[ -z "$alpha" ] && [ -n "$(cum "$tmp/$name.pb.gz" rb_vm_exec)" ]; then
+		pass "$name: CRuby \"3.9.2\" (a patched libruby) kept native (rb_vm_exec, no Split#alpha), said once, counted once"
+	else
+		fail "$name" "patched libruby mapped ${maps:-0} times; $(cut -c1-120 <<<"$line"); said $(grep -c 'do not walk' "$tmp/$name.err") times; Split#alpha ${alpha:-absent}"
+	fi
+}
+
 # agent: the pull endpoint names a Ruby process's methods, and /metrics has the runtime's families
 agent_check() {
 	local v=$1 name=$1-agent port named
@@ -334,6 +413,7 @@ for v in "${rubies[@]}"; do
 		split_check "$v" 2
 	fi
 	cfunc_check "$v"
+	deep_check "$v"
 	wall_check "$v"
 	split_check "$v" 1 yjit
 	# the newest version shares the others' walk: Fibers and eval'd methods are 3.1's and 3.3's cases
@@ -342,5 +422,6 @@ for v in "${rubies[@]}"; do
 	evalgc_check "$v"
 done
 agent_check "${rubies[0]}"
+unknown_check
 container_check
 container_cleanup
