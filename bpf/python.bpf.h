@@ -166,8 +166,16 @@ WALK_FN int py_frames(struct unwind_scratch *sc, const struct py_proc *py, struc
 		if (py->kind == PY_FRAMES_OBJECT || (py->kind == PY_FRAMES_ENTRY && entry))
 			break;
 	}
-	if (i == PY_MAX_RUN)
+	if (i == PY_MAX_RUN) {
+		/*
+		 * The run's outer frames are not read, so where it began is not
+		 * known: the walk ends here, as the next interpreter loop call
+		 * would take them for its own, below the native frames that
+		 * called this run.
+		 */
 		walk_push_mark(sc, PY_TAG_LOST, PY_LOST_RUN);
+		f = 0;
+	}
 	w->frame = f;
 	return 0;
 lost:

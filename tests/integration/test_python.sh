@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_python.sh -- CPython 3.8+ frames walked in BPF: CPU split of two functions within 5 points, the hot line, threads, json object_hook order, wall time in sleep and recv, a short-lived process named
+# test_python.sh -- CPython 3.8+ frames walked in BPF: CPU split of two functions within 5 points, the hot line, threads, json object_hook order, wall time in sleep and recv, a short-lived process named, a run past the walk's bound ending in its mark (3.11+)
 set -u
 SUITE=python
 . "$(dirname "$0")/lib.sh"
@@ -338,6 +338,46 @@ while time.time() < end: sum(i * i for i in range(300))' & p3=$!
 	fi
 }
 
+# deep PY (3.11+): deep.down recursing 40 deep in a lambda map calls, past the frames one interpreter
+# loop call may run: every stack through deep.spin holds deep.spin, the bound's other frames all
+# deep.down, the mark, and no Python frame below it (none of the cut run's placed under map's
+# native frames); the marks counted
+deep_check() {
+	local py=$1 name bound shown counted
+	name="$(tag "$py")-deep"
+	selected "$name" || return 0
+	bound=$(sed -n 's/^#define PY_MAX_RUN \([0-9]*\)$/\1/p' "$(dirname "$0")/../../include/python.h")
+	"$py" "$PYDIR/deep.py" 120 >"$tmp/$name.out" 2>&1 &
+	local pid=$!
+	start_profile "$name" -v --pid "$pid"
+	sleep 2	# some 100 stacks through deep.spin at 199 Hz
+	stop_profile
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	# per stack through deep.spin: Python frames before the mark, the mark, Python frames after it,
+	# out of order
+	shown=$(go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		function flush() { if (spin) print n, mark, after, bad; n = mark = after = bad = spin = first = 0 }
+		/^-+\+/ { flush(); next }
+		$1 ~ /:$/ { next }
+		!first && NF >= 2 { first = 1; $1 = "" }
+		{ sub(/^ +/, "") }
+		mark { if ($0 ~ /^(deep\.|\[python )/) after++; next }
+		$0 == "[python frames lost: too deep]" { mark = 1; next }
+		$0 == "deep.spin" { if (n) bad++; spin = 1; n++; next }
+		$0 == "deep.down" { if (!spin) bad++; n++; next }
+		$0 ~ /^deep\./ { bad++ }
+		END { flush() }' | sort | uniq -c | sort -rn)
+	counted=$(sed -n 's/.*frames_lost_total{reason="too_deep"}=\([0-9]*\).*/\1/p' "$tmp/$name.err")
+	if [ -n "$bound" ] && [ -n "$shown" ] && [ "$(awk '{ n += $1 } END { print n }' <<<"$shown")" -ge 10 ] &&
+		awk -v b="$bound" '$2 != b || $3 != 1 || $4 != 0 || $5 != 0 { exit 1 }' <<<"$shown" &&
+		[ "${counted:-0}" -gt 0 ]; then
+		pass "$name: all $(awk '{ n += $1 } END { print n }' <<<"$shown") stacks through deep.spin: deep.spin, $((bound - 1)) deep.down, [python frames lost: too deep], no Python frame below; $counted marks counted"
+	else
+		fail "$name" "stacks (count, Python frames, mark, Python frames below it, out of order): '$(head -3 <<<"$shown" | tr -s ' \n' ' ')'; bound ${bound:-unread}; counted ${counted:-none}"
+	fi
+}
+
 for py in "${pythons[@]}"; do
 	split_check "$py" alternate
 	split_check "$py" threads
@@ -347,6 +387,7 @@ for py in "${pythons[@]}"; do
 	[[ "$py" =~ python3\.1[2-9]$ ]] && xperf_check "$py"
 	reuse_check "$py" lines
 	reuse_check "$py" same
+	[[ "$py" =~ python3\.1[1-9]$ ]] && deep_check "$py"
 done
 agent_check "${pythons[0]}"
 offcpu_check "${pythons[0]}"
