@@ -362,8 +362,8 @@ agent_check() {
 	fi
 }
 
-# container: ruby3.3 in a Docker container made from the Debian 13 root (its files only): found through its
-# root, its methods named, its split within 5 points
+# container V ROOT: V in a Docker container made from ROOT (the host's tree for 3.1, the Debian 13 root
+# for 3.3; its files only): found through its root, its methods named, its split within 5 points
 IMG=ebpfprof-test-ruby-$$
 container_cleanup() {
 	docker rm -f "$IMG" >/dev/null 2>&1
@@ -371,18 +371,19 @@ container_cleanup() {
 	docker_down	# a daemon we started goes with us
 }
 container_check() {
-	local name=ruby3.3-container pid a b want got
+	local v=$1 root=$2 name=$1-container pid a b want got
 	selected "$name" || return 0
 	case $BUILD in */san) skip "$name" "containers run in the plain pass only, as tests/containers do"; return ;; esac
-	[ -n "$ROOT" ] || { skip "$name" "no Debian 13 root"; return; }
+	[ -n "$root" ] && [ -x "$root/usr/bin/$v" ] || { skip "$name" "no $v (for 3.3: no Debian 13 root)"; return; }
 	docker_up || { skip "$name" "$DOCKER_WHY"; return; }
+	rm -rf "$tmp/ctr"
 	mkdir -p "$tmp/ctr/g"
 	cp "$RBDIR/split.rb" "$tmp/ctr/split.rb"
 	# the interpreter, the libraries it loads and Ruby's own library: 30 MB, imported in seconds
-	docker_image_from "$IMG:latest" "$ROOT" /usr/bin/ruby3.3 usr/lib/ruby/3.3.0 \
-		usr/lib/x86_64-linux-gnu/ruby/3.3.0 --exclude='*/rubygems*' ||
+	docker_image_from "$IMG:latest" "$root" "/usr/bin/$v" "usr/lib/ruby/${v#ruby}.0" \
+		"usr/lib/x86_64-linux-gnu/ruby/${v#ruby}.0" --exclude='*/rubygems*' ||
 		{ fail "$name" "docker import failed"; return; }
-	docker run -d --name "$IMG" -v "$tmp/ctr:/t" "$IMG:latest" /usr/bin/ruby3.3 --disable-gems \
+	docker run -d --name "$IMG" -v "$tmp/ctr:/t" "$IMG:latest" "/usr/bin/$v" --disable-gems \
 		/t/split.rb "$SECS" /t/g/go >/dev/null || { fail "$name" "docker run failed"; return; }
 	pid=$(docker inspect -f '{{.State.Pid}}' "$IMG")
 	"$EBPFPROF" -v --pid "$pid" --frequency "$FREQ" --duration 120 --output "$tmp/$name.pb.gz" 2>"$tmp/$name.err" &
@@ -401,14 +402,16 @@ container_check() {
 		fail "$name" "Split#alpha ${a:-missing}, Split#beta ${b:-missing}, measured $want% alpha: $(grep -E 'ruby:|warning' "$tmp/$name.err" | head -2)"
 	fi
 	named_check "$name"
+	docker rm -f "$IMG" >/dev/null 2>&1
+	docker image rm -f "$IMG:latest" >/dev/null 2>&1
 }
 
 for v in "${rubies[@]}"; do
 	split_check "$v"
 	if [ "$v" = ruby3.4 ]; then
-		# its split holds, but with two threads Split#alpha's hottest line is the loop's condition
-		# (split.rb:10) in every run, its body (:11) next; not yet explained, so not claimed
-		selected "$v-threads" && skip "$v-threads" "3.4's hottest line with two threads is the loop's condition, not explained yet"
+		# with two threads its hottest line is right, but its split read 66.5-77.6 % for a
+		# measured 72.1-73.5 % in six runs here (3.1's: within 2 points); not explained, not claimed
+		selected "$v-threads" && skip "$v-threads" "3.4's split with two threads strays up to 6 points here, not explained yet"
 	else
 		split_check "$v" 2
 	fi
@@ -423,5 +426,6 @@ for v in "${rubies[@]}"; do
 done
 agent_check "${rubies[0]}"
 unknown_check
-container_check
+wanted ruby3.1 && container_check ruby3.1 /
+wanted ruby3.3 && container_check ruby3.3 "$ROOT"
 container_cleanup
