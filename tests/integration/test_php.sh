@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, a stack past the walk's bound, closures made by eval and freed, wall time in usleep, a php-fpm pool over loopback; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
+# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, a stack past the walk's bound, closures made by eval and freed, wall time in usleep, a php-fpm pool over loopback, each version in a Docker container; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
 set -u
 SUITE=php
 . "$(dirname "$0")/lib.sh"
@@ -368,20 +368,22 @@ fpm_run() {
 	done
 }
 
-# container: Debian 13's php8.4 alone in a Docker image (its binary, its libraries, the script), profiled
-# from the host by its host pid; its frames named with the container's paths
+# container V ROOT: V of ROOT (the host's tree for 8.2, the Debian 13 root for 8.4) alone in a Docker
+# image (its binary, its libraries, the script), profiled from the host by its host pid; its frames
+# named with the container's paths
 container_run() {
-	local name=php8.4-container img=ebpfprof-php-test ct=ebpfprof-php-test pid a want secs
+	local v=$1 root=$2 name=$1-container img=ebpfprof-php-test ct=ebpfprof-php-test pid a want secs
 	# twice the split case's CPU seconds: at 199 Hz, ~1200 samples put TOL at 3.8 standard errors of a 70 % share, not 2.7
 	secs=$(awk -v s="$SECS" 'BEGIN { print 2 * s }')
 	case $BUILD in */san) skip $name "containers run in the plain pass only, as tests/containers do"; return ;; esac
-	[ -n "${PHP[php8.4]:-}" ] || { skip $name "no Debian 13 root"; return; }
+	[ -n "${PHP[$v]:-}" ] || { skip $name "no $v (for 8.4: no Debian 13 root)"; return; }
 	docker_up || { skip $name "$DOCKER_WHY"; return; }
+	rm -rf "$tmp/ctr"
 	mkdir -p "$tmp/ctr"
 	cp "$FDIR/split.php" "$tmp/ctr/"
 	docker rm -f $ct >/dev/null 2>&1
-	docker_image_from $img "$ROOT" /usr/bin/php8.4 usr/share/zoneinfo/UTC &&
-		docker run -d --name $ct -v "$tmp/ctr:/app" $img /usr/bin/php8.4 -n /app/split.php "$secs" /app/gate \
+	docker_image_from $img "$root" "/usr/bin/$v" usr/share/zoneinfo/UTC &&
+		docker run -d --name $ct -v "$tmp/ctr:/app" $img "/usr/bin/$v" -n /app/split.php "$secs" /app/gate \
 			>/dev/null && pid=$(docker inspect -f '{{.State.Pid}}' $ct)
 	if [ -z "${pid:-}" ] || [ "$pid" = 0 ]; then
 		fail $name "the container did not start"
@@ -444,4 +446,5 @@ deep_run
 wall_run
 fpm_run
 if selected php8.2-agent; then agent_run; fi
-if selected php8.4-container; then container_run; fi
+if selected php8.2-container; then container_run php8.2 /; fi
+if selected php8.4-container; then container_run php8.4 "$ROOT"; fi
