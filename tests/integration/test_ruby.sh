@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12), 3.3 (a Debian 13 root) and 3.4 (experimental's, in a root of its own): CPU split and hot line, threads, a C method between Ruby frames in order, a stack past the walk's bound, wall time in sleep, a container, a version we do not know
+# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12), 3.3 (a Debian 13 root) and 3.4 (experimental's, in a root of its own): CPU split and hot line, threads, a C method between Ruby frames in order, a stack past the walk's bound, wall time in sleep, 3.1 and 3.3 each in a container, a version we do not know
 set -u
 SUITE=ruby
 . "$(dirname "$0")/lib.sh"
