@@ -87,12 +87,13 @@ DEPS_FIXTURES := g++ golang-go golang-github-google-pprof-dev dwz xz-utils pytho
 # debootstrap: the container suite; debuginfod, nodejs (perf maps; its npm fetches the Node
 # binaries test_node profiles into /var/cache/ebpfprof/node) and a JDK are profiled or served;
 # libclang-rt-dev holds libFuzzer and the sanitizers' runtimes (clang only recommends it);
-# util-linux: setpriv, unshare; ruby, php-cli, php-fpm and perl are profiled (Debian 13's through
+# util-linux: setpriv, unshare; ruby, php-cli, php-fpm, PHP as Apache's module (apache2-bin,
+# libapache2-mod-php) and perl are profiled (Debian 13's through
 # tests/lib/trixie_root.sh, Ruby 3.4 through tests/lib/ruby34_root.sh); jemalloc and tcmalloc are
 # preloaded into the allocation fixture
 DEPS_TEST := $(DEPS_FIXTURES) python3-yaml protobuf-compiler python3-protobuf chromium docker.io \
 	debootstrap debuginfod nodejs openjdk-17-jdk-headless libclang-rt-dev util-linux curl \
-	ruby php-cli php-fpm perl libjemalloc2 libtcmalloc-minimal4
+	ruby php-cli php-fpm apache2-bin libapache2-mod-php perl libjemalloc2 libtcmalloc-minimal4
 # make vmtest: Debian kernels booted under qemu with a busybox initramfs (tests/vm); the guests' Java
 # runs a JRE jlink makes from OpenJDK 17, and libc's symbols name the thread entries their stacks start in
 DEPS_VMTEST := $(DEPS_FIXTURES) $(if $(filter arm64,$(ARCH)),qemu-system-arm,qemu-system-x86) busybox-static \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, a stack past the walk's bound, closures made by eval and freed, wall time in usleep, a php-fpm pool over loopback, each version in a Docker container; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
+# test_php.sh -- PHP frames named with no flags (the Zend VM walked in BPF): the CPU split of two functions within 5 points and their lines, an internal function in order, a stack past the walk's bound, closures made by eval and freed, wall time in usleep, a php-fpm pool and Apache's mod_php over loopback, each version in a Docker container; Debian 12's PHP 8.2 and Debian 13's 8.4 (chrooted), a PHP we do not know
 set -u
 SUITE=php
 . "$(dirname "$0")/lib.sh"
@@ -437,6 +437,74 @@ agent_run() {
 	fi
 }
 
+# apache: Apache's prefork workers running PHP 8.2 as a module (libphp8.2.so, not a php executable),
+# serving fpm.php over loopback; their stacks name render_page on its loop's line
+apache_run() {
+	local name=php8.2-apache mod=/usr/lib/apache2/modules/libphp8.2.so dir port ap w load n ok c line
+	[ -x /usr/sbin/apache2 ] && [ -f "$mod" ] ||
+		{ skip $name "no Apache with mod_php here (apache2-bin, libapache2-mod-php)"; return; }
+	# its workers run as www-data: a tree they may read
+	dir=$(mktemp -d /tmp/ebpfprof-apache.XXXXXX)
+	chmod 755 "$dir" && mkdir -m 755 "$dir/www" "$dir/run" && install -m 644 "$FDIR/fpm.php" "$dir/www/"
+	port=$(free_port)
+	cat >"$dir/apache.conf" <<-CONF
+		ServerRoot $dir
+		DefaultRuntimeDir $dir/run
+		PidFile $dir/run/apache.pid
+		ErrorLog $dir/error.log
+		LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so
+		LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+		LoadModule php_module $mod
+		Listen 127.0.0.1:$port
+		ServerName localhost
+		User www-data
+		Group www-data
+		StartServers 2
+		MinSpareServers 2
+		MaxSpareServers 2
+		MaxRequestWorkers 2
+		DocumentRoot $dir/www
+		<Directory $dir/www>
+			Require all granted
+		</Directory>
+		<FilesMatch "\.php\$">
+			SetHandler application/x-httpd-php
+		</FilesMatch>
+	CONF
+	# a session of its own: at its end prefork signals its whole process group
+	setsid /usr/sbin/apache2 -f "$dir/apache.conf" -DFOREGROUND 2>"$tmp/$name.out" &
+	ap=$!
+	for _ in $(seq 100); do
+		curl -sf -o /dev/null "http://127.0.0.1:$port/fpm.php?n=1" && break
+		sleep 0.1
+	done
+	w=$(pgrep -d, -P $ap)
+	# requests in turn, each counted when its page came back
+	(n=0 ok=0; trap 'echo "requests $n ok $ok"; exit' TERM
+	while :; do
+		n=$((n + 1))
+		curl -sf "http://127.0.0.1:$port/fpm.php?n=2000000" | grep -q '^page ' && ok=$((ok + 1))
+	done) >"$tmp/$name.load" &
+	load=$!
+	profile apache "${w:-$ap}"
+	kill -TERM $load 2>/dev/null
+	wait $load 2>/dev/null
+	kill -TERM $ap 2>/dev/null
+	wait $ap 2>/dev/null
+	rm -rf "$dir"
+	read -r _ n _ ok <"$tmp/$name.load" || true
+	c=$(comm_share "$tmp/apache.traces" apache2 render_page)
+	line=$(go tool pprof -lines -top -nodecount=200 "$tmp/apache.pb.gz" 2>/dev/null |
+		awk '$6 == "render_page" { n = split($7, a, ":"); print a[n]; exit }')
+	if [ -n "$w" ] && [ -n "$c" ] && [ "${c%.*}" -ge 50 ] && [ "${ok:-0}" -gt 0 ] &&
+		[ "$line" = "$(marker fpm.php RENDER_LOOP)" ] &&
+		[ "$(counter apache processes_total)" = "$(tr , '\n' <<<"$w" | wc -l)" ]; then
+		pass "$name: $ok requests served by Apache's mod_php; render_page in $c% of the workers' samples, at its loop's line $line"
+	else
+		fail $name "${ok:-0} of ${n:-0} requests served; workers '${w}'; render_page in ${c:-no}% of the workers' samples, line ${line:-none}; $(counters apache | cut -c1-60)"
+	fi
+}
+
 for t in $VERSIONS; do
 	[ -n "${PHP[$t]:-}" ] && continue
 	for c in split internal wall fpm deep closure; do skip "$t-$c" "no $t here (Debian 13's is in the root tests/lib/trixie_root.sh builds)"; done
@@ -445,6 +513,7 @@ cpu_run
 deep_run
 wall_run
 fpm_run
+if selected php8.2-apache; then apache_run; fi
 if selected php8.2-agent; then agent_run; fi
 if selected php8.2-container; then container_run php8.2 /; fi
 if selected php8.4-container; then container_run php8.4 "$ROOT"; fi
