@@ -122,3 +122,34 @@ otlp_python() {	# include dir, out dir: Python classes of the profiles proto, by
 		"$1"/opentelemetry/proto/common/v1/common.proto \
 		"$1"/opentelemetry/proto/resource/v1/resource.proto
 }
+
+# --- a walk past its bound (the interpreters' deep checks) ---
+# bound_shapes TRACES SPIN DOWN MARK OURS [PID]: from go tool pprof -traces text, each stack through
+# frame SPIN (of PID, if given) as "frames-before-the-mark mark after out-of-order": the runtime's
+# frames before MARK, whether MARK is there, the runtime's frames after it, and frames out of order
+# (SPIN not innermost, DOWN before it, another of ours before the mark); OURS is a regex of the names
+# of every frame of the script's runtime. Counted by shape, the commonest first.
+bound_shapes() {
+	awk -v spin="$2" -v down="$3" -v markname="$4" -v ours="$5" -v pid="${6:-}" '
+		function flush() {
+			if ((pid == "" || p == pid) && seen) print n, mark, after, bad
+			p = ""; n = mark = after = bad = seen = first = 0
+		}
+		/^-+\+/ { flush(); next }
+		$1 == "pid:" { p = $2; next }
+		$1 ~ /:$/ { next }
+		!first && NF >= 2 { first = 1; $1 = "" }
+		{ sub(/^ +/, "") }
+		mark { if ($0 ~ ours) after++; next }
+		$0 == markname { mark = 1; next }
+		$0 == spin { if (n) bad++; seen = 1; n++; next }
+		$0 == down { if (!seen) bad++; n++; next }
+		$0 ~ ours { bad++ }
+		END { flush() }' "$1" | sort | uniq -c | sort -rn
+}
+# bound_held SHAPES BOUND: at least 10 stacks, every one BOUND frames, then the mark, and none of the
+# runtime's frames below it or out of order
+bound_held() {
+	[ -n "$1" ] && [ "$(awk '{ n += $1 } END { print n }' <<<"$1")" -ge 10 ] &&
+		awk -v b="$2" '$2 != b || $3 != 1 || $4 != 0 || $5 != 0 { exit 1 }' <<<"$1"
+}

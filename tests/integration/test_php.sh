@@ -221,24 +221,10 @@ deep_check() {
 	local t=$1 run=$2 name=$1-deep pid=${PIDS[$1-deep]} bound shown counted
 	end "$name"
 	bound=$(sed -n 's/^#define PHP_MAX_RUN \([0-9]*\)$/\1/p' "$(dirname "$0")/../../include/php.h")
-	# per stack through spin: PHP frames before the mark, the mark, PHP frames after it, frames out of order
-	shown=$(awk -v pid="$pid" '
-		function flush() { if (p == pid && spin) print n, mark, after, bad; p = ""; n = mark = after = bad = spin = first = 0 }
-		/^-+\+/ { flush(); next }
-		$1 == "pid:" { p = $2; next }
-		$1 ~ /:$/ { next }
-		!first && NF >= 2 { first = 1; $1 = "" }
-		{ sub(/^ +/, "") }
-		mark { if ($0 ~ /^(spin|down|outer|array_map|\{closure|\{main\})/) after++; next }
-		$0 == "[php frames lost: too deep]" { mark = 1; next }
-		$0 == "spin" { if (n) bad++; spin = 1; n++; next }
-		$0 == "down" { if (!spin) bad++; n++; next }
-		$0 ~ /^(outer|array_map|\{closure|\{main\})/ { bad++ }
-		END { flush() }' "$tmp/$run.traces" | sort | uniq -c | sort -rn)
+	shown=$(bound_shapes "$tmp/$run.traces" spin down "[php frames lost: too deep]" \
+		'^(spin|down|outer|array_map|\{closure|\{main\})' "$pid")
 	counted=$(counter "$run" frames_lost_depth_total)
-	if [ -n "$bound" ] && [ -n "$shown" ] && [ "$(awk '{ n += $1 } END { print n }' <<<"$shown")" -ge 10 ] &&
-		awk -v b="$bound" '$2 != b || $3 != 1 || $4 != 0 || $5 != 0 { exit 1 }' <<<"$shown" &&
-		[ "${counted:-0}" -gt 0 ]; then
+	if [ -n "$bound" ] && bound_held "$shown" "$bound" && [ "${counted:-0}" -gt 0 ]; then
 		pass "$name: all $(awk '{ n += $1 } END { print n }' <<<"$shown") stacks through spin: spin, $((bound - 1)) down, [php frames lost: too deep], no PHP frame below; $counted marks counted"
 	else
 		fail "$name" "stacks (count, PHP frames, mark, PHP frames below it, out of order): '$(head -3 <<<"$shown" | tr -s ' \n' ' ')'; bound ${bound:-unread}; counted ${counted:-none}"

@@ -354,24 +354,11 @@ deep_check() {
 	stop_profile
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-	# per stack through deep.spin: Python frames before the mark, the mark, Python frames after it,
-	# out of order
-	shown=$(go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | awk '
-		function flush() { if (spin) print n, mark, after, bad; n = mark = after = bad = spin = first = 0 }
-		/^-+\+/ { flush(); next }
-		$1 ~ /:$/ { next }
-		!first && NF >= 2 { first = 1; $1 = "" }
-		{ sub(/^ +/, "") }
-		mark { if ($0 ~ /^(deep\.|\[python )/) after++; next }
-		$0 == "[python frames lost: too deep]" { mark = 1; next }
-		$0 == "deep.spin" { if (n) bad++; spin = 1; n++; next }
-		$0 == "deep.down" { if (!spin) bad++; n++; next }
-		$0 ~ /^deep\./ { bad++ }
-		END { flush() }' | sort | uniq -c | sort -rn)
+	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" >"$tmp/$name.traces" 2>/dev/null
+	shown=$(bound_shapes "$tmp/$name.traces" deep.spin deep.down "[python frames lost: too deep]" \
+		'^deep\.')
 	counted=$(sed -n 's/.*frames_lost_total{reason="too_deep"}=\([0-9]*\).*/\1/p' "$tmp/$name.err")
-	if [ -n "$bound" ] && [ -n "$shown" ] && [ "$(awk '{ n += $1 } END { print n }' <<<"$shown")" -ge 10 ] &&
-		awk -v b="$bound" '$2 != b || $3 != 1 || $4 != 0 || $5 != 0 { exit 1 }' <<<"$shown" &&
-		[ "${counted:-0}" -gt 0 ]; then
+	if [ -n "$bound" ] && bound_held "$shown" "$bound" && [ "${counted:-0}" -gt 0 ]; then
 		pass "$name: all $(awk '{ n += $1 } END { print n }' <<<"$shown") stacks through deep.spin: deep.spin, $((bound - 1)) deep.down, [python frames lost: too deep], no Python frame below; $counted marks counted"
 	else
 		fail "$name" "stacks (count, Python frames, mark, Python frames below it, out of order): '$(head -3 <<<"$shown" | tr -s ' \n' ' ')'; bound ${bound:-unread}; counted ${counted:-none}"

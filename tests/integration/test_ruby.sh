@@ -275,23 +275,11 @@ deep_check() {
 	sleep 2	# some 60 stacks through Deep#spin at 199 Hz
 	stop_profile
 	stop "$pid"
-	# per stack through Deep#spin: Ruby frames before the mark, the mark, Ruby frames after it, out of order
-	shown=$(go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | awk '
-		function flush() { if (spin) print n, mark, after, bad; n = mark = after = bad = spin = first = 0 }
-		/^-+\+/ { flush(); next }
-		$1 ~ /:$/ { next }
-		!first && NF >= 2 { first = 1; $1 = "" }
-		{ sub(/^ +/, "") }
-		mark { if ($0 ~ /^(Deep#|block in |Array#map|Object#outer|<main>)/) after++; next }
-		$0 == "[ruby frames lost: too deep]" { mark = 1; next }
-		$0 == "Deep#spin" { if (n) bad++; spin = 1; n++; next }
-		$0 == "Deep#down" { if (!spin) bad++; n++; next }
-		$0 ~ /^(block in |Array#map|Object#outer|<main>)/ { bad++ }
-		END { flush() }' | sort | uniq -c | sort -rn)
+	go tool pprof -traces -symbolize=none "$tmp/$name.pb.gz" >"$tmp/$name.traces" 2>/dev/null
+	shown=$(bound_shapes "$tmp/$name.traces" Deep#spin Deep#down "[ruby frames lost: too deep]" \
+		'^(Deep#|block in |Array#map|Object#outer|<main>)')
 	counted=$(grep '^ebpfprof: ruby:' "$tmp/$name.err" | grep -o 'frames_lost_deep_total=[0-9]*' | cut -d= -f2)
-	if [ -n "$bound" ] && [ -n "$shown" ] && [ "$(awk '{ n += $1 } END { print n }' <<<"$shown")" -ge 10 ] &&
-		awk -v b="$bound" '$2 != b || $3 != 1 || $4 != 0 || $5 != 0 { exit 1 }' <<<"$shown" &&
-		[ "${counted:-0}" -gt 0 ]; then
+	if [ -n "$bound" ] && bound_held "$shown" "$bound" && [ "${counted:-0}" -gt 0 ]; then
 		pass "$name: all $(awk '{ n += $1 } END { print n }' <<<"$shown") stacks through Deep#spin: Deep#spin, $((bound - 1)) Deep#down, [ruby frames lost: too deep], no Ruby frame below; $counted marks counted"
 	else
 		fail "$name" "stacks (count, Ruby frames, mark, Ruby frames below it, out of order): '$(head -3 <<<"$shown" | tr -s ' \n' ' ')'; bound ${bound:-unread}; counted ${counted:-none}"
