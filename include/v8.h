@@ -39,13 +39,28 @@ struct v8_proc {
 	__u16 map_instance_type;	/* Map::instance_type (u16); HeapObject::map is at 0 */
 	__u16 type_sfi;			/* SHARED_FUNCTION_INFO_TYPE */
 	__u16 type_bytecode_array;	/* BYTECODE_ARRAY_TYPE */
-	__u16 pad[3];
+	__u16 sfi_script;		/* SharedFunctionInfo::script_or_debug_info */
+	__u16 script_id;		/* Script::id (a Smi, unique per script); 0: not read */
+	__u16 pad;
 };
 
 /*
+ * A function's gen, from its name_or_scope_info word and its script's id
+ * word (0 if unread). The name word alone repeats: a function made anew
+ * (new Function, eval) after a collection lands where a freed one was, its
+ * name and ScopeInfo at the same addresses too, as the heap replays the
+ * same allocations; its script's id is new.
+ */
+static inline __u16 v8_gen(__u64 name_or_scope_info, __u64 script_id)
+{
+	return (__u16)((name_or_scope_info >> 3) ^ ((script_id >> 32) * 40503));
+}
+
+/*
  * A V8 frame takes two slots of a walked user stack (tags in frametypes.h);
- * gen is 16 bits of the SharedFunctionInfo's name_or_scope_info word, so a
- * function the GC moved onto a freed one's address is not named as it:
+ * gen (v8_gen) is 16 bits of the SharedFunctionInfo's name_or_scope_info
+ * word and its script's id, so a function the GC moved, or one made, onto a
+ * freed one's address is not named as it:
  * - INTERP: V8_TAG_INTERP | SharedFunctionInfo (tagged), then gen << 48 |
  *   r9 << 24 | the frame's bytecode offset slot, both as V8 keeps them
  *   (from the BytecodeArray's tagged address, its header included); r9 is

