@@ -154,7 +154,8 @@ WALK_FN long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 l
 	} else {
 		if (top)
 			walk_push(sc, first ? pc : pc + 1);
-		walk_push_frame(sc, V8_TAG_JIT, sfi, (__u64)gen << V8_GEN_SHIFT | (pc & V8_WHERE_MASK));
+		walk_push_frame(sc, V8_TAG_JIT, sfi, (__u64)gen << V8_GEN_SHIFT |
+			(pc & V8_WHERE_MASK & ~V8_BASELINE) | (is_bc ? V8_BASELINE : 0));
 	}
 step:
 	ra = w[(V8_FP_BELOW + 1) & 7];

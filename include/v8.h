@@ -66,7 +66,9 @@ static inline __u16 v8_gen(__u64 name_or_scope_info, __u64 script_id)
  *   (from the BytecodeArray's tagged address, its header included); r9 is
  *   the interpreter's offset register at a leaf frame, else 0;
  * - JIT: V8_TAG_JIT | SharedFunctionInfo, then gen << 48 | pc (baseline,
- *   Maglev and TurboFan code, and JavaScript builtins);
+ *   Maglev and TurboFan code, and JavaScript builtins), V8_BASELINE set in
+ *   the pc's unused bit 47 when the frame keeps a BytecodeArray as
+ *   interpreted and baseline (Sparkplug) frames do, and optimised ones not;
  * - STUB: V8_TAG_STUB | frame type (v8dbg_frametype_*), then pc: an entry,
  *   exit, stub or internal frame of JIT code (those of embedded builtins are
  *   left as addresses, which the symbolizer names Builtins_*).
@@ -82,6 +84,7 @@ enum v8_lost_reason {
 };
 
 #define V8_GEN_SHIFT 48
+#define V8_BASELINE (1ULL << 47)	/* a JIT frame with a BytecodeArray: Sparkplug code */
 #define V8_LEAF_SHIFT 24
 #define V8_OFFSET_MASK ((1ULL << V8_LEAF_SHIFT) - 1)
 #define V8_WHERE_MASK ((1ULL << V8_GEN_SHIFT) - 1)

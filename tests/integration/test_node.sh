@@ -92,6 +92,18 @@ split_check() {
 		ok=0
 		msg="$msg; $(grep -o 'frames_unnamed_total=[0-9]*' "$tmp/$name.err")"
 	}
+	# the tiers the frames ran, as counted (-v): --jitless leaves bytecode only; by default the
+	# hot functions run optimised code (TurboFan, or Maglev first) by the time the profile starts
+	local ti tb to
+	ti=$(v8_stat "$tmp/$name.err" frames_interpreted_total)
+	tb=$(v8_stat "$tmp/$name.err" frames_baseline_total)
+	to=$(v8_stat "$tmp/$name.err" frames_optimized_total)
+	msg="$msg; frames interpreted $ti, baseline $tb, optimised $to"
+	if [ "$exact" = exact ]; then
+		[ "$ti" -gt 0 ] && [ "$tb" = 0 ] && [ "$to" = 0 ] || ok=0
+	else
+		[ "$to" -gt 0 ] || ok=0
+	fi
 	# the hot loop's line where the frame says where it is (interpreted), else within the function
 	for f in alpha beta; do
 		line=$(hot_line "$tmp/$name.pb.gz" "$f")

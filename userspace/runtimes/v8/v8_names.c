@@ -282,6 +282,19 @@ static const char *stub_name(const struct v8_pid *p, __u64 type)
 	return "[v8 stub frame]";
 }
 
+/* the code a JavaScript frame ran, by its tag, its pc's range and its baseline bit */
+static enum v8_tier tier_of(const struct v8_pid *p, __u64 tag, __u64 b)
+{
+	__u64 pc = b & V8_WHERE_MASK & ~V8_BASELINE;
+
+	if (tag == V8_TAG_INTERP)
+		return V8_TIER_INTERPRETED;
+	for (int i = 0; p && i < 2; i++)
+		if (pc >= p->proc.builtins[i].low && pc < p->proc.builtins[i].high)
+			return V8_TIER_BUILTIN;
+	return b & V8_BASELINE ? V8_TIER_BASELINE : V8_TIER_OPTIMIZED;
+}
+
 int v8__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 	      struct src_line *out, int max, __u64 *loc)
 {
@@ -300,6 +313,7 @@ int v8__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 		out[0] = (struct src_line){ .function = stub_name(p, sfi) };
 		return 1;
 	}
+	r->stats.frames_tier[tier_of(p, tag, b)]++;
 	f = p && !p->unknown ? get_func(r, p, sfi, gen) : NULL;
 	if (!f || !f->ok) {
 		r->stats.frames_unnamed++;
