@@ -126,7 +126,8 @@ WALK_FN long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 l
 	}
 	walk_read(&nos, v8_object(sfi) + v->sfi_name_or_scope_info);
 	/* a failed read leaves 0, as userspace takes it (v8_gen) */
-	if (v->script_id && !walk_read(&script, v8_object(sfi) + v->sfi_script) && v8_object(script))
+	if (v->script_id && !walk_read(&script, v8_object(sfi) + v->sfi_script) &&
+	    v8_object(script))
 		walk_read(&sid, v8_object(script) + v->script_id);
 	gen = v8_gen(nos, sid);
 	rt_announce(sc, V8_EVENT_SFI, sfi & FRAME_ADDR_MASK, gen);

@@ -27,7 +27,7 @@ struct v8_stats {
 	__u64 frames_unnamed;	/* JavaScript frames left unnamed */
 	__u64 frames_no_line;	/* named frames without a line (no position table, no line ends) */
 	__u64 stub_frames;	/* V8 frames of generated code running no JavaScript function */
-	__u64 frames_tier[V8_TIERS];	/* JavaScript frames by the code they ran (enum v8_tier) */
+	__u64 frames_tier[V8_TIERS];	/* frames by the code they ran (enum v8_tier) */
 	__u64 frames_lost[3];	/* marks of frames BPF could not read, by enum v8_lost_reason */
 	__u64 read_ns;		/* time spent reading functions */
 };
