@@ -39,19 +39,36 @@ struct v8_proc {
 	__u16 map_instance_type;	/* Map::instance_type (u16); HeapObject::map is at 0 */
 	__u16 type_sfi;			/* SHARED_FUNCTION_INFO_TYPE */
 	__u16 type_bytecode_array;	/* BYTECODE_ARRAY_TYPE */
-	__u16 pad[3];
+	__u16 sfi_script;		/* SharedFunctionInfo::script_or_debug_info */
+	__u16 script_id;		/* Script::id (a Smi, unique per script); 0: not read */
+	__u16 pad;
 };
 
 /*
+ * A function's gen, from its name_or_scope_info word and its script's id
+ * word (0 if unread). The name word alone repeats: a function made anew
+ * (new Function, eval) after a collection lands where a freed one was, its
+ * name and ScopeInfo at the same addresses too, as the heap replays the
+ * same allocations; its script's id is new.
+ */
+static inline __u16 v8_gen(__u64 name_or_scope_info, __u64 script_id)
+{
+	return (__u16)((name_or_scope_info >> 3) ^ ((script_id >> 32) * 40503));
+}
+
+/*
  * A V8 frame takes two slots of a walked user stack (tags in frametypes.h);
- * gen is 16 bits of the SharedFunctionInfo's name_or_scope_info word, so a
- * function the GC moved onto a freed one's address is not named as it:
+ * gen (v8_gen) is 16 bits of the SharedFunctionInfo's name_or_scope_info
+ * word and its script's id, so a function the GC moved, or one made, onto a
+ * freed one's address is not named as it:
  * - INTERP: V8_TAG_INTERP | SharedFunctionInfo (tagged), then gen << 48 |
  *   r9 << 24 | the frame's bytecode offset slot, both as V8 keeps them
  *   (from the BytecodeArray's tagged address, its header included); r9 is
  *   the interpreter's offset register at a leaf frame, else 0;
  * - JIT: V8_TAG_JIT | SharedFunctionInfo, then gen << 48 | pc (baseline,
- *   Maglev and TurboFan code, and JavaScript builtins);
+ *   Maglev and TurboFan code, and JavaScript builtins), V8_BASELINE set in
+ *   the pc's unused bit 47 when the frame keeps a BytecodeArray as
+ *   interpreted and baseline (Sparkplug) frames do, and optimised ones not;
  * - STUB: V8_TAG_STUB | frame type (v8dbg_frametype_*), then pc: an entry,
  *   exit, stub or internal frame of JIT code (those of embedded builtins are
  *   left as addresses, which the symbolizer names Builtins_*).
@@ -67,6 +84,7 @@ enum v8_lost_reason {
 };
 
 #define V8_GEN_SHIFT 48
+#define V8_BASELINE (1ULL << 47)	/* a JIT frame with a BytecodeArray: Sparkplug code */
 #define V8_LEAF_SHIFT 24
 #define V8_OFFSET_MASK ((1ULL << V8_LEAF_SHIFT) - 1)
 #define V8_WHERE_MASK ((1ULL << V8_GEN_SHIFT) - 1)

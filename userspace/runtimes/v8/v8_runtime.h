@@ -5,6 +5,15 @@
 #include <linux/types.h>
 #include "runtimes/runtime.h"
 
+/* The code a JavaScript frame ran: V8's tiers as the frame tells them */
+enum v8_tier {
+	V8_TIER_INTERPRETED,	/* Ignition's bytecode */
+	V8_TIER_BASELINE,	/* Sparkplug's code: it keeps the bytecode's frame */
+	V8_TIER_OPTIMIZED,	/* Maglev's or TurboFan's code */
+	V8_TIER_BUILTIN,	/* a JavaScript builtin, in the embedded blob */
+	V8_TIERS
+};
+
 struct v8_stats {
 	__u64 procs;		/* Node.js processes handed to BPF */
 	__u64 unknown_versions;	/* a V8 whose v8dbg_* symbols lack what we need: native frames only */
@@ -18,6 +27,7 @@ struct v8_stats {
 	__u64 frames_unnamed;	/* JavaScript frames left unnamed */
 	__u64 frames_no_line;	/* named frames without a line (no position table, no line ends) */
 	__u64 stub_frames;	/* V8 frames of generated code running no JavaScript function */
+	__u64 frames_tier[V8_TIERS];	/* frames by the code they ran (enum v8_tier) */
 	__u64 frames_lost[3];	/* marks of frames BPF could not read, by enum v8_lost_reason */
 	__u64 read_ns;		/* time spent reading functions */
 };
