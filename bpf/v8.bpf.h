@@ -81,7 +81,7 @@ static __always_inline __u16 v8_type(const struct v8_proc *v, __u64 obj)
  */
 WALK_FN long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 leaf)
 {
-	__u64 w[V8_FP_WORDS], pc, fp, ctx, sfi, nos = 0, script = 0, sid = 0, off, ba, ra;
+	__u64 w[V8_FP_WORDS], pc, fp, ctx, sfi, nos = 0, off, ba, ra;
 	bool builtin, top, first, is_bc;
 	__u16 gen;
 
@@ -125,11 +125,16 @@ WALK_FN long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 l
 		goto step;
 	}
 	walk_read(&nos, v8_object(sfi) + v->sfi_name_or_scope_info);
-	/* a failed read leaves 0, as userspace takes it (v8_gen) */
-	if (v->script_id && !walk_read(&script, v8_object(sfi) + v->sfi_script) &&
-	    v8_object(script))
-		walk_read(&sid, v8_object(script) + v->script_id);
-	gen = v8_gen(nos, sid);
+	gen = v8_gen(nos, 0);
+	/*
+	 * Its script's id, read through nos's own slot: 5.10-5.16's stepped walk
+	 * has no stack left for two more words. A failed read leaves 0, as
+	 * userspace takes it (v8_gen is the name word's part xor the id's).
+	 */
+	if (v->script_id && !walk_read(&nos, v8_object(sfi) + v->sfi_script) && v8_object(nos)) {
+		walk_read(&nos, v8_object(nos) + v->script_id);
+		gen ^= v8_gen(0, nos);
+	}
 	rt_announce(sc, V8_EVENT_SFI, sfi & FRAME_ADDR_MASK, gen);
 	off = v8_slot(w, v->fp_bytecode_offset);
 	ba = v8_slot(w, v->fp_bytecode_array);
