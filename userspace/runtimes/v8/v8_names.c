@@ -14,6 +14,7 @@
 #define LINE_ENDS_MAX (1u << 20)	/* lines of a script we keep the ends of */
 #define POSITIONS_MAX (1u << 20)	/* a source position table larger than this is refused */
 #define SCOPE_WORDS 24			/* words of a ScopeInfo read for the function's name */
+#define PAGE_BYTES 4096ull		/* what one read may not cross: a mapping ends at a page */
 
 static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
 {
@@ -72,19 +73,47 @@ static struct v8_script *get_script(struct v8_rt *r, struct v8_pid *p, const str
 }
 
 /* the function's name: its shared name, or the one its ScopeInfo holds; "" if none */
-static void read_name(const struct v8_mem *m, __u64 nos, char *out, size_t size)
+/*
+ * N words from ADDR, as far as they are mapped: a small object near the end
+ * of the heap's mapping has no N words after it. Words past the end of the
+ * page holding ADDR are read on their own, and left 0 (a Smi: nothing) where
+ * that fails. 0 or the first page's error.
+ */
+static int read_words(const struct v8_mem *m, __u64 addr, __u64 *w, size_t n)
+{
+	size_t len = n * sizeof(*w), head = PAGE_BYTES - (addr & (PAGE_BYTES - 1));
+
+	if (head >= len)
+		return m->read(m->ctx, addr, w, len);
+	memset(w, 0, len);
+	if (m->read(m->ctx, addr, w, head))
+		return -EFAULT;
+	m->read(m->ctx, addr + head, (char *)w + head, len - head);
+	return 0;
+}
+
+/*
+ * The name of a function whose name_or_scope_info word is NOS: a String, or
+ * found in its ScopeInfo; "" when it has none. -EFAULT when a word of it
+ * could not be read: a function not named, rather than named anonymous.
+ */
+static int read_name(const struct v8_mem *m, __u64 nos, char *out, size_t size)
 {
 	const struct v8_layout *l = m->l;
 	__u64 w[SCOPE_WORDS];
 	int type = v8_mem__type(m, nos);
 
 	out[0] = 0;
-	if (type >= 0 && type < l->first_nonstring_type) {
-		v8_mem__string(m, nos, out, size);
-		return;
-	}
-	if (type != l->type_scope_info || m->read(m->ctx, nos - 1 + 8, w, sizeof(w)))
-		return;
+	if (v8_is_smi(nos))
+		return 0;	/* no name */
+	if (type < 0)
+		return -EFAULT;
+	if (type < l->first_nonstring_type)
+		return v8_mem__string(m, nos, out, size) < 0 ? -EFAULT : 0;
+	if (type != l->type_scope_info)
+		return 0;
+	if (read_words(m, nos - 1 + 8, w, SCOPE_WORDS))
+		return -EFAULT;
 	/*
 	 * Past the locals: a saved class variable (a Smi), the function
 	 * variable's name ("" when it has none) and slot (a Smi), then the
@@ -95,12 +124,15 @@ static void read_name(const struct v8_mem *m, __u64 nos, char *out, size_t size)
 		if (v8_is_smi(w[i]))
 			continue;
 		type = v8_mem__type(m, w[i]);
-		if (type < 0 || type >= l->first_nonstring_type)
+		if (type < 0)
+			return -EFAULT;
+		if (type >= l->first_nonstring_type)
 			break;
 		if (v8_mem__string(m, w[i], out, size) > 0)
-			return;
+			return 0;
 		out[0] = 0;
 	}
+	return 0;
 }
 
 /* the BytecodeArray a function runs (tagged), through baseline code or interpreter data; or 0 */
@@ -168,7 +200,8 @@ static void read_func(struct v8_rt *r, struct v8_pid *p, __u64 sfi, struct v8_fu
 		sid = 0;
 	if (v8_gen(nos, sid) != f->gen)
 		return;	/* another function is there now: never named as it */
-	read_name(&m, nos, name, sizeof(name));
+	if (read_name(&m, nos, name, sizeof(name)))
+		return;	/* not named, counted */
 	f->name = strdup(name[0] ? name : "(anonymous)");
 	if (v8_mem__type(&m, script) == l->type_script)
 		f->script = get_script(r, p, &m, script);
