@@ -72,7 +72,6 @@ static struct v8_script *get_script(struct v8_rt *r, struct v8_pid *p, const str
 	return s;
 }
 
-/* the function's name: its shared name, or the one its ScopeInfo holds; "" if none */
 /*
  * N words from ADDR, as far as they are mapped: a small object near the end
  * of the heap's mapping has no N words after it. Words past the end of the
