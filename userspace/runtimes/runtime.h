@@ -128,6 +128,18 @@ static inline bool runtime__same_process(const struct proc_image *old,
 	return old->pid == new->pid && old->start == new->start;
 }
 
+/*
+ * Whether a runtime's new state of image IMG is of a process it counted
+ * already: OLD, the state its pid held (NULL if none), was of a known
+ * version (OLD_KNOWN) in the same process. A process found running and
+ * then announced, read again, or exec'd is one process in processes_total.
+ */
+static inline bool runtime__counted(const struct proc_image *old, bool old_known,
+				    const struct proc_image *img)
+{
+	return old && old_known && runtime__same_process(old, img);
+}
+
 /* An rt_event's image. */
 static inline struct proc_image rt_event__image(const struct rt_event *e)
 {

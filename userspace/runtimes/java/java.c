@@ -233,7 +233,7 @@ static void wait_for(struct java *j, const struct proc_image *img)
 int java__add_image(struct java *j, const struct proc_image *img)
 {
 	__u32 pid = img->pid;
-	bool counted = false;
+	bool counted = false, known;	/* counted unknown; counted as a JVM */
 	struct proc_map *maps = NULL;
 	struct jvm_layout layout;
 	struct java_proc proc = {};
@@ -256,6 +256,7 @@ int java__add_image(struct java *j, const struct proc_image *img)
 	proc_maps__free(maps);
 	p_debug("pid %u: java probe %d", pid, found);
 	p = (struct jvm_pid *)rt_images__current(&j->pids, pid);
+	known = runtime__counted(p ? &p->img : NULL, p && !p->unknown, img);
 	if (p && !proc_image__eq(&p->img, img)) {
 		/* the same process counted unknown before (found running, or before its exec): once */
 		counted = p->unknown && !p->unsure && runtime__same_process(&p->img, img);
@@ -319,7 +320,7 @@ int java__add_image(struct java *j, const struct proc_image *img)
 	err = runtime__set_table(j->opts.pids_fd, j->opts.procs_fd, UNWIND_RT_JAVA, pid, &proc);
 	if (err)
 		return err;
-	j->stats.jvms++;
+	j->stats.jvms += !known;
 	p->found_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
 	p_debug("pid %u: JDK %llu, %u code heaps, its Java frames walked in BPF", pid,
 		(unsigned long long)layout.major, proc.n_heaps);

@@ -102,6 +102,7 @@ static int null_add_image(void *rt, const struct proc_image *img)
 	struct proc_map *maps = NULL;
 	struct null_proc np;
 	struct null_pid *p;
+	bool counted;
 	size_t n = 0, i;
 	int err = runtime__read_maps(r->o.proc_root, pid, &maps, &n);
 
@@ -112,6 +113,7 @@ static int null_add_image(void *rt, const struct proc_image *img)
 	err = i < n ? probe_file(r, pid, &maps[i], &np) : -ENOENT;
 	proc_maps__free(maps);
 	p = (struct null_pid *)rt_images__current(&r->pids, pid);
+	counted = runtime__counted(p ? &p->img : NULL, p != NULL, img);
 	if (p && !proc_image__eq(&p->img, img)) {
 		/* an exec, a recycled pid: its names stay for its own samples until the second sweep */
 		p->superseded = true;
@@ -135,7 +137,7 @@ static int null_add_image(void *rt, const struct proc_image *img)
 	p->state = np.state;
 	err = runtime__set_table(r->o.pids_fd, r->o.procs_fd, UNWIND_RT_NULL, pid, &np);
 	if (!err)
-		r->stats.procs++;
+		r->stats.procs += !counted;
 	return err;
 }
 

@@ -150,7 +150,7 @@ int perl__add_image(void *rt, const struct proc_image *img)
 	const struct perl_layout *l = NULL;
 	struct perl_proc proc;
 	int err = probe(r, pid, &proc, &l);
-	bool said = false;
+	bool said = false, counted = runtime__counted(p ? &p->img : NULL, p && !p->unknown, img);
 
 	if (err == -ESRCH)
 		return err;	/* gone: what it held names its samples (runtime__read_maps) */
@@ -186,7 +186,7 @@ int perl__add_image(void *rt, const struct proc_image *img)
 		p = new_pid(r, img);
 		if (!p)
 			return -ENOMEM;
-		r->stats.procs++;
+		r->stats.procs += !counted;
 	}
 	p->dead = false;
 	p->l = l;

@@ -222,7 +222,7 @@ int php__add_image(void *rt, const struct proc_image *img)
 	const struct php_layout *l = NULL;
 	struct php_proc proc;
 	int err = probe(r, pid, &l, &proc);
-	bool said = false;
+	bool said = false, counted = runtime__counted(p ? &p->img : NULL, p && !p->unknown, img);
 
 	if (err && err != -ENOENT)
 		p_debug("pid %u: php probe %d", pid, err);
@@ -252,7 +252,7 @@ int php__add_image(void *rt, const struct proc_image *img)
 		p = new_pid(r, img);
 		if (!p)
 			return -ENOMEM;
-		r->stats.procs++;
+		r->stats.procs += !counted;
 	}
 	p->dead = false;
 	p->layout = l;

@@ -294,7 +294,7 @@ static struct py_pid *new_pid(struct python *py, const struct proc_image *img)
 
 int python__add_image(struct python *py, const struct proc_image *img)
 {
-	bool said = false;
+	bool said = false, counted;
 	__u32 pid = img->pid;
 	struct proc_map *maps = NULL;
 	struct py_layout layout;
@@ -326,6 +326,7 @@ int python__add_image(struct python *py, const struct proc_image *img)
 	proc_maps__free(maps);
 	p_debug("pid %u: python probe %d", pid, found);
 	p = (struct py_pid *)rt_images__current(&py->pids, pid);
+	counted = runtime__counted(p ? &p->img : NULL, p && !p->unknown, img);
 	if (p && proc_image__eq(&p->img, img)) {
 		/* known already: a re-read of the maps found the same, or nothing new */
 		if (found == -ENOENT || (!p->dead && ((found == -ENOTSUP && p->unknown) ||
@@ -353,7 +354,7 @@ int python__add_image(struct python *py, const struct proc_image *img)
 	err = runtime__set_table(py->opts.pids_fd, py->opts.procs_fd, UNWIND_RT_PYTHON, pid, &proc);
 	if (err)
 		return err;
-	py->stats.procs++;
+	py->stats.procs += !counted;
 	p_debug("pid %u: CPython %u.%u, its frames walked in BPF", pid, proc.version >> 8,
 		proc.version & 0xff);
 	return 0;

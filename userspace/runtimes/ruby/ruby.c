@@ -216,7 +216,8 @@ int ruby__add_image(struct ruby_rt *r, const struct proc_image *img)
 	struct rb_proc proc = { 0 };
 	__u64 symbols = 0;
 	int err = probe(r, pid, &proc, &layout, &symbols);
-	bool said = false;
+	bool said = false, counted = runtime__counted(p ? &p->img : NULL, p && !p->unknown, img);
+	bool jit_counted = counted && p->proc.jit_start;
 
 	if (err == -ESRCH)
 		return err;	/* gone: what it held names its samples (runtime__read_maps) */
@@ -252,8 +253,8 @@ int ruby__add_image(struct ruby_rt *r, const struct proc_image *img)
 	p->proc = proc;
 	p->found_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
 	p->symbols = symbols;
-	r->stats.procs++;
-	r->stats.jit_procs += proc.jit_start != 0;
+	r->stats.procs += !counted;
+	r->stats.jit_procs += proc.jit_start != 0 && !jit_counted;
 	/* the bit first: BPF looks up only the pids it has */
 	err = bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(pid, UNWIND_RT_RUBY));
 	if (!err && bpf_map_update_elem(r->o.procs_fd, &pid, &proc, BPF_ANY))

@@ -480,7 +480,7 @@ int v8__add_image(void *rt, const struct proc_image *img)
 	struct v8_layout l;
 	struct v8_proc proc;
 	int err = probe(r, pid, &l, &proc);
-	bool said = false;
+	bool said = false, counted = runtime__counted(p ? &p->img : NULL, p && !p->unknown, img);
 
 	if (err == -ESRCH)
 		return err;	/* gone: what it held names its samples (runtime__read_maps) */
@@ -521,7 +521,7 @@ int v8__add_image(void *rt, const struct proc_image *img)
 		if (!p)
 			return -ENOMEM;
 		p->found_ns = (__u64)clock_ns(CLOCK_MONOTONIC);
-		r->stats.procs++;
+		r->stats.procs += !counted;
 	}
 	p->dead = false;
 	p->layout = l;
