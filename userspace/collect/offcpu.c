@@ -339,8 +339,12 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 		/* an LSM may refuse BPF iterators (EPERM) while the rest loads */
 		offcpu_bpf__destroy(o->skel);
 		o->skel = NULL;
-		if (open_and_load(o, opts, false))
+		if (open_and_load(o, opts, false)) {
+			if (o->fp_programs)
+				p_warn("BPF iterators are refused here (%s), and this kernel's off-CPU "
+				       "programs harvest only by iterator", strerror(-err));
 			goto err_free;
+		}
 		o->no_iter = true;
 		p_warn("BPF iterators are refused here (%s): off-CPU windows are cut by a test run of a "
 		       "program instead, which cannot check that a thread whose switch-in was missed "
@@ -598,6 +602,11 @@ int offcpu__stats(struct offcpu *o, __u64 out[OFFCPU_STAT_MAX])
 int offcpu__bpf_runtime(struct offcpu *o, __u64 *run_ns, __u64 *run_cnt)
 {
 	return bpf_util__prog_runtime(bpf_program__fd(o->prog), run_ns, run_cnt);
+}
+
+bool offcpu__by_iterator(const struct offcpu *o)
+{
+	return !o->no_iter;
 }
 
 const char *offcpu__state_name(__u32 state)

@@ -111,6 +111,9 @@ __u32 offcpu__stack_resets(const struct offcpu *o);
 /* Kernel-side cost of the sched_switch program, when kernel.bpf_stats_enabled is 1 (else 0). */
 int offcpu__bpf_runtime(struct offcpu *o, __u64 *run_ns, __u64 *run_cnt);
 
+/* Whether windows are cut by a BPF iterator (false: by a test run, iterators refused here). */
+bool offcpu__by_iterator(const struct offcpu *o);
+
 const char *offcpu__state_name(__u32 state);
 
 #endif /* EBPFPROF_OFFCPU_H */

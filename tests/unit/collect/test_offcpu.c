@@ -161,6 +161,20 @@ static __u64 sum_ns(const struct entries *es, __u32 tid, int state, __u64 *count
 	return ns;
 }
 
+/* Whether the kernel lets a tracer of OPTS but for the kernel's choice of programs use an iterator. */
+static bool iterators_allowed(const struct offcpu_opts *opts)
+{
+	struct offcpu_opts mine = *opts;
+	struct offcpu *o;
+	bool iter;
+
+	mine.force_fp_programs = false;
+	o = offcpu__new(&mine);
+	iter = !o || offcpu__by_iterator(o);	/* no tracer at all: not for this reason */
+	offcpu__free(o);
+	return iter;
+}
+
 static struct offcpu *new_or_skip(const struct offcpu_opts *opts, const char **why)
 {
 	struct offcpu *o;
@@ -173,6 +187,8 @@ static struct offcpu *new_or_skip(const struct offcpu_opts *opts, const char **w
 	o = offcpu__new(opts);
 	if (!o)
 		fprintf(stderr, "  offcpu__new: %s\n", strerror(errno));
+	if (!o && opts->force_fp_programs && !iterators_allowed(opts))
+		*why = "BPF iterators are refused here: the programs of kernels before 5.13 harvest only by one";
 	return o;
 }
 
