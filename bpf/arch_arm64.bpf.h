@@ -54,16 +54,17 @@
 #define ARCH_REGS_COPY_LEN (4 * 8)
 
 /*
- * The runtimes' interpreter registers are x86-64 ones (HotSpot's r13, V8's
- * r9, the Zend VM's r14/r15): none on arm64, where those walks are not
- * supported. The link register is: a leaf's caller until it saves x30.
+ * The registers runtimes' interpreters keep their state in: HotSpot's rbcp
+ * is x22 (register_aarch64.hpp), V8's kInterpreterBytecodeOffsetRegister
+ * x19 (register-arm64.h), the Zend VM's global registers x27 and x28
+ * (zend_execute.c). The link register too: a leaf's caller until it saves x30.
  */
 #define ARCH_RUNTIME_REGS(sc, regs)			\
 	do {						\
-		(sc)->r13 = 0;				\
-		(sc)->r9 = 0;				\
-		(sc)->r14 = 0;				\
-		(sc)->r15 = 0;				\
+		(sc)->hs_bcp = (regs)->regs[22];	\
+		(sc)->v8_offset = (regs)->regs[19];	\
+		(sc)->zend_ex = (regs)->regs[27];	\
+		(sc)->zend_opline = (regs)->regs[28];	\
 		(sc)->lr = (regs)->regs[30];		\
 	} while (0)
 

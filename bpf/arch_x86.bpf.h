@@ -36,13 +36,18 @@
 #define ARCH_REGS_COPY_OFF 0
 #define ARCH_REGS_COPY_LEN bpf_core_type_size(struct pt_regs)
 
-/* the registers some runtimes' interpreters keep their state in, into the walk's scratch */
+/*
+ * The registers runtimes' interpreters keep their state in, into the walk's
+ * scratch: HotSpot's rbcp is r13 (register_x86.hpp), V8's
+ * kInterpreterBytecodeOffsetRegister r9 (register-x64.h), the Zend VM's
+ * global registers r14 and r15 (zend_execute.c).
+ */
 #define ARCH_RUNTIME_REGS(sc, regs)			\
 	do {						\
-		(sc)->r13 = (regs)->r13;		\
-		(sc)->r9 = (regs)->r9;			\
-		(sc)->r14 = (regs)->r14;		\
-		(sc)->r15 = (regs)->r15;		\
+		(sc)->hs_bcp = (regs)->r13;		\
+		(sc)->v8_offset = (regs)->r9;		\
+		(sc)->zend_ex = (regs)->r14;		\
+		(sc)->zend_opline = (regs)->r15;	\
 		(sc)->lr = 0;				\
 	} while (0)
 

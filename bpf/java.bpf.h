@@ -94,9 +94,9 @@ static __always_inline long java_interp(struct unwind_scratch *sc, const struct 
 	if (walk_read(&method, fp + j->if_method) || walk_read(&sender, fp + j->if_sender_sp) ||
 	    walk_read(&ra, fp + 8) || walk_read(&bp, fp))
 		goto lost;
-	/* the leaf's bcp lives in r13 (the slot is written at calls only) */
+	/* the leaf's bcp lives in a register (the slot is written at calls only) */
 	if (leaf)
-		bcp = sc->r13;
+		bcp = sc->hs_bcp;
 	else if (walk_read(&bcp, fp + j->if_bcp))
 		goto lost;
 	walk_push_frame(sc, JAVA_TAG_INTERP, method, bcp);

@@ -26,10 +26,11 @@ static __always_inline bool php_in_jit(const struct php_proc *p, __u64 pc)
 
 /*
  * The line of the frame's current opline. The hybrid VM keeps the frame
- * in r14 and the opline in r15 while execute_ex runs and writes the
- * opline to the frame only before a call: where the sample struck
- * execute_ex itself (EXACT) with r14 this frame, r15 is the one, if it
- * lies in the function's opcodes. Else the frame's saved one.
+ * and the opline in global registers while execute_ex runs (x86-64's r14
+ * and r15) and writes the opline to the frame only before a call: where
+ * the sample struck execute_ex itself (EXACT) with the frame's register
+ * this frame, the opline's is the one, if it lies in the function's
+ * opcodes. Else the frame's saved one.
  */
 static __always_inline __u32 php_line(const struct unwind_scratch *sc, const struct php_proc *p,
 				      __u64 f, __u64 func, __u64 opline, __u32 exact)
@@ -37,10 +38,11 @@ static __always_inline __u32 php_line(const struct unwind_scratch *sc, const str
 	__u64 code[2];
 	__u32 line = 0;
 
-	if (exact && sc->r14 == f &&
+	if (exact && sc->zend_ex == f &&
 	    !bpf_probe_read_user(code, sizeof(code), (const void *)(func + p->op_last)) &&
-	    sc->r15 >= code[1] && sc->r15 < code[1] + (__u64)(__u32)code[0] * p->zop_size)
-		opline = sc->r15;
+	    sc->zend_opline >= code[1] &&
+	    sc->zend_opline < code[1] + (__u64)(__u32)code[0] * p->zop_size)
+		opline = sc->zend_opline;
 	if (opline)
 		bpf_probe_read_user(&line, sizeof(line), (const void *)(opline + p->zop_lineno));
 	return line;

@@ -149,13 +149,13 @@ WALK_FN long v8_step(struct unwind_scratch *sc, const struct v8_proc *v, __u32 l
 		off = (off >> V8_SMI_SHIFT) & V8_OFFSET_MASK;
 		/*
 		 * The interpreter keeps the current offset in a register
-		 * (r9, v8dbg_InterpreterBytecodeOffsetRegister) and stores it
+		 * (kInterpreterBytecodeOffsetRegister) and stores it
 		 * in the frame only at calls: at the leaf the register is the
 		 * truth if the sample struck a bytecode handler. Both go to
 		 * userspace, which knows the bytecode's length to tell.
 		 */
-		if (first && sc->r9 < V8_OFFSET_MASK)
-			off |= sc->r9 << V8_LEAF_SHIFT;
+		if (first && sc->v8_offset < V8_OFFSET_MASK)
+			off |= sc->v8_offset << V8_LEAF_SHIFT;
 		walk_push_frame(sc, V8_TAG_INTERP, sfi, (__u64)gen << V8_GEN_SHIFT | off);
 	} else {
 		if (top)

@@ -74,9 +74,11 @@ struct unwind_scratch {
 	__u32 announced;	/* struct unwind_proc.announced of the process walked */
 	__u32 pad;
 	struct proc_image img;	/* the process image walked: runtime events name it */
-	__u64 r13;		/* the sampled r13: HotSpot's interpreter keeps the bcp there */
-	__u64 r9;		/* the sampled r9: V8's interpreter keeps the bytecode offset there */
-	__u64 r14, r15;		/* the sampled r14, r15: the Zend VM keeps its frame and opline there */
+	/* interpreters' state in registers at the sample (ARCH_RUNTIME_REGS names them) */
+	__u64 hs_bcp;		/* HotSpot's template interpreter's bcp */
+	__u64 v8_offset;	/* V8's interpreter's bytecode offset */
+	__u64 zend_ex;		/* the Zend hybrid VM's frame (execute_data) ... */
+	__u64 zend_opline;	/* ... and its opline */
 	__u64 lr;		/* arm64: the sampled x30, a leaf's return address until it saves it */
 	__u64 insns;		/* arm64: the code at a pc without CFI, read to know the signal trampoline */
 	struct user_stack stack;
