@@ -13,6 +13,7 @@
 #include "lib/proc_mem.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
+#include "runtimes/static_tls.h"
 #include "go_layout.h"
 #include "labels_elf.h"
 #include "labels_runtime.h"
@@ -162,9 +163,12 @@ static int label_source(__u32 pid, const struct proc_map *m, const struct labels
 	int err;
 
 	if (x->go != -ENOENT) {
+		/* arm64's Go keeps g in x28, at no thread-pointer offset: not read there */
+		if (STATIC_TLS_HOST != STATIC_TLS_VARIANT_2)
+			return -ENOTSUP;
 		err = x->go ? x->go : go_layout__offsets(x->go_version, lp);
 		/* internal linking keeps g at -8; external linking puts runtime.tlsg first in PT_TLS */
-		lp->tls = x->tls_block ? -(__s64)x->tls_block : TLS_G_INTERNAL;
+		lp->tls = x->tls_block ? x->tls_base : TLS_G_INTERNAL;
 		return err;
 	}
 	if (!x->custom)
@@ -172,8 +176,7 @@ static int label_source(__u32 pid, const struct proc_map *m, const struct labels
 	err = cl_table(pid, m, x, lp, &offset);
 	if (err)
 		return err;
-	/* x86-64 (variant II): the executable's block ends at the thread pointer */
-	lp->tls = (__s64)offset - (__s64)x->tls_block;
+	lp->tls = x->tls_base + (__s64)offset;
 	return 0;
 }
 
@@ -184,11 +187,12 @@ static int label_source(__u32 pid, const struct proc_map *m, const struct labels
  * a library's TLSDESC pair when it loads it; for a module in static TLS
  * (every library loaded at start, and a dlopen'd one that found room) the
  * resolver is _dl_tlsdesc_return and its argument the variable's offset
- * from the thread pointer, negative on x86-64; for dynamic TLS it is
- * _dl_tlsdesc_dynamic and its argument a pointer to a heap record, a
- * positive address. So the argument's sign tells them apart, with no
- * symbol of ld.so (a lazy pair not resolved yet has a pointer too, and is
- * counted with them). An initial-exec slot holds the offset itself.
+ * from the thread pointer, negative on x86-64 and small and positive on
+ * AArch64 (static_tls.h); for dynamic TLS it is _dl_tlsdesc_dynamic and
+ * its argument a pointer to a heap record, an address. So the argument's
+ * range tells them apart, with no symbol of ld.so (a lazy pair not
+ * resolved yet has a pointer too, and is counted with them). An
+ * initial-exec slot holds the offset itself.
  * -ENOSYS: dynamic TLS, not read; -EINVAL: unreadable.
  */
 static int got_offset(__u32 pid, const struct proc_map *m, const struct labels_tls *t, __s64 *tls)
@@ -199,7 +203,9 @@ static int got_offset(__u32 pid, const struct proc_map *m, const struct labels_t
 	if (proc_mem__read(pid, slot, words, (arg + 1) * sizeof(words[0])))
 		return -EINVAL;
 	*tls = (__s64)words[arg];
-	return *tls < 0 && *tls >= -TLS_STATIC_MAX ? 0 : -ENOSYS;
+	if (STATIC_TLS_HOST == STATIC_TLS_VARIANT_2)
+		return *tls < 0 && *tls >= -TLS_STATIC_MAX ? 0 : -ENOSYS;
+	return *tls > 0 && *tls <= TLS_STATIC_MAX ? 0 : -ENOSYS;
 }
 
 /* MAPS[i] is the executable (EXE) or the first mapping of a library: its ELF headers are there */

@@ -4,6 +4,7 @@
 #include <libelf.h>
 #include <string.h>
 #include <unistd.h>
+#include "runtimes/static_tls.h"
 #include "symbolize/elf_find.h"
 #include "go_layout.h"
 #include "labels_elf.h"
@@ -63,10 +64,11 @@ static void read_tls(Elf *e, struct labels_exe *x)
 	for (size_t i = 0; i < n; i++) {
 		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_TLS)
 			continue;
-		align = ph.p_align > 1 && ph.p_align <= 4096 && !(ph.p_align & (ph.p_align - 1)) ?
-				ph.p_align : 1;
+		if (static_tls__exe_block(&ph, STATIC_TLS_HOST, &x->tls_base))
+			return;
+		align = ph.p_align ? ph.p_align : 1;
 		size = (ph.p_memsz + align - 1) & ~(align - 1);
-		if (size && size <= TLS_BLOCK_MAX)
+		if (size <= TLS_BLOCK_MAX)
 			x->tls_block = size;
 		return;
 	}
@@ -161,6 +163,12 @@ static int tls_symbol(Elf *e, const char *name, size_t *index, GElf_Sym *sym)
  */
 static void tls_reloc(Elf *e, size_t index, const GElf_Sym *sym, struct labels_tls *out)
 {
+	GElf_Ehdr eh;
+	bool a64 = gelf_getehdr(e, &eh) && eh.e_machine == EM_AARCH64;
+	/* the three kinds' relocation types: x86-64's, or AArch64's */
+	__u64 dtpmod = a64 ? R_AARCH64_TLS_DTPMOD : R_X86_64_DTPMOD64,
+	      desc = a64 ? R_AARCH64_TLSDESC : R_X86_64_TLSDESC,
+	      tpoff = a64 ? R_AARCH64_TLS_TPREL : R_X86_64_TPOFF64;
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
 	GElf_Shdr sh;
@@ -178,11 +186,11 @@ static void tls_reloc(Elf *e, size_t index, const GElf_Sym *sym, struct labels_t
 			    (GELF_R_SYM(r.r_info) || (__u64)r.r_addend != sym->st_value))
 				continue;
 			type = GELF_R_TYPE(r.r_info);
-			if (type == R_X86_64_DTPMOD64)
+			if (type == dtpmod)
 				out->kind = LABELS_TLS_DYNAMIC;
-			if (type != R_X86_64_TLSDESC && type != R_X86_64_TPOFF64)
+			if (type != desc && type != tpoff)
 				continue;
-			out->kind = type == R_X86_64_TLSDESC ? LABELS_TLS_DESC : LABELS_TLS_TPOFF;
+			out->kind = type == desc ? LABELS_TLS_DESC : LABELS_TLS_TPOFF;
 			out->value = (__s64)r.r_offset;
 			return;
 		}
@@ -210,10 +218,9 @@ int labels_elf__tls(int fd, __u64 map_off, bool exe, const char *name, struct la
 		tls_reloc(e, index, &sym, out);
 		goto out;
 	}
-	/* x86-64 (variant II): the executable's block ends at the thread pointer */
 	read_tls(e, &x);
 	if (x.tls_block && sym.st_value + 8 <= x.tls_block)
-		*out = (struct labels_tls){ LABELS_TLS_STATIC, (__s64)sym.st_value - (__s64)x.tls_block,
+		*out = (struct labels_tls){ LABELS_TLS_STATIC, x.tls_base + (__s64)sym.st_value,
 					    out->map_vaddr };
 out:
 	elf_end(e);

@@ -12,7 +12,8 @@
 struct labels_exe {
 	int go;			/* 0: go_version read; -ENOENT: no .go.buildinfo; -EINVAL: unreadable */
 	char go_version[LABELS_GO_VERSION_MAX];
-	__u64 tls_block;	/* PT_TLS memsz rounded up to its alignment (x86-64: it ends at fsbase); 0: none */
+	__u64 tls_block;	/* PT_TLS memsz rounded up to its alignment; 0: none */
+	__s64 tls_base;		/* the block's offset from the thread pointer (static_tls.h) */
 	bool custom;		/* exports custom_labels_abi_version: a custom-labels publisher */
 	__u64 cl_version;	/* custom_labels_abi_version's vaddr (4 bytes) */
 	__u32 cl_tables;	/* LABELS_CL_V0, LABELS_CL_V1: which thread-locals it has in its block */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <string.h>
+#include "runtimes/static_tls.h"
 #include "perl_int.h"
 
 /* the STT_TLS symbol NAME's value in ELF's symbol tables: 0, or -ENOENT */
@@ -35,18 +36,17 @@ static int tls_symbol(Elf *elf, const char *name, __u64 *value)
 }
 
 /*
- * An executable's TLS block ends at the thread pointer (x86-64, variant II):
- * glibc's _dl_determine_tlsoffset places the first module at tp - off, off =
- * roundup(memsz - firstbyte, align) + firstbyte, firstbyte the block's
- * misalignment. A shared libperl's block is placed at load time: not ours
- * to know from the file.
+ * The executable's own TLS block is placed from the thread pointer as glibc
+ * places its first module (static_tls.h). A shared libperl's block is
+ * placed at load time: not ours to know from the file.
  */
 int perl_elf__tls_offset(int fd, __s32 *off)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	GElf_Phdr ph, tls = { 0 };
 	bool interp = false;
-	__u64 value, first, block;
+	__u64 value;
+	__s64 block;
 	size_t n = 0;
 	int err = -ENOENT;
 
@@ -62,13 +62,10 @@ int perl_elf__tls_offset(int fd, __s32 *off)
 			tls = ph;
 	}
 	/* only the program's own block (it has an interpreter), of a sane size and alignment */
-	if (!interp || !tls.p_memsz || tls.p_memsz > 4096 || !tls.p_align || tls.p_align > 4096 ||
-	    (tls.p_align & (tls.p_align - 1)) || tls_symbol(elf, "PL_current_context", &value) ||
-	    value + 8 > tls.p_memsz)
+	if (!interp || tls.p_memsz > 4096 || static_tls__exe_block(&tls, STATIC_TLS_HOST, &block) ||
+	    tls_symbol(elf, "PL_current_context", &value) || value + 8 > tls.p_memsz)
 		goto out;
-	first = tls.p_vaddr & (tls.p_align - 1);
-	block = ((tls.p_memsz - first + tls.p_align - 1) & ~(tls.p_align - 1)) + first;
-	*off = (__s32)value - (__s32)block;
+	*off = (__s32)(block + (__s64)value);
 	err = 0;
 out:
 	elf_end(elf);
