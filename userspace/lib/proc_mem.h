@@ -7,6 +7,17 @@
 #include <linux/types.h>
 
 /*
+ * Where user addresses end on the architecture we are built for: a pointer
+ * read from a target at or past it is no user address ([vsyscall] lies
+ * above on x86-64).
+ */
+#if defined(__aarch64__)
+#define PROC_MEM_USER_END (1ULL << 48)		/* Debian's arm64 kernels: 48-bit user addresses */
+#else
+#define PROC_MEM_USER_END 0x800000000000ULL	/* x86-64: 47 bits (4-level paging) */
+#endif
+
+/*
  * Reads up to LEN bytes at ADDR of PID (one process_vm_readv: no ptrace
  * stop, the caller needs CAP_SYS_PTRACE over it). Returns how many were
  * read, fewer where a fault stopped it, or -errno. Nothing read is trusted:

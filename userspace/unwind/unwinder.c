@@ -10,16 +10,11 @@
 #include "lib/bpf_util.h"
 #include "lib/hashmap.h"
 #include "lib/proc_image.h"
+#include "lib/proc_mem.h"
 #include "symbolize/symbolize.h"
 #include "unwind.h"
 #include "unwinder.h"
 
-/* user space ends below this ([vsyscall] lies above on x86-64) */
-#if defined(__aarch64__)
-#define USER_ADDR_END (1ULL << 48)	/* Debian's arm64 kernels: 48-bit user addresses */
-#else
-#define USER_ADDR_END 0x800000000000ULL
-#endif
 /*
  * At most one rebuild a minute: when the live processes' tables together do
  * not fit, rebuilding on every new process would parse everything again and
@@ -91,7 +86,7 @@ static int maps_hash(const struct unwinder *u, __u32 pid, __u64 *h)
 		return err;
 	*h = 0;
 	for (size_t i = 0; i < n; i++)
-		if (maps[i].perms[2] == 'x' && maps[i].start < USER_ADDR_END)
+		if (maps[i].perms[2] == 'x' && maps[i].start < PROC_MEM_USER_END)
 			*h = mapping_hash(*h, &maps[i]);
 	proc_maps__free(maps);
 	return 0;
@@ -118,7 +113,7 @@ static int fill(struct unwinder *u, __u32 pid, __u64 *h)
 		struct unwind_mapping *e = &p->m[p->n];
 		struct unwind_slice slice;
 
-		if (maps[i].perms[2] != 'x' || maps[i].start >= USER_ADDR_END)
+		if (maps[i].perms[2] != 'x' || maps[i].start >= PROC_MEM_USER_END)
 			continue;	/* not code, or [vsyscall] */
 		*h = mapping_hash(*h, &maps[i]);
 		if (p->n == UNWIND_MAX_MAPPINGS) {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "lib/proc_mem.h"
 #include "perl_int.h"
 
 #define SVT_PVGV 9
@@ -41,7 +42,7 @@ const struct perl_layout *perl_layout__of(unsigned int version)
 
 static int rd(const struct perl_mem *m, __u64 addr, void *buf, size_t len)
 {
-	if (!addr || addr >= 0x800000000000ULL)
+	if (!addr || addr >= PROC_MEM_USER_END)
 		return -EINVAL;	/* NULL, or not a user address */
 	return m->read(m->ctx, addr, buf, len);
 }

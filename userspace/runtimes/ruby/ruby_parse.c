@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/proc_mem.h"
 #include "ruby_int.h"
 
 /*
@@ -36,7 +37,7 @@ const struct rb_layout *rb_layout__find(__u32 version)
 
 static int rd(const struct rb_mem *m, __u64 addr, void *buf, size_t len)
 {
-	if (!addr || addr >= 0x800000000000ULL)
+	if (!addr || addr >= PROC_MEM_USER_END)
 		return -EFAULT;
 	return m->read(m->ctx, addr, buf, len);
 }
