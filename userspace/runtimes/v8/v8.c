@@ -395,6 +395,11 @@ static int probe(struct v8_rt *r, __u32 pid, struct v8_layout *l, struct v8_proc
 		err = -ENOENT;
 		goto out;
 	}
+#if !defined(__x86_64__)
+	/* a frame's word keeps its pc in 47 bits (include/v8.h): AArch64's reach bit 47 */
+	err = -ENOTSUP;
+	goto out;
+#endif
 	/* the file's first mapping: elf_find__symbols maps its offset to a vaddr */
 	while (i > 0 && !strcmp(maps[i - 1].path, maps[i].path))
 		i--;
