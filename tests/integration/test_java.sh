@@ -3,7 +3,7 @@
 set -u
 SUITE=java
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../lib/pprof_java.sh"	# java_thread_shares
+. "$(dirname "$0")/../lib/pprof_traces.sh"	# java_thread_shares
 JDIR=$(cd "$(dirname "$0")/../fixtures/java" && pwd)
 FREQ=${JAVA_FREQUENCY:-199}
 SECS=${JAVA_SECONDS:-3}		# CPU seconds of each split run

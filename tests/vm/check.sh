@@ -13,7 +13,7 @@ STEPS_WALK='CFI walk: a global function per'
 top() { go tool pprof -top -nodecount=200 -symbolize=none "$@" 2>/dev/null; }
 raw() { go tool pprof -raw -symbolize=none "$@" 2>/dev/null; }
 . "$(dirname "$0")/../lib/pprof_wall.sh"	# cum_pct, within, thread_wall_ns, profile_seconds
-. "$(dirname "$0")/../lib/pprof_java.sh"	# java_thread_shares
+. "$(dirname "$0")/../lib/pprof_traces.sh"	# java_thread_shares, named_share
 . "$(dirname "$0")/../lib/labels_check.sh"	# tag_pct, check_tctx
 
 # the one-shot CPU profile: user and kernel frames named, read by pprof
@@ -186,6 +186,25 @@ EOF
 	fi
 }
 
+# the guest's Perl or PHP program (suite.sh's test_script_named): at least 90 % of its samples name
+# FN under CALLER, and FN's hottest line is its loop's, line 3 of the script (PHP's: 4): the leaf's
+# line read from the interpreter's registers where it keeps it (the Zend VM's)
+check_script() {	# name fn caller line
+	local f=$dir/$1.pb.gz hit all line
+	[ -s "$f" ] || { grep -q "^SKIP: vm/$1_runs" "$dir/console.log.txt" 2>/dev/null || fail $1_named "no profile came back"; return; }
+	read -r hit all < <(named_share "$f" "$2" "$3")
+	line=$(go tool pprof -lines -top -nodecount=100 -symbolize=none "$f" 2>/dev/null |
+		awk -v fn="$2" '$6 == fn { n = split($7, a, ":"); print a[n]; exit }')
+	echo "  $1: $hit of $all ms of samples name $2 under $3; $2's hottest line $line"
+	# at least 20 samples at 99 Hz, as the suite's other checks ask
+	if [ "${all:-0}" -ge 200 ] && [ $((hit * 100)) -ge $((all * 90)) ] && [ "$line" = "$4" ]; then
+		pass $1_named
+	else
+		go tool pprof -traces -symbolize=none "$f" 2>/dev/null | head -30 | sed 's/^/  /'
+		fail $1_named "$hit of $all ms named, hottest line ${line:-none} (want $4)"
+	fi
+}
+
 # the guest's Java program: its main thread's samples named by a Split frame (>= 90 %) and whole
 # to the thread's start (>= 95 %), as on the host (tests/integration/test_java.sh)
 check_java() {
@@ -229,6 +248,8 @@ check_labels() {
 
 check_cpu
 check_java
+check_script perl main::spin main::outer 3
+check_script php spin outer 4
 check_fallback_lines
 check_stack_maps
 check_mode off-cpu 'off_cpu/nanoseconds\[dflt\] blocks/count' fg_nap

@@ -144,6 +144,29 @@ test_python_named() {
 	fi
 }
 
+# --- a Perl and a PHP program's functions named on every kernel (their readers); read on the host ---
+# A loop in spin on its own line, called by outer forever: 4 s of it profiled by pid, from 2 s on
+# (past the interpreter's start, slow under emulation)
+test_script_named() {	# name, interpreter, script
+	local name=$1 bin=$2 p e rc n
+	[ -x "$bin" ] || { skip ${name}_runs "no $bin in the initramfs"; return; }
+	printf '%s\n' "$3" >$O/$name.script
+	$bin $O/$name.script >/dev/null 2>&1 & p=$!
+	sleep 2
+	$E --pid $p --duration 4 --frequency 99 -v --output $O/$name.pb.gz 2>$O/$name.err & e=$!
+	wait $e
+	rc=$?
+	kill $p 2>/dev/null; wait $p 2>/dev/null
+	if [ $rc = 0 ] && [ -s $O/$name.pb.gz ]; then
+		emit $name.pb.gz $O/$name.pb.gz
+		grep "^ebpfprof: $name: processes_total" $O/$name.err | cut -c1-100 | sed 's/^/  /'
+		pass ${name}_runs
+	else
+		show $O/$name.err | tail -5
+		fail ${name}_runs "exit $rc"
+	fi
+}
+
 # --- a Java program's methods named on every kernel (the CFI walk's HotSpot reader); read on the host ---
 test_java_named() {
 	j=/opt/jre/bin/java
@@ -437,6 +460,21 @@ test_unwind_cfi
 test_offcpu_cfi
 test_unwind_fp
 test_python_named
+test_script_named perl /usr/bin/perl 'sub spin {
+	my $s = 0;
+	for my $i (1 .. 100000) { $s += $i * 3 % 7 }
+	return $s;
+}
+sub outer { spin() while 1 }
+outer();'
+test_script_named php /usr/bin/php8.2 '<?php
+function spin() {
+	$s = 0;
+	for ($i = 0; $i < 100000; $i++) { $s += $i * 3 % 7; }
+	return $s;
+}
+function outer() { while (true) { spin(); } }
+outer();'
 test_java_named
 test_walk_cost
 test_mode off-cpu

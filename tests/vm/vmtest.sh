@@ -79,16 +79,20 @@ copy_with_libs() {	# file dest-dir-in-root root: the file and every library it l
 	done
 }
 
-# The arm64 guest's own busybox, setpriv, capsh and python3.11: Debian 12's arm64 packages, unpacked once into
-# the cache (their amd64 builds are what the host has installed; they cannot both be)
+# The arm64 guest's own busybox, setpriv, capsh, python3.11, perl and php8.2: Debian 12's arm64 packages
+# (PHP's with the libraries it loads), unpacked once into the cache (their amd64 builds are what the
+# host has installed; they cannot both be)
 arm64_root() {
 	local r=$CACHE/arm64-root deb
 	[ -x "$r/bin/busybox" ] && [ -x "$r/usr/bin/setpriv" ] && [ -x "$r/sbin/capsh" ] &&
-		[ -x "$r/usr/bin/python3.11" ] && [ -e "$r/lib/aarch64-linux-gnu/libcap-ng.so.0" ] && return 0
+		[ -x "$r/usr/bin/python3.11" ] && [ -e "$r/lib/aarch64-linux-gnu/libcap-ng.so.0" ] &&
+		[ -x "$r/usr/bin/perl" ] && [ -x "$r/usr/bin/php8.2" ] && return 0
 	apt_update || { say "apt update of $MIRROR failed"; return 1; }
 	apt_download "$CACHE/debs-arm64" busybox-static/bookworm util-linux/bookworm libcap2-bin/bookworm \
 		python3.11-minimal/bookworm libpython3.11-minimal/bookworm libcap-ng0/bookworm libcap2/bookworm \
-		libexpat1/bookworm zlib1g/bookworm
+		libexpat1/bookworm zlib1g/bookworm perl-base/bookworm libcrypt1/bookworm php8.2-cli/bookworm \
+		libargon2-1/bookworm libicu72/bookworm libpcre2-8-0/bookworm libsodium23/bookworm \
+		libssl3/bookworm libstdc++6/bookworm libgcc-s1/bookworm libxml2/bookworm liblzma5/bookworm
 	mkdir -p "$r"
 	for deb in "$CACHE"/debs-arm64/*.deb; do
 		dpkg-deb -x "$deb" "$r" && rm -f "$deb"
@@ -121,6 +125,18 @@ copy_arm64_python() {	# root
 	mkdir -p "$r$lib"
 	cp -r "$a$lib/encodings" "$r$lib/" && rm -rf "$r$lib/encodings/__pycache__"
 	cp "$ROOT/tests/fixtures/python/chain.py" "$r/opt/ebpfprof/fix/"
+}
+
+# Perl and PHP 8.2 (Debian's: the host's, or the arm64 packages'), for the guest's checks that name
+# their frames: each with the libraries it loads (PHP's ICU makes it ~12 MB compressed)
+copy_scripting() {	# root
+	local r=$1 bin f
+	for bin in perl php8.2; do
+		f=/usr/bin/$bin
+		[ "$VM_ARCH" = arm64 ] && [ -n "$CROSS" ] && f=$CACHE/arm64-root/usr/bin/$bin
+		[ -x "$f" ] || { say "no $bin here: the guest's $bin check skips"; continue; }
+		copy_with_libs "$f" usr/bin "$r"
+	done
 }
 
 # libc's symbols (libc6-dbg) at their build-id path: the thread entries a stack starts in (start_thread,
@@ -184,6 +200,7 @@ build_initramfs() {	# out
 		copy_with_libs "$BUILD/tests/unit/$f" opt/ebpfprof/fix "$r"
 	done
 	copy_python "$r"
+	copy_scripting "$r"
 	copy_java "$r"
 	copy_libc_symbols "$r"
 	for bin in setpriv capsh; do
