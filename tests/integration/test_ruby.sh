@@ -115,6 +115,12 @@ split_check() {
 	fi
 	RUBY_OPTS=${mode:+--$mode} run "$v" split.rb "$SECS" "$(gate "$v" "$name")" "$threads" hold >"$tmp/$name.out"
 	local pid=$RPID i
+	# profiled from its gate on: an iseq read while the interpreter's start still builds it is
+	# unnamed (counted), and named_check asks for none
+	for i in $(seq 1 600); do
+		[ -e "$(dir "$v")/$name.gate.ready" ] || ! kill -0 "$pid" 2>/dev/null && break
+		sleep 0.1
+	done
 	start_profile "$name" "$v" --pid "$pid" --per-thread
 	# its split printed, it waits: the profile ends before the process does
 	for i in $(seq 1 1200); do
