@@ -66,12 +66,15 @@ run_one() {	# name, command...: a binary that crashes or exits non-zero without 
 	[ $all = 1 ] || [ -n "$cases" ] || return 0
 	echo "== $name${cases:+ (cases:$cases)}"
 	started=$SECONDS
-	out=$(TEST_CASES="${cases# }" timeout "${TEST_TIMEOUT:-300}" "$@" 2>&1); rc=$?
+	out=$(TEST_CASES="${cases# }" timeout "${TEST_TIMEOUT:-600}" "$@" 2>&1); rc=$?
 	[ -z "$out" ] || printf '%s\n' "$out"
 	# what each test costs, for keeping CI within its hour: the slowest are listed at the end
 	echo "$((SECONDS - started)) $name" >>"$times"
 	printf '%s\n' "$out" | grep -E '^(PASS|FAIL|SKIP): ' >>"$log"
-	if [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL: '; then
+	# killed at its time limit: the cases it never reached are lost, whatever it said before
+	if [ $rc -eq 124 ]; then
+		echo "FAIL: $name: stopped after ${TEST_TIMEOUT:-600} s, its later cases not run" | tee -a "$log"
+	elif [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL: '; then
 		echo "FAIL: $name: exited with status $rc" | tee -a "$log"
 	fi
 	[ ${#by_case[@]} -eq 0 ] || mark_matched "$out" "${by_case[@]}"
@@ -98,6 +101,8 @@ for w in "${words[@]}"; do
 done
 echo
 sort -rn "$times" | head -8 | awk '{ printf "slowest: %s %d s\n", $2, $1 }'
+# every test's cost, for the next budget: the build folder's, beside what it tested
+sort -rn "$times" >"$BUILD/test-times.txt" 2>/dev/null || true
 grep '^SKIP: ' "$log" | sed 's/^/skipped: /'
 grep '^FAIL: ' "$log" | sed 's/^/failed: /'
 [ -z "$unmatched" ] || echo "nothing matched TESTS word(s):$unmatched (how tests and cases are named: tests/run.sh)"
