@@ -482,7 +482,7 @@ int v8__add_image(void *rt, const struct proc_image *img)
 	struct v8_rt *r = rt;
 	__u32 pid = img->pid;
 	struct v8_pid *p = (struct v8_pid *)rt_images__current(&r->pids, pid);
-	struct v8_layout l;
+	struct v8_layout l = { 0 };	/* set by probe, unless it refuses */
 	struct v8_proc proc;
 	int err = probe(r, pid, &l, &proc);
 	bool said = false, counted = runtime__counted(p ? &p->img : NULL, p && !p->unknown, img);
