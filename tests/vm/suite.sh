@@ -148,7 +148,7 @@ test_python_named() {
 # A loop in spin on its own line, called by outer forever: 4 s of it profiled by pid, from 2 s on
 # (past the interpreter's start, slow under emulation)
 test_script_named() {	# name, interpreter, script
-	local name=$1 bin=$2 p e rc n
+	local name=$1 bin=$2 p e rc
 	[ -x "$bin" ] || { skip ${name}_runs "no $bin in the initramfs"; return; }
 	printf '%s\n' "$3" >$O/$name.script
 	$bin $O/$name.script >/dev/null 2>&1 & p=$!

@@ -163,9 +163,9 @@ static int label_source(__u32 pid, const struct proc_map *m, const struct labels
 	int err;
 
 	if (x->go != -ENOENT) {
-		/* arm64's Go keeps g in x28, at no thread-pointer offset: not read there */
-		if (STATIC_TLS_HOST != STATIC_TLS_VARIANT_2)
-			return -ENOTSUP;
+#if !defined(__x86_64__)
+		return -ENOTSUP;	/* arm64's Go keeps g in x28, at no thread-pointer offset */
+#endif
 		err = x->go ? x->go : go_layout__offsets(x->go_version, lp);
 		/* internal linking keeps g at -8; external linking puts runtime.tlsg first in PT_TLS */
 		lp->tls = x->tls_block ? x->tls_base : TLS_G_INTERNAL;

@@ -10,7 +10,6 @@
 #include "labels_elf.h"
 
 #define BUILDINFO_READ 512	/* the header and the version string: the rest is not needed */
-#define TLS_BLOCK_MAX 65536	/* past it, no block we would trust an offset into */
 
 /*
  * custom-labels (github.com/polarsignals/custom-labels): v0 exports the
@@ -55,7 +54,7 @@ static int read_version(int fd, Elf *e, struct labels_exe *x)
 /* The PT_TLS block's size as the loader lays it out: memsz rounded up to a power-of-two alignment. */
 static void read_tls(Elf *e, struct labels_exe *x)
 {
-	__u64 align, size;
+	__u64 align;
 	GElf_Phdr ph;
 	size_t n;
 
@@ -64,12 +63,11 @@ static void read_tls(Elf *e, struct labels_exe *x)
 	for (size_t i = 0; i < n; i++) {
 		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_TLS)
 			continue;
+		/* a block static_tls refuses (no size, or one we would not trust an offset into) is none */
 		if (static_tls__exe_block(&ph, STATIC_TLS_HOST, &x->tls_base))
 			return;
 		align = ph.p_align ? ph.p_align : 1;
-		size = (ph.p_memsz + align - 1) & ~(align - 1);
-		if (size <= TLS_BLOCK_MAX)
-			x->tls_block = size;
+		x->tls_block = (ph.p_memsz + align - 1) & ~(align - 1);
 		return;
 	}
 }
