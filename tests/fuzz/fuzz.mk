@@ -47,7 +47,7 @@ FUZZ_MODS_php := runtimes/php/php_parse lib/utf8
 FUZZ_MODS_ruby := runtimes/ruby/ruby_parse runtimes/ruby/ruby_code
 FUZZ_MODS_perl := runtimes/perl/perl_names
 FUZZ_MODS_go_layout := runtimes/labels/go_layout
-FUZZ_MODS_labels_elf := runtimes/labels/labels_elf runtimes/labels/go_layout symbolize/elf_find \
+FUZZ_MODS_labels_elf := runtimes/labels/labels_elf runtimes/labels/go_layout runtimes/static_tls symbolize/elf_find \
 	symbolize/elf_syms lib/array lib/hashmap
 FUZZ_MODS_otel_ctx := runtimes/labels/otel_ctx lib/pbread lib/proc_mem
 
