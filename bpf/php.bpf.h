@@ -95,20 +95,53 @@ struct {
 
 #define PHP_WALK_DONE 2	/* php_walk.started: the walk ended at PHP_MAX_RUN */
 
+/* what the native walk met: php_frames' MODE */
+enum php_run {
+	PHP_RUN_EXEC,	/* execute_ex */
+	PHP_RUN_JIT,	/* opcache's JIT code */
+	PHP_RUN_CALL,	/* zend_call_function */
+};
+
+/*
+ * zend_call_function met before any execute_ex: it has made the current
+ * frame (ZEND_CALL_TOP) of the function it calls, an internal one it runs
+ * itself or a PHP one whose execute_ex call has not begun. That frame is
+ * its callee's: recorded here, above it, rather than taken for the first
+ * frame of the execute_ex call that called zend_call_function, which
+ * would end that call's run at it and leave its callers unrecorded.
+ */
+static __always_inline void php_call_frame(struct unwind_scratch *sc, const struct php_proc *p,
+					   struct php_scratch *ps, struct php_walk *w)
+{
+	__u64 f = w->frame;
+
+	if (!f || bpf_probe_read_user(ps->ex, sizeof(ps->ex), (const void *)f))
+		return;	/* left to execute_ex, which marks what it cannot read */
+	if (!ps->ex[p->ex_func & (PHP_EX_WORDS - 1)] ||
+	    !((__u32)ps->ex[p->ex_info & (PHP_EX_WORDS - 1)] & PHP_CALL_TOP))
+		return;	/* not a frame of its making: the execute_ex below runs it */
+	if (php_frame(sc, p, ps->ex, f, 0, ps->head, ps->tail) < 0) {
+		walk_push_mark(sc, PHP_TAG_LOST, PHP_LOST_READ);
+		w->frame = 0;
+		return;
+	}
+	w->frame = ps->ex[p->ex_prev & (PHP_EX_WORDS - 1)];
+}
+
 /*
  * One execute_ex call met by the native walk: records the PHP frames it
  * runs, innermost first, two slots each (include/php.h), and leaves in
  * w->frame the first frame of the next call out. JIT: the pc is opcache's
  * JIT code, which keeps no frame pointer and has no CFI, so the native
  * walk ends here: a mark says so, then every PHP frame left is recorded,
- * whichever execute_ex call it is of. A global function, verified once on
- * its own. Returns 0.
+ * whichever execute_ex call it is of. CALL: zend_call_function (above). A
+ * global function, verified once on its own. Returns 0.
  */
-WALK_FN int php_frames(struct unwind_scratch *sc, struct php_walk *w, __u32 exact, __u32 jit)
+WALK_FN int php_frames(struct unwind_scratch *sc, struct php_walk *w, __u32 exact, __u32 mode)
 {
 	const struct php_proc *p;
 	struct php_scratch *ps;
-	__u32 zero = 0, pid;
+	__u32 zero = 0, pid, jit = mode == PHP_RUN_JIT;
 	int i, ret = 0;
 	__u64 f;
 
@@ -121,10 +154,16 @@ WALK_FN int php_frames(struct unwind_scratch *sc, struct php_walk *w, __u32 exac
 		return 0;
 	if (w->started == PHP_WALK_DONE)
 		return 0;	/* ended at the bound below: the rest is lost, marked once */
+	if (mode == PHP_RUN_CALL && w->started)
+		return 0;	/* an execute_ex call above took the frame it made */
 	if (!w->started) {
 		w->started = 1;
 		if (walk_read(&w->frame, p->current))
 			w->frame = 0;
+	}
+	if (mode == PHP_RUN_CALL) {
+		php_call_frame(sc, p, ps, w);
+		return 0;
 	}
 	f = w->frame;
 	if (jit)
@@ -163,13 +202,13 @@ lost:
 
 #ifdef EBPFPROF_STEPS_WALK
 /* php_frames in the steps build (walk.bpf.h): a global function of scalars */
-__noinline int php_frames_steps(__u32 exact, __u32 jit)
+__noinline int php_frames_steps(__u32 exact, __u32 mode)
 {
 	struct unwind_scratch *sc = walk_scratch();
 
 	if (!sc)
 		return 0;
-	return php_frames(sc, &sc->php_walk, exact, jit);
+	return php_frames(sc, &sc->php_walk, exact, mode);
 }
 #endif
 

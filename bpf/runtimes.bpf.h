@@ -77,6 +77,8 @@ static __always_inline void rt_walk__reset(struct unwind_scratch *sc, __u16 bits
 		sc->rt.php_exec[1] = php->exec_end;
 		sc->rt.php_jit[0] = php->jit_start;
 		sc->rt.php_jit[1] = php->jit_end;
+		sc->rt.php_call[0] = php->call_start;
+		sc->rt.php_call[1] = php->call_end;
 	}
 	rb_walk_begin(bits, pid);
 	if (unwind_pid_bits__in(bits, UNWIND_RT_PERL))
@@ -123,14 +125,16 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 	if (w->v8 && v8_is_code(w->v8, sc->pc))
 		return WALK_CALL(v8_step, (exact), (sc, w->v8, exact)) ? RT_STOP : RT_STEPPED;
 	if (rt_in(sc->rt.php_jit, sc->pc)) {
-		WALK_CALL(php_frames, (exact, 1), (sc, &w->php_walk, exact, 1));
+		WALK_CALL(php_frames, (exact, PHP_RUN_JIT), (sc, &w->php_walk, exact, PHP_RUN_JIT));
 		sc->stack.flags |= USTACK_TRUNCATED;
 		return RT_STOP;
 	}
 	if (w->py && py_in_eval(w->py, sc->pc))
 		WALK_CALL(py_frames, (), (sc, w->py, &w->py_walk));
 	if (rt_in(sc->rt.php_exec, sc->pc))
-		WALK_CALL(php_frames, (exact, 0), (sc, &w->php_walk, exact, 0));
+		WALK_CALL(php_frames, (exact, PHP_RUN_EXEC), (sc, &w->php_walk, exact, PHP_RUN_EXEC));
+	else if (rt_in(sc->rt.php_call, sc->pc))
+		WALK_CALL(php_frames, (0, PHP_RUN_CALL), (sc, &w->php_walk, 0, PHP_RUN_CALL));
 	switch (rb_walk_frame(sc)) {
 	case RB_JIT_STEP:
 		return RT_STEPPED;

@@ -100,7 +100,7 @@ struct unwind_scratch {
 	 * instructions), and would not fit beside the walk's frames.
 	 */
 	struct {
-		__u64 php_exec[2], php_jit[2];
+		__u64 php_exec[2], php_jit[2], php_call[2];
 		__u64 perl_runops[4];
 		__u64 null_eval[2];
 	} rt;

@@ -44,6 +44,8 @@ struct php_proc {
 	__u64 exec_end;
 	__u64 jit_start;	/* opcache's JIT code: [start, end), or [0, 0) */
 	__u64 jit_end;
+	__u64 call_start;	/* zend_call_function: [start, end), or [0, 0) */
+	__u64 call_end;
 	__u32 version;		/* PHP_VERSION_ID / 100: 802 for 8.2 */
 	__u8 ex_opline;		/* zend_execute_data.opline */
 	__u8 ex_func;		/* .func */

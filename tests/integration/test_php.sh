@@ -128,14 +128,18 @@ split_check() {
 	[ $ok = 1 ] && pass "$name: $msg" || fail "$name" "$msg"
 }
 
-# internal VERSION RUN: leaf called back by array_map, an internal function, called by outer: in that order
+# internal VERSION RUN: leaf called back by array_map, an internal function, called by outer: in that
+# order; and md5, internal too, called back by array_map (zend_call_function runs it, no execute_ex)
 internal_check() {
 	local t=$1 run=$2 name=$1-internal pid=${PIDS[$1-internal]} res
 	end "$name"
-	# each of pid's stacks through leaf: its PHP frames from the leaf, deduplicated in order
+	# each of pid's stacks through leaf or md5: its PHP frames from there, deduplicated in order
 	res=$(awk -v pid="$pid" '
 		function flush() {
-			if (p == pid && s ~ /(^| )leaf /) { n++; if (s ~ /^leaf array_map outer \{main\} $/) ok++; else bad = all }
+			if (p == pid && s ~ /^(leaf|md5) /) {
+				n[s ~ /^md5/]++
+				if (s ~ /^(leaf|md5) array_map outer \{main\} $/) ok[s ~ /^md5/]++; else bad = all
+			}
 			p = ""; s = ""; all = ""; first = 0
 		}
 		/^-+\+/ { flush(); next }
@@ -143,14 +147,14 @@ internal_check() {
 		$1 ~ /:$/ { next }
 		!first && NF >= 2 { first = 1; $1 = "" }
 		{ sub(/^ +/, ""); all = all (all == "" ? "" : " < ") $0 }
-		$0 == "leaf" || $0 == "array_map" || $0 == "outer" || $0 == "{main}" { s = s $0 " " }
-		END { flush(); printf "%d %d %s\n", ok, n, bad }' "$tmp/$run.traces")
-	read -r ok n bad <<<"$res"
-	if [ "${n:-0}" -gt 0 ] && [ "$ok" = "$n" ]; then
-		pass "$name: all $n stacks through leaf are leaf < array_map < outer < {main}"
+		/^(leaf|md5|array_map|outer|\{main\})$/ && (s != "" || /^(leaf|md5)$/) { s = s $0 " " }
+		END { flush(); printf "%d %d %d %d %s\n", ok[0], n[0], ok[1], n[1], bad }' "$tmp/$run.traces")
+	read -r ok n ok5 n5 bad <<<"$res"
+	if [ "${n:-0}" -gt 0 ] && [ "$ok" = "$n" ] && [ "${n5:-0}" -gt 0 ] && [ "$ok5" = "$n5" ]; then
+		pass "$name: all $n stacks through leaf are leaf < array_map < outer < {main}, all $n5 through md5 md5 < array_map < outer < {main}"
 	else
 		# the whole stack, native frames and marks too: where the walk stopped and why
-		fail "$name" "$ok of ${n:-0} stacks through leaf in order; one, whole: ${bad:-none}"
+		fail "$name" "$ok of ${n:-0} stacks through leaf, $ok5 of ${n5:-0} through md5 in order; one, whole: ${bad:-none}"
 	fi
 }
 

@@ -18,8 +18,8 @@
 #define SCAN_MAX (256ull << 20)		/* ... in the first 256 MB of the file */
 #define SCAN_OVERLAP 64			/* a version string across two chunks is still found */
 
-enum { SYM_EG, SYM_EXEC, SYM_COUNT };
-static const char *const wanted[SYM_COUNT] = { "executor_globals", "execute_ex" };
+enum { SYM_EG, SYM_EXEC, SYM_CALL, SYM_COUNT };
+static const char *const wanted[SYM_COUNT] = { "executor_globals", "execute_ex", "zend_call_function" };
 
 struct php_pid *php__find_image(struct php_rt *r, const struct proc_image *img)
 {
@@ -100,6 +100,8 @@ static int probe_file(struct php_rt *r, __u32 pid, const struct proc_map *m, str
 		pf.eg = f[SYM_EG].value;
 		pf.exec = f[SYM_EXEC].value;
 		pf.exec_size = f[SYM_EXEC].size;
+		pf.call = f[SYM_CALL].size ? f[SYM_CALL].value : 0;
+		pf.call_size = pf.call ? f[SYM_CALL].size : 0;
 		pf.version = scan_version(fd);
 		r->files[r->next_file++ % PHP_FILES] = pf;
 		*out = pf;
@@ -170,6 +172,10 @@ static int probe(struct php_rt *r, __u32 pid, const struct php_layout **lp, stru
 	proc->current = pf.eg + bias + (*lp)->eg_current;
 	proc->exec_start = pf.exec + bias;
 	proc->exec_end = pf.exec + bias + pf.exec_size;
+	if (pf.call) {
+		proc->call_start = pf.call + bias;
+		proc->call_end = pf.call + bias + pf.call_size;
+	}
 	jit_range(maps, n, proc);
 	err = check(pid, proc);
 out:

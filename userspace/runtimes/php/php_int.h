@@ -85,6 +85,7 @@ struct php_file {
 	__u64 dev, ino, mtime;
 	__u32 version;
 	__u64 eg, exec, exec_size;	/* file vaddrs of executor_globals and execute_ex */
+	__u64 call, call_size;		/* zend_call_function, or 0 */
 	__u64 map_vaddr;		/* the vaddr of the mapping the symbols were found by */
 	__u64 map_off;
 };
