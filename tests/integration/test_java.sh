@@ -80,7 +80,7 @@ hot_line() {
 
 # split_check JDK NAME [JVM OPTIONS]: the alpha/beta split, named and whole stacks, hot lines
 split_check() {
-	local jdk=$1 name=$2 cls a b want got n c t warm=$WARM
+	local jdk=$1 name=$2 cls a b want got n c t why warm=$WARM
 	shift 2
 	local cases=("$name" "$name split" "$name named and whole" "$name lines")
 	[[ " $* " == *" -Xint "* ]] || cases+=("$name inline")	# inline_check reads this run's profile
@@ -113,7 +113,10 @@ split_check() {
 	if [ "$t" -gt 0 ] && [ $((n * 100)) -ge $((t * 90)) ] && [ $((c * 100)) -ge $((t * 95)) ]; then
 		pass "$name named and whole: of $t ms of the main thread $n carry a Split frame, $c reach the thread's start"
 	else
-		fail "$name named and whole" "of $t ms of the main thread $n carry a Split frame (>= 90%), $c reach the thread's start (>= 95%)"
+		# where the cut stacks end, and the reader's counts: what a failure in CI can show
+		why=$(cut_trace "$tmp/$name.pb.gz"; grep -m2 '^ebpfprof: \(java\|sampler\):' "$tmp/$name.err")
+		fail "$name named and whole" "of $t ms of the main thread $n carry a Split frame (>= 90%),\
+ $c reach the thread's start (>= 95%); heaviest cut: $(echo $why)"
 	fi
 	local l want_l bad=""
 	for fn in beta mix; do

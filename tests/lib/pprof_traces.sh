@@ -27,6 +27,21 @@ java_thread_shares() {
 		END { done(); printf "%d %d %d\n", n, c, t }'
 }
 
+# cut_trace PROFILE: the heaviest trace of the JVM's threads that is cut (a truncation or loss
+# mark), its weight and its outermost frames, root last: what a failure shows to say where
+cut_trace() {
+	go tool pprof -traces -symbolize=none "$1" 2>/dev/null | awk "$PPROF_MS_AWK"'
+		function done() { if (java && cut && w > best) { best = w; out = tail } }
+		/^-+\+/ { done(); w = 0; java = cut = 0; tail = ""; first = 1; next }
+		/ comm: / { java = ($2 == "java"); next }
+		/^ +[a-z]+: / { next }
+		{ if (first) { w = ms($1); sub(/^ *[^ ]+ +/, ""); first = 0 } else sub(/^ +/, "")
+		  if ($0 ~ /\[truncated user stack\]|\[[a-z]+ frames lost|\[lost user stack/) cut = 1
+		  tail = (tail == "" ? "" : tail ";") $0; n = split(tail, a, ";")
+		  if (n > 6) { tail = a[n - 5]; for (i = n - 4; i <= n; i++) tail = tail ";" a[i] } }
+		END { done(); if (best) printf "%d ms: ...;%s\n", best, out }'
+}
+
 # named_share PROFILE FN CALLER: "hit total" in ms of PROFILE's samples, hit those whose stack holds
 # FN with CALLER below it (anywhere toward the root)
 named_share() {
