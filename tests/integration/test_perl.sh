@@ -334,12 +334,12 @@ agent_check() {
 	fi
 }
 
-for v in $PERL_VERSIONS; do
-	t=perl$v
-	selected "$t-split" "$t-xs" "$t-wall" "$t-reuse" "$t-threads" "$t-deep" || continue
+version_checks() {	# v: every check of one perl
+	local v=$1 t=perl$1
+	selected "$t-split" "$t-xs" "$t-wall" "$t-reuse" "$t-threads" "$t-deep" || return 0
 	if ! perl_cmd "$v"; then
 		skip "$t-split" "no perl $v (the host's 5.36, or tests/lib/trixie_root.sh's: $(tail -1 "$tmp/root.err" 2>/dev/null))"
-		continue
+		return 0
 	fi
 	selected "$t-split" && split_check "$t-split" "$PCMD" "$PFDIR"
 	selected "$t-xs" && xs_check "$t-xs" "$PCMD" "$PFDIR"
@@ -347,7 +347,13 @@ for v in $PERL_VERSIONS; do
 	selected "$t-reuse" && reuse_check "$t-reuse" "$PCMD" "$PFDIR"
 	selected "$t-threads" && threads_check "$t-threads" "$PCMD" "$PFDIR"
 	selected "$t-deep" && deep_check "$t-deep" "$PCMD" "$PFDIR"
-done
+	return 0
+}
+
+# each perl readied here, not in the subshells each_version runs: the root's copy of the scripts
+# is made once, and removed at exit
+for v in $PERL_VERSIONS; do perl_cmd "$v" || true; done
+each_version version_checks $PERL_VERSIONS
 
 if selected perl5.36-container; then
 	if [ -x /usr/bin/perl ] && [ -d /usr/lib/x86_64-linux-gnu/perl/5.36 ]; then

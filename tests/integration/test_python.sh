@@ -365,7 +365,8 @@ deep_check() {
 	fi
 }
 
-for py in "${pythons[@]}"; do
+version_checks() {	# py: every check of one CPython
+	local py=$1
 	split_check "$py" alternate
 	split_check "$py" threads
 	hook_check "$py"
@@ -375,7 +376,10 @@ for py in "${pythons[@]}"; do
 	reuse_check "$py" lines
 	reuse_check "$py" same
 	[[ "$py" =~ python3\.1[1-9]$ ]] && deep_check "$py"
-done
+	return 0
+}
+
+each_version version_checks "${pythons[@]}"
 agent_check "${pythons[0]}"
 offcpu_check "${pythons[0]}"
 short_check "${pythons[0]}"

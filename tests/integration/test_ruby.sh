@@ -400,7 +400,8 @@ container_check() {
 	docker image rm -f "$IMG:latest" >/dev/null 2>&1
 }
 
-for v in "${rubies[@]}"; do
+version_checks() {	# v: every check of one Ruby
+	local v=$1
 	split_check "$v"
 	if [ "$v" = ruby3.4 ]; then
 		# with two threads its hottest line is right, but its split read 66.5-77.6 % for a
@@ -414,10 +415,13 @@ for v in "${rubies[@]}"; do
 	wall_check "$v"
 	split_check "$v" 1 yjit
 	# the newest version shares the others' walk: Fibers and eval'd methods are 3.1's and 3.3's cases
-	[ "$v" = ruby3.4 ] && continue
+	[ "$v" = ruby3.4 ] && return 0
 	fiber_check "$v"
 	evalgc_check "$v"
-done
+	return 0
+}
+
+each_version version_checks "${rubies[@]}"
 agent_check "${rubies[0]}"
 unknown_check
 wanted ruby3.1 && container_check ruby3.1 /
