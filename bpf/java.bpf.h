@@ -85,7 +85,10 @@ static __always_inline __u64 java_find_blob(const struct java_proc *j, __u64 pc)
 	return low + (h.seg << log2) + j->block_header;
 }
 
-/* An interpreted frame: rbp is its frame pointer; the Method* and bcp are in its slots. */
+/*
+ * An interpreted frame: rbp (x29) is its frame pointer, over the caller's fp
+ * and return address as everywhere; the Method* and bcp are in its slots.
+ */
 static __always_inline long java_interp(struct unwind_scratch *sc, const struct java_proc *j,
 					__u32 leaf)
 {
@@ -101,6 +104,7 @@ static __always_inline long java_interp(struct unwind_scratch *sc, const struct 
 		goto lost;
 	walk_push_frame(sc, JAVA_TAG_INTERP, method, bcp);
 	rt_announce(sc, JAVA_EVENT_METHOD, method, 0);
+	ra = ARCH_STRIP_RA(ra);
 	/* the caller's frame lies above this one, on the same stack */
 	if (fp < sc->sp || sender <= fp || sender - fp > (1 << 20) || !ra || ra >= USER_ADDR_END)
 		goto broken;
@@ -116,8 +120,9 @@ broken:
 
 /*
  * One frame whose pc is in the code cache: records it (include/java.h) and
- * steps to its caller. Compiled code and stubs have a fixed frame size; a
- * blob of size 0 (the call stub) keeps rbp as its frame pointer. A global
+ * steps to its caller. Compiled code and stubs have a fixed frame size, the
+ * caller's fp and return address at its top on both architectures; a blob of
+ * size 0 (the call stub) keeps rbp (x29) as its frame pointer. A global
  * function, verified once on its own rather than at its call site inside
  * the walk: that keeps the load time of the whole program down.
  */
@@ -125,7 +130,7 @@ WALK_FN long java_step(struct unwind_scratch *sc, const struct java_proc *j, __u
 {
 	__u64 pc, blob, name_p, name = 0, code, cfa, ra, bp;
 	__s32 fs, fco, off, id = 0;
-	bool nm;
+	bool nm, early;
 
 	if (!sc || !j)
 		return 1;
@@ -156,8 +161,13 @@ WALK_FN long java_step(struct unwind_scratch *sc, const struct java_proc *j, __u
 			(nm ? (__u64)(__u32)id << 32 : 0) | (__u32)(pc - blob));
 	if (nm)
 		rt_announce(sc, JAVA_EVENT_NMETHOD, blob, (__u32)id);
-	if (leaf && fco > 0 && pc < code + fco) {
-		cfa = sc->sp + 8;	/* the prologue has not built the frame: the return address is on top */
+	early = leaf && fco > 0 && pc < code + fco;
+	if (early) {
+		/*
+		 * The prologue has not built the frame: x86-64's call left the
+		 * return address on top, AArch64's is still in x30
+		 */
+		cfa = ARCH_FRAME_RECORD_RA ? sc->sp : sc->sp + 8;
 	} else if (fs > 0 && fs < (1 << 17)) {
 		cfa = sc->sp + (__u64)fs * 8;
 		if (walk_read(&bp, cfa - 16))
@@ -169,8 +179,11 @@ WALK_FN long java_step(struct unwind_scratch *sc, const struct java_proc *j, __u
 		if (walk_read(&bp, cfa - 16))
 			goto lost;
 	}
-	if (walk_read(&ra, cfa - 8))
+	if (ARCH_FRAME_RECORD_RA && early)
+		ra = sc->lr;
+	else if (walk_read(&ra, cfa - 8))
 		goto lost;
+	ra = ARCH_STRIP_RA(ra);
 	if (!ra || ra >= USER_ADDR_END)
 		goto broken;
 	sc->pc = ra;

@@ -14,8 +14,8 @@
 /*
  * One JVM: where its code cache, code heaps and interpreter are, and the
  * offsets the walk needs, from the JVM's own gHotSpotVMStructs tables. The
- * interpreter frame slots (rbp-relative, in bytes) are x86-64 HotSpot's
- * frame layout, which the tables do not export (frame_x86.hpp).
+ * interpreter frame slots (fp-relative, in bytes) are the architecture's
+ * HotSpot frame layout, which the tables do not export (frame_<arch>.hpp).
  */
 struct java_heap {
 	__u64 low;		/* CodeHeap::_memory._low_boundary: segment 0 */
@@ -39,7 +39,7 @@ struct java_proc {
 	__u16 cb_code;		/* CodeBlob::_code_begin (pointer) or _code_offset (int, from the blob) */
 	__u16 cb_code_is_offset;
 	__u16 nm_compile_id;	/* nmethod::_compile_id: the check against a reused nmethod address */
-	__s16 if_method;	/* interpreter frame: Method* at rbp + if_method */
+	__s16 if_method;	/* interpreter frame: Method* at fp + if_method */
 	__s16 if_bcp;		/* bytecode pointer */
 	__s16 if_sender_sp;	/* the caller's sp (before the interpreter extended it) */
 	__u16 cb_frame_complete_size;	/* 2 (JDK 23+: int16_t) or 4 bytes */

@@ -4,12 +4,18 @@
 #include "java_int.h"
 
 /*
- * x86-64 HotSpot's interpreter frame (frame_x86.hpp), in words from rbp:
- * sender sp -1, last sp -2, Method* -3, ..., bcp -8. The tables export the
- * first two only; the rest have not moved from JDK 9 to 25.
+ * HotSpot's interpreter frame, in words from the frame pointer: sender sp -1,
+ * last sp -2, Method* -3, then x86-64 (frame_x86.hpp) mirror, mdp, cache,
+ * locals and bcp -8; AArch64 (frame_aarch64.hpp) mdp, a padding word (the
+ * extended sp since JDK 21), mirror, cache, locals and bcp -9. The tables
+ * export the first two only; the rest have not moved from JDK 11 to 25.
  */
 #define IF_METHOD_WORDS (-3)
+#if defined(__x86_64__)
 #define IF_BCP_WORDS (-8)
+#elif defined(__aarch64__)
+#define IF_BCP_WORDS (-9)
+#endif
 
 struct want {
 	const char *type, *field;
@@ -214,15 +220,15 @@ int jvm_layout__from_vmstructs(const struct vmstructs *v, struct jvm_layout *l,
 	err = check_sizes(v, p, missing);
 	if (err)
 		return err;
-#if !defined(__x86_64__)
-	/* AArch64's interpreter frame has a padding word before the bcp: not checked yet */
-	*missing = "x86-64 interpreter frames (an arm64 JVM's are not read yet)";
+#if !defined(IF_BCP_WORDS)
+	*missing = "interpreter frames of this architecture";
 	return -ENOTSUP;
-#endif
+#else
 	p->if_method = IF_METHOD_WORDS * 8;
 	p->if_bcp = IF_BCP_WORDS * 8;
 	flag = -1;
 	vmstructs__int(v, "frame::interpreter_frame_sender_sp_offset", &flag);
 	p->if_sender_sp = (__s16)(flag * 8);
 	return 0;
+#endif
 }
