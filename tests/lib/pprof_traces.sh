@@ -10,11 +10,12 @@ PPROF_MS_AWK='
 		return v + 0
 	}'
 
-# java_thread_shares PROFILE [TID]: traces of the JVM's threads (the process's comm "java"; only
-# thread TID if given), less a launcher thread idle in pthread_join: "named whole total" weights
-# in ms (named: a Split frame; whole: no truncation or loss mark)
+# java_thread_shares PROFILE [TID [BUT]]: traces of the JVM's threads (the process's comm "java";
+# only thread TID if given), less a launcher thread idle in pthread_join and those with a frame
+# matching regex BUT: "named whole total" weights in ms (named: a Split frame; whole: no
+# truncation or loss mark)
 java_thread_shares() {
-	go tool pprof -traces -symbolize=none "$1" 2>/dev/null | awk -v want="${2:-}" "$PPROF_MS_AWK"'
+	go tool pprof -traces -symbolize=none "$1" 2>/dev/null | awk -v want="${2:-}" -v but="${3:-}" "$PPROF_MS_AWK"'
 		function done() { if (java && !idle && (want == "" || tid == want)) { t += w; if (named) n += w; if (!cut) c += w } }
 		/^-+\+/ { done(); w = 0; java = named = cut = idle = 0; tid = ""; first = 1; next }
 		/ comm: / { java = ($2 == "java"); next }
@@ -23,7 +24,7 @@ java_thread_shares() {
 		{ if (first) { w = ms($1); f = $2; first = 0 } else f = $1
 		  if (f ~ /^Split\./) named = 1
 		  if ($0 ~ /\[truncated user stack\]|\[[a-z]+ frames lost|\[lost user stack/) cut = 1
-		  if (f == "pthread_join" || f == "__pthread_clockjoin_ex") idle = 1 }
+		  if (f == "pthread_join" || f == "__pthread_clockjoin_ex" || (but != "" && f ~ but)) idle = 1 }
 		END { done(); printf "%d %d %d\n", n, c, t }'
 }
 

@@ -67,14 +67,19 @@ elf_libs() {	# file
 }
 
 copy_with_libs() {	# file dest-dir-in-root root: the file and every library it loads, at their paths
-	local f=$1 dest=$2 root=$3 src to
-	mkdir -p "$root/$dest"
-	cp -L "$f" "$root/$dest/"
+	mkdir -p "$3/$2"
+	cp -L "$1" "$3/$2/"
+	copy_libs "$1" "$3"
+}
+
+copy_libs() {	# file root [own-dir]: every library the file loads at its path, but those in own-dir
+	local f=$1 root=$2 own=${3:-} src to
 	if [ -n "$CROSS" ]; then
 		elf_libs "$f"
 	else
 		ldd "$f" 2>/dev/null | awk '/=> \// { print $3, $3 } /^\t\/[^ ]+ \(/ { print $1, $1 }'
 	fi | while read -r src to; do
+		[ -n "$own" ] && [[ $src == "$own"/* ]] && continue
 		[ -e "$root$to" ] || { mkdir -p "$root$(dirname "$to")" && cp -L "$src" "$root$to"; }
 	done
 }
@@ -149,28 +154,45 @@ copy_libc_symbols() {	# root
 	mkdir -p "$r$(dirname "$dbg")" && cp "$dbg" "$r$dbg"
 }
 
-# A JRE of the two modules the Java fixture needs, made by OpenJDK 17's jlink once per JDK build
-# (~19 MB compressed: an installed JDK does not fit the initramfs), its libraries, and the fixture's
-# classes compiled by the same JDK
+# Debian 12's arm64 OpenJDK 17 modules (its jmods), unpacked once: the host's jlink links an arm64
+# JRE from them (jlink makes an image for the platform of the java.base it is given, of its own
+# feature release). Prints the jmods directory.
+arm64_jmods() {
+	local d=$CACHE/jdk17-arm64 deb
+	if [ ! -e "$d/.done" ]; then
+		apt_update && apt_download "$CACHE/debs-jdk" openjdk-17-jdk-headless/bookworm || return 1
+		rm -rf "$d" && mkdir -p "$d"
+		for deb in "$CACHE"/debs-jdk/openjdk-17-jdk-headless_*.deb; do
+			dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$d" --wildcards '*/jmods/*' && rm -f "$deb"
+		done
+		touch "$d/.done"
+	fi
+	ls -d "$d"/usr/lib/jvm/*/jmods 2>/dev/null | head -1 | grep .
+}
+
+# A JRE of the two modules the Java fixture needs, made by the host's OpenJDK 17 jlink once per JDK
+# build (~19 MB compressed: an installed JDK does not fit the initramfs), from the host's modules or,
+# for an arm64 guest, Debian's arm64 ones; its libraries, and the fixture's classes
 copy_java() {	# root
-	local r=$1 jdk jre f lib
-	# the host's JDK runs on the host's architecture only
-	[ -n "$CROSS" ] && { say "no $VM_ARCH JRE: the guest's Java check skips"; return 0; }
+	local r=$1 jdk jre f jmods strip=--strip-debug
 	jdk=$(ls -d /usr/lib/jvm/java-17-openjdk-* 2>/dev/null | head -1)
 	[ -x "$jdk/bin/jlink" ] && [ -x "$jdk/bin/javac" ] || { say "no OpenJDK 17: the guest's Java check skips"; return 0; }
-	jre=$CACHE/jre17-$(stat -c %Y "$jdk/lib/server/libjvm.so")
+	jmods=$jdk/jmods
+	if [ -n "$CROSS" ]; then
+		jmods=$(arm64_jmods) || { say "no arm64 OpenJDK 17 modules: the guest's Java check skips"; return 0; }
+		strip=--strip-java-debug-attributes	# the native libraries: the host's objcopy cannot
+	fi
+	jre=$CACHE/jre17-$VM_ARCH-$(stat -c %Y "$jmods/java.base.jmod")
 	if [ ! -x "$jre/bin/java" ]; then
 		rm -rf "$jre.tmp"
-		"$jdk/bin/jlink" --add-modules java.base,java.management --strip-debug --no-man-pages \
-			--no-header-files --compress=2 --output "$jre.tmp" && mv "$jre.tmp" "$jre" ||
+		"$jdk/bin/jlink" --module-path "$jmods" --add-modules java.base,java.management $strip \
+			--no-man-pages --no-header-files --compress=2 --output "$jre.tmp" && mv "$jre.tmp" "$jre" ||
 			{ say "jlink failed: the guest's Java check skips"; return 0; }
 	fi
 	mkdir -p "$r/opt"
 	cp -a "$jre" "$r/opt/jre"
 	for f in "$jre/bin/java" $(find "$jre/lib" -name '*.so'); do
-		for lib in $(ldd "$f" 2>/dev/null | awk '/=> \/(usr\/)?lib/ { print $3 }'); do
-			[ -e "$r$lib" ] || { mkdir -p "$r$(dirname "$lib")" && cp -L "$lib" "$r$lib"; }
-		done
+		copy_libs "$f" "$r" "$jre"
 	done
 	"$jdk/bin/javac" -d "$r/opt/ebpfprof/fix/java" "$ROOT/tests/fixtures/java/Split.java"
 }
