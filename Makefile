@@ -105,8 +105,9 @@ DEPS_BENCH := $(DEPS_FIXTURES) bpftrace linux-perf chromium nodejs openjdk-17-jd
 DEPS_ARM64 := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-system-arm \
 	$(addsuffix :arm64,libbpf-dev libelf-dev zlib1g-dev libcurl4-openssl-dev libhttp-parser2.9 \
 	libmicrohttpd-dev libjson-c-dev libdw-dev liblzma-dev libdebuginfod-dev libiberty-dev)
-# make image: Docker, and debootstrap for the images' offline Debian bases (deploy/image.sh)
-DEPS_IMAGE := docker.io debootstrap
+# make image: Docker, and debootstrap for the images' offline Debian bases (deploy/image.sh); qemu-user
+# runs an arm64 base's setup and its check (ARCH=arm64)
+DEPS_IMAGE := docker.io debootstrap $(if $(CROSS_COMPILE),qemu-user-static)
 
 # apt_missing PACKAGES: installs those not installed yet; a no-op when all are
 define apt_missing
@@ -225,9 +226,10 @@ endif
 vmtest: $(OUTPUT)/tests/unit/unwind/test_user_regs $(OUTPUT)/tests/unit/collect/test_offcpu
 	@ARCH=$(ARCH) BUILD=$(abspath $(OUTPUT)) bash tests/vm/vmtest.sh
 
-# the agent image ebpfprof:latest, built with Docker offline (deploy/image.sh)
-image: deps-image
-	@bash deploy/image.sh
+# the agent image ebpfprof:latest, built with Docker offline (deploy/image.sh); ARCH=arm64 on an
+# x86-64 host: ebpfprof:arm64, the cross build on an arm64 base, checked under qemu-user
+image: deps-image $(if $(CROSS_COMPILE),deps-arm64)
+	@ARCH=$(ARCH) bash deploy/image.sh
 
 bench: deps-bench all fixtures
 	@bash tests/bench/run.sh
