@@ -132,7 +132,8 @@ static __always_inline enum rt_step rt_walk__frame(struct unwind_scratch *sc, st
 	if (w->py && py_in_eval(w->py, sc->pc))
 		WALK_CALL(py_frames, (), (sc, w->py, &w->py_walk));
 	if (rt_in(sc->rt.php_exec, sc->pc))
-		WALK_CALL(php_frames, (exact, PHP_RUN_EXEC), (sc, &w->php_walk, exact, PHP_RUN_EXEC));
+		WALK_CALL(php_frames, (exact, PHP_RUN_EXEC),
+			  (sc, &w->php_walk, exact, PHP_RUN_EXEC));
 	else if (rt_in(sc->rt.php_call, sc->pc))
 		WALK_CALL(php_frames, (0, PHP_RUN_CALL), (sc, &w->php_walk, 0, PHP_RUN_CALL));
 	switch (rb_walk_frame(sc)) {

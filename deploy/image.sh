@@ -27,9 +27,11 @@ docker_up() {
 # would register at boot, which this machine's init does not run.
 qemu_user() {	# debian arch
 	local conf=/usr/lib/binfmt.d/qemu-$1.conf
-	[ -e "$conf" ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static >/dev/null
-	[ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-	[ -e "/proc/sys/fs/binfmt_misc/qemu-$1" ] || cat "$conf" >/proc/sys/fs/binfmt_misc/register
+	local misc=/proc/sys/fs/binfmt_misc
+	[ -e "$conf" ] ||
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static >/dev/null
+	[ -e "$misc/register" ] || mount -t binfmt_misc binfmt_misc "$misc"
+	[ -e "$misc/qemu-$1" ] || cat "$conf" >"$misc/register"
 }
 
 # base NAME PACKAGES [DEBIAN-ARCH]: a debootstrap minbase with PACKAGES, imported as
@@ -71,7 +73,8 @@ cross_image() {
 	while IFS= read -r line; do
 		changes+=(--change "$line")
 	done < <(sed -n '/^FROM ${RUNTIME_BASE} AS runtime/,$p' deploy/Dockerfile | grep -E '^(EXPOSE|ENTRYPOINT|CMD) ')
-	[ ${#changes[@]} = 6 ] || { echo "image.sh: deploy/Dockerfile's runtime stage has no EXPOSE, ENTRYPOINT and CMD" >&2; return 1; }
+	[ ${#changes[@]} = 6 ] ||
+		{ echo "image.sh: no EXPOSE, ENTRYPOINT and CMD in deploy/Dockerfile's runtime stage" >&2; return 1; }
 	echo "  DOCKER LOAD $tag ($darch)" >&2
 	tar -c -C "$root" . -C "$stage" ./usr/local/bin/ebpfprof >"$stage/layer.tar"
 	# docker import would call it amd64 (its --platform needs an experimental daemon): the image
@@ -105,7 +108,7 @@ with tarfile.open(os.path.join(stage, "image.tar"), "w") as t:
 EOF
 	docker load -q -i "$stage/image.tar" >/dev/null
 	rm -rf "$stage"
-	# the binary starts in its image, every library found (qemu-user runs it; BPF needs the real CPU)
+	# the binary starts in its image, every library found (qemu-user runs it; BPF needs an arm64 CPU)
 	docker run --rm --platform "linux/$darch" "$tag" --version >&2
 }
 
