@@ -235,10 +235,14 @@ check_java_arm64() {	# profile tid
 	read -r _ _ all < <(java_thread_shares "$1" "$2")
 	read -r n c t < <(java_thread_shares "$1" "$2" 'clock_gettime$')
 	echo "  java: of ${all:-0} ms of the main thread $((all - t)) in the vDSO; of the other $t, $n carry a Split frame, $c reach the thread's start"
-	if [ "${t:-0}" -ge 200 ] && [ $((n * 100)) -ge $((t * 90)) ]; then
+	if [ "${t:-0}" -lt 200 ]; then
+		# under emulation the vDSO may take nearly all: too few samples left to judge a share by
+		skip java_named "$((t / 10)) samples of the main thread outside the vDSO (20 wanted), $((n / 10)) named"
+	elif [ $((n * 100)) -ge $((t * 90)) ]; then
 		pass java_named
 	else
-		top "$1" | head -15 | sed 's/^/  /'; fail java_named "of $t ms of the main thread outside the vDSO $n named (>= 90%)"
+		top "$1" | head -15 | sed 's/^/  /'
+		fail java_named "of $t ms of the main thread outside the vDSO $n named (>= 90%)"
 	fi
 	skip java_whole "arm64 threads' stacks end cut below libc's thread start: not fixed yet"
 }
