@@ -334,7 +334,9 @@ test_idle_execs_costly_start() {
 	ln -sf "$FIX/short_lived" "$tmp/short_idle"
 	"$EBPFPROF" -v --duration 6 --frequency 19 --output "$tmp/costly.pb.gz" 2>"$tmp/costly.err" &
 	local prof=$! kids=() i
-	sleep 1
+	# the starts begin once it samples: a fixed second was short when loading took longer, and
+	# the starts before were never seen
+	wait_profiling "$tmp/costly.err" $prof
 	for ((i = 1; i <= 60; i++)); do
 		"$tmp/short_idle" 60 0 12 & kids+=($!)	# computes 12 ms, idles 60 ms, exits
 		((i % 3)) || { wait "${kids[@]}"; kids=(); }
