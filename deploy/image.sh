@@ -34,28 +34,34 @@ qemu_user() {	# debian arch
 	[ -e "$misc/qemu-$1" ] || cat "$conf" >"$misc/register"
 }
 
-# base NAME PACKAGES [DEBIAN-ARCH]: a debootstrap minbase with PACKAGES, imported as
-# ebpfprof-base-NAME:<stamp>
-base() {
+# base_root NAME PACKAGES [DEBIAN-ARCH]: a debootstrap minbase with PACKAGES in $cache/NAME/root,
+# made once per package list; prints its stamp
+base_root() {
 	local name=$1 include=$2 darch=${3:-} dir="$cache/$1" stamp
 	stamp=$(echo "$include $darch" | md5sum | cut -c1-12)
-	if ! docker image inspect "ebpfprof-base-$name:$stamp" >/dev/null 2>&1; then
-		if [ ! -e "$dir/.done-$stamp" ]; then
-			rm -rf "$dir" && mkdir -p "$dir"
-			command -v debootstrap >/dev/null ||
-				DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-			echo "  DEBOOTSTRAP $name ($dir)" >&2
-			debootstrap ${darch:+--arch="$darch"} --variant=minbase --include="$include" bookworm \
-				"$dir/root" "$mirror" \
-				>"$dir/debootstrap.log" 2>&1 || { tail -5 "$dir/debootstrap.log" >&2; return 1; }
-			rm -rf "$dir"/root/var/cache/apt/archives/*.deb "$dir"/root/var/lib/apt/lists/*
-			touch "$dir/.done-$stamp"
-		fi
-		echo "  IMPORT ebpfprof-base-$name:$stamp" >&2
-		tar -C "$dir/root" -c . | docker import ${darch:+--platform "linux/$darch"} - \
-			"ebpfprof-base-$name:$stamp" >/dev/null
+	if [ ! -e "$dir/.done-$stamp" ]; then
+		rm -rf "$dir" && mkdir -p "$dir"
+		command -v debootstrap >/dev/null ||
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+		echo "  DEBOOTSTRAP $name ($dir)" >&2
+		debootstrap ${darch:+--arch="$darch"} --variant=minbase --include="$include" bookworm \
+			"$dir/root" "$mirror" \
+			>"$dir/debootstrap.log" 2>&1 || { tail -5 "$dir/debootstrap.log" >&2; return 1; }
+		rm -rf "$dir"/root/var/cache/apt/archives/*.deb "$dir"/root/var/lib/apt/lists/*
+		touch "$dir/.done-$stamp"
 	fi
-	echo "ebpfprof-base-$name:$stamp"
+	echo "$stamp"
+}
+
+# base NAME PACKAGES: base_root's, imported as ebpfprof-base-NAME:<stamp>
+base() {
+	local stamp
+	stamp=$(base_root "$1" "$2") || return 1
+	if ! docker image inspect "ebpfprof-base-$1:$stamp" >/dev/null 2>&1; then
+		echo "  IMPORT ebpfprof-base-$1:$stamp" >&2
+		tar -C "$cache/$1/root" -c . | docker import - "ebpfprof-base-$1:$stamp" >/dev/null
+	fi
+	echo "ebpfprof-base-$1:$stamp"
 }
 
 # The Dockerfile's runtime stage for another architecture: its base (the same package list, set up
@@ -66,7 +72,7 @@ cross_image() {
 	local darch=$1 root stage line changes=()
 	qemu_user aarch64
 	make -s ARCH="$arch" >&2
-	base "runtime-$darch" "$(pkgs RUNTIME_PKGS)" "$darch" >/dev/null
+	base_root "runtime-$darch" "$(pkgs RUNTIME_PKGS)" "$darch" >/dev/null
 	root=$cache/runtime-$darch/root
 	stage=$(mktemp -d)
 	install -D -m 0755 "build/$arch/ebpfprof" "$stage/usr/local/bin/ebpfprof"

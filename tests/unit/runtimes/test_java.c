@@ -15,7 +15,6 @@
 #include "runtimes/java/java_int.h"
 #include "test.h"
 
-/* a JVM that sleeps: the source launcher runs a one-line class */
 /*
  * The JVM runs this long between two looks, each made while it is stopped.
  * A look under ASan costs some ten times more: a JVM stepped as finely then
@@ -27,6 +26,7 @@
 #define LOOK_STEP_US 20
 #endif
 
+/* a JVM that sleeps: the source launcher runs a one-line class */
 static pid_t start_jvm(const char *java, const char *src)
 {
 	pid_t pid = fork();

@@ -19,7 +19,8 @@
 #define SCAN_OVERLAP 64			/* a version string across two chunks is still found */
 
 enum { SYM_EG, SYM_EXEC, SYM_CALL, SYM_COUNT };
-static const char *const wanted[SYM_COUNT] = { "executor_globals", "execute_ex", "zend_call_function" };
+static const char *const wanted[SYM_COUNT] = { "executor_globals", "execute_ex",
+						"zend_call_function" };
 
 struct php_pid *php__find_image(struct php_rt *r, const struct proc_image *img)
 {
@@ -100,8 +101,10 @@ static int probe_file(struct php_rt *r, __u32 pid, const struct proc_map *m, str
 		pf.eg = f[SYM_EG].value;
 		pf.exec = f[SYM_EXEC].value;
 		pf.exec_size = f[SYM_EXEC].size;
-		pf.call = f[SYM_CALL].size ? f[SYM_CALL].value : 0;
-		pf.call_size = pf.call ? f[SYM_CALL].size : 0;
+		if (f[SYM_CALL].size) {	/* optional: without it, frames as before */
+			pf.call = f[SYM_CALL].value;
+			pf.call_size = f[SYM_CALL].size;
+		}
 		pf.version = scan_version(fd);
 		r->files[r->next_file++ % PHP_FILES] = pf;
 		*out = pf;
