@@ -295,7 +295,7 @@ reuse_check() {
 	go tool pprof -top -nodecount=1000 -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.top"
 	named=$(awk '$6 ~ /^gen\.f[0-9]+$/ { print $6 }' "$tmp/$name.top" | sort -u | wc -l)
 	unknown=$(awk '$6 == "[unknown" && $7 == "python" { sub("%", "", $2); print $2 }' "$tmp/$name.top")
-	# each ran 100 ms: one named for another would hold twice the samples of the rest
+	# each ran 100 ms of CPU: one named for another would hold twice the samples of the rest
 	spread=$(awk '$6 ~ /^gen\.f[0-9]+$/ { sub("%", "", $5); print $5 }' "$tmp/$name.top" | sort -g |
 		awk '{ v[NR] = $1 } END { if (NR) printf "%s %s", v[int((NR + 1) / 2)], v[NR] }')
 	# the premise: addresses were reused (fewer than half of them distinct)
