@@ -11,10 +11,12 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
 fgprof_case() {	# name, program, functions...: each phase's share of the main thread's wall time vs measured
 	local name=$1 prog=$2; shift 2
-	"$prog" 7 >"$tmp/measured" & local pid=$!
+	# it runs until the profile ends, however long the profiler takes to start: SIGTERM stops it
+	"$prog" 60 >"$tmp/measured" & local pid=$!
 	sleep 0.5
 	"$EBPFPROF" --pid $pid --mode wall --per-thread --duration 5 --output "$tmp/wall.pb.gz" 2>"$tmp/wall.err" ||
-		{ fail $name "ebpfprof failed: $(tail -1 "$tmp/wall.err")"; return; }
+		{ kill $pid; wait $pid; fail $name "ebpfprof failed: $(tail -1 "$tmp/wall.err")"; return; }
+	kill -TERM $pid
 	wait $pid
 	# a numeric value would be read as a range: the parentheses keep it a regexp
 	go tool pprof -top -nodecount=100 -symbolize=none -sample_index=wall -relative_percentages -tagfocus="tid=($pid)" \
