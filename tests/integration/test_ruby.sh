@@ -113,6 +113,9 @@ split_check() {
 		skip "$name" "$v is built without YJIT"
 		return 0
 	fi
+	# steps: the walk of kernels before 5.17 (a global function per few frames), forced
+	local walk=
+	[ "$mode" = steps ] && walk=steps mode=
 	RUBY_OPTS=${mode:+--$mode} run "$v" split.rb "$SECS" "$(gate "$v" "$name")" "$threads" hold >"$tmp/$name.out"
 	local pid=$RPID i
 	# profiled from its gate on: an iseq read while the interpreter's start still builds it is
@@ -121,7 +124,7 @@ split_check() {
 		[ -e "$(dir "$v")/$name.gate.ready" ] || ! kill -0 "$pid" 2>/dev/null && break
 		sleep 0.1
 	done
-	start_profile "$name" "$v" --pid "$pid" --per-thread
+	EBPFPROF_CFI_WALK=$walk start_profile "$name" "$v" --pid "$pid" --per-thread
 	# its split printed, it waits: the profile ends before the process does
 	for i in $(seq 1 1200); do
 		grep -q '^alpha ' "$tmp/$name.out" || ! kill -0 "$pid" 2>/dev/null && break
@@ -149,6 +152,8 @@ split_check() {
 		fail "$name" "profile $got% alpha, measured $want% (tolerance $TOL points)"
 	elif [ "${line##*/}" != "split.rb:$hot" ]; then
 		fail "$name" "Split#alpha's hottest line is '$line', not split.rb:$hot: $(go tool pprof -top -cum -lines -nodecount=500 -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null | grep 'Split#alpha' | head -3 | tr -s ' \n' ' ')"
+	elif [ -n "$walk" ] && ! grep -q "CFI walk: a global function per" "$tmp/$name.err"; then
+		fail "$name" "EBPFPROF_CFI_WALK=steps did not take the steps build"
 	elif [ "$tids" -lt "$threads" ]; then
 		fail "$name" "Split#alpha seen in $tids threads of $threads"
 	else
@@ -414,6 +419,7 @@ version_checks() {	# v: every check of one Ruby
 	deep_check "$v"
 	wall_check "$v"
 	split_check "$v" 1 yjit
+	[ "$v" = ruby3.1 ] && split_check "$v" 1 steps
 	# the newest version shares the others' walk: Fibers and eval'd methods are 3.1's and 3.3's cases
 	[ "$v" = ruby3.4 ] && return 0
 	fiber_check "$v"

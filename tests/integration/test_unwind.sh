@@ -112,6 +112,22 @@ test_signal_handler() {
 	fi
 }
 
+# the same through the steps build that kernels before 5.17 take (a global function per few frames)
+test_signal_steps() {
+	if EBPFPROF_CFI_WALK=steps profile signal_steps cfi "$F/unwind_signal"; then
+		if grep -q "CFI walk: a global function per" "$tmp/signal_steps.err"; then
+			expect_chain signal_handler_steps "$tmp/signal_steps.folded" uw_sig_work \
+				"uw_sig_handler;uw_sig_work" 99
+			expect_chain signal_interrupted_steps "$tmp/signal_steps.folded" uw_sig_work \
+				"_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;main;uw_sig_outer;uw_sig_interrupted" 99
+		else
+			fail signal_handler_steps "EBPFPROF_CFI_WALK=steps did not take the steps build"
+		fi
+	else
+		fail signal_handler_steps "ebpfprof failed: $(tail -1 "$tmp/signal_steps.err")"
+	fi
+}
+
 # Go calling C through cgo: CFI for the C part, frame pointers for Go's
 test_cgo_mixed() {
 	if [ ! -x "$F/unwind_cgo" ]; then
@@ -302,6 +318,7 @@ run_test test_qsort_libc
 run_test test_cxx_exceptions
 run_test test_pie_shared_lib
 run_test test_signal_handler signal_handler signal_interrupted
+run_test test_signal_steps signal_handler_steps signal_interrupted_steps
 run_test test_cgo_mixed cgo_mixed cgo_c_chain
 run_test test_go_pcsp go_pcsp go_pcsp_whole go_pcsp_caller
 run_test test_go_signals
