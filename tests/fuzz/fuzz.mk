@@ -50,10 +50,13 @@ FUZZ_MODS_go_layout := runtimes/labels/go_layout
 FUZZ_MODS_labels_elf := runtimes/labels/labels_elf runtimes/labels/go_layout runtimes/static_tls symbolize/elf_find \
 	symbolize/elf_syms lib/array lib/hashmap
 FUZZ_MODS_otel_ctx := runtimes/labels/otel_ctx lib/pbread lib/proc_mem
+FUZZ_MODS_vdso := unwind/unwind_table_elf unwind/unwind_table_leaf unwind/unwind_table unwind/unwind_table_go \
+	unwind/ehframe/ehframe unwind/ehframe/ehframe_cfa symbolize/elf_syms symbolize/go/gopclntab \
+	symbolize/go/gopclntab_elf symbolize/go/gopclntab_inline lib/array lib/hashmap lib/log lib/sigbus
 
 FUZZ_ALL := kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
 	perfmap demangle ehframe gopclntab http_request http_post utf8 python docker_meta pprof_read java \
-	proc_stat v8 goheap php ruby go_layout labels_elf perl otel_ctx
+	proc_stat v8 goheap php ruby go_layout labels_elf perl otel_ctx vdso
 # which ones make fuzz / fuzz-smoke run, e.g. make fuzz FUZZ_TARGETS="cgroup kallsyms"
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_ALL))

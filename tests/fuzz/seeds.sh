@@ -8,7 +8,7 @@ max=65536	# libFuzzer mutates small inputs best; larger real files are cut or le
 
 rm -rf "$out"
 for t in kallsyms proc_maps cgroup cpus elf_syms elf_notes spool push_url prom config pprof hashmap \
-	perfmap demangle gopclntab http_request python docker_meta pprof_read java proc_stat; do
+	perfmap demangle gopclntab http_request python docker_meta pprof_read java proc_stat vdso; do
 	mkdir -p "$out/$t"
 done
 
@@ -49,6 +49,8 @@ for line in open("/proc/self/maps"):
             mem.seek(lo)
             open(sys.argv[1], "wb").write(mem.read(hi - lo))
 PY
+
+cp "$out/elf_syms/vdso" "$out/vdso/vdso" 2>/dev/null
 
 # notes: byte 0 is 4 (4-byte alignment) or 8, then the raw note stream
 note_seed() {	# name align file

@@ -11,6 +11,7 @@
 #include "lib/array.h"
 #include "symbolize/symbolize.h"
 #include "lib/hashmap.h"
+#include "lib/proc_mem.h"
 #include "unwind.h"
 #include "unwind_cache.h"
 #include "unwind_table.h"
@@ -18,6 +19,8 @@
 #define MAX_LOADS 8		/* PT_LOAD segments remembered per file */
 #define BATCH_ROWS 8192		/* rows per bpf(BPF_MAP_UPDATE_BATCH) */
 #define MOVE_WINDOW (512u << 10)	/* bytes of the array mapped at once by a compaction */
+#define VDSO_BYTES_MAX (1u << 20)	/* a [vdso] mapping larger than this is not read */
+#define VDSO_DEV (~0ull)		/* no file's device: the vDSO's tables, keyed by their bytes */
 
 /* A file, by the device and inode the maps line names. */
 struct cached_file {
@@ -111,9 +114,8 @@ static int same_file(__u32 id, const void *key, const void *ctx)
  * The file's table, and its PT_LOAD segments kept so any mapping of the
  * file can be turned into a bias. NULL with errno when it has no table.
  */
-static struct unwind_table *read_file(int fd, struct cached_file *f)
+static struct unwind_table *keep_loads(struct unwind_table *t, struct cached_file *f)
 {
-	struct unwind_table *t = unwind_table__build(fd);
 	const struct unwind_load *loads;
 	size_t n;
 
@@ -275,10 +277,9 @@ static int load(struct unwind_cache *c, const struct unwind_row *rows, __u32 n,
 	return err;
 }
 
-/* Parses the file's CFI and loads it; an empty slice when it has none usable. */
-static int build(struct unwind_cache *c, int fd, struct cached_file *f)
+/* Loads the table T (NULL: none) built for f, and frees it; an empty slice when it has no rows. */
+static int build(struct unwind_cache *c, struct unwind_table *t, struct cached_file *f)
 {
-	struct unwind_table *t = read_file(fd, f);
 	const struct unwind_row *rows;
 	size_t n;
 	int err = 0;
@@ -351,10 +352,52 @@ static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 		c->stats.shared++;
 	} else {
 		c->stats.builds++;
-		err = build(c, fd, &f);
+		err = build(c, keep_loads(unwind_table__build(fd), &f), &f);
 		f.no_room = err == -ENOSPC;
 	}
 	close(fd);
+	c->stats.build_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	if (err && !f.no_room)
+		return err;
+	return remember(c, &f, out);
+}
+
+/*
+ * The vDSO is no file: its image is read from the process, keyed by a hash
+ * of its bytes under a device no file has (one kernel's vDSO is the same in
+ * every process). *IMAGE: its bytes, for add_image.
+ */
+static int read_vdso(const struct unwind_cache *c, __u32 pid, const struct proc_map *m,
+		     void **image, struct file_id *id)
+{
+	size_t len = m->end - m->start;
+
+	/* pids under a fake proc root (tests) are not live processes */
+	if (strcmp(m->path, "[vdso]") || strcmp(c->proc_root, "/proc") || !len ||
+	    len > VDSO_BYTES_MAX)
+		return -ENOENT;
+	*image = malloc(len);
+	if (!*image)
+		return -ENOMEM;
+	if (proc_mem__read(pid, m->start, *image, len)) {
+		free(*image);
+		*image = NULL;
+		return -ENOENT;
+	}
+	*id = (struct file_id){ VDSO_DEV, hash_bytes(*image, len, 0) };
+	return 0;
+}
+
+static int add_image(struct unwind_cache *c, const void *image, size_t len,
+		     const struct file_id *id, struct cached_file **out)
+{
+	struct cached_file f = { .dev = id->dev, .ino = id->ino };
+	__u64 t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	int err;
+
+	c->stats.builds++;
+	err = build(c, keep_loads(unwind_table__from_image(image, len), &f), &f);
+	f.no_room = err == -ENOSPC;
 	c->stats.build_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	if (err && !f.no_room)
 		return err;
@@ -377,22 +420,27 @@ int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *
 {
 	struct file_id id = { makedev(m->dev_major, m->dev_minor), m->inode };
 	struct cached_file *f = NULL;
+	void *image = NULL;
 	__u32 idx;
 	int err;
 
 	*slice = (struct unwind_slice){};
 	*bias = 0;
-	if (!m->inode)
-		return -ENOENT;
+	if (!m->inode && (err = read_vdso(c, pid, m, &image, &id)))
+		return err;
 	idx = hmap__find(c->index, id_hash(&id), same_file, &id, c);
 	if (idx)
 		f = &c->files[idx - 1];
-	if (f)
-		f->used = ++c->clock;
-	else if ((err = add_file(c, pid, m, &id, &f)))
-		return err;
-	else
-		f->used = ++c->clock;
+	if (!f) {
+		err = image ? add_image(c, image, m->end - m->start, &id, &f)
+			    : add_file(c, pid, m, &id, &f);
+		if (err) {
+			free(image);
+			return err;
+		}
+	}
+	free(image);
+	f->used = ++c->clock;
 	if (f->no_room)
 		return -ENOSPC;
 	if (!f->slice.len)

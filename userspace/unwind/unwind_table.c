@@ -48,6 +48,17 @@ int builder__add(struct builder *b, const struct ehframe_section *sec, __u32 pri
 	return ehframe__parse(sec, &ops, b, &b->stats->cfi);
 }
 
+int builder__add_range(struct builder *b, __u64 start, __u64 end, const struct unwind_row *row)
+{
+	int err;
+
+	b->prio = 0;
+	err = on_fde(b, start, end);
+	if (err)
+		return err < 0 ? err : 0;	/* 1: above 4 GiB, skipped and counted */
+	return on_row(b, start, row);
+}
+
 void builder__release(struct builder *b)
 {
 	free(b->rows);

@@ -64,6 +64,21 @@ struct unwind_table *unwind_table__build(int fd);
 struct unwind_table *unwind_table__from_sections(const void *eh, size_t eh_len, __u64 eh_vaddr,
 						 const void *dbg, size_t dbg_len);
 
+/*
+ * The same from an ELF image in memory (LEN bytes at IMAGE, not kept): the
+ * vDSO, which a process maps whole and no file holds. Its .eh_frame where it
+ * has one (x86-64's); else, on AArch64, a row for each function whose
+ * instructions show a frameless leaf (CFA = sp, the return address in x30),
+ * the arm64 vDSO's clock_gettime among them. NULL with errno as above.
+ */
+struct unwind_table *unwind_table__from_image(const void *image, size_t len);
+
+/*
+ * Whether AArch64 code (LEN bytes, whole instructions) is a frameless leaf:
+ * no call, no use of sp, no write of x29 or x30; never the signal trampoline.
+ */
+bool unwind_a64__frameless(const void *code, size_t len);
+
 void unwind_table__free(struct unwind_table *t);
 
 /* The rows, borrowed until unwind_table__free(); *n their count (may be 0). */

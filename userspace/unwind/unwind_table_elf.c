@@ -148,6 +148,7 @@ static int add_eh_frame_by_hdr(Elf *elf, struct builder *b, size_t *bytes)
 	return -ENOENT;
 }
 
+/* FD: the file, for Go's tables; -1 for an image in memory, which has none read */
 static int build(Elf *elf, int fd, struct unwind_table *t)
 {
 	struct unwind_table_stats *st = &t->stats;
@@ -166,7 +167,7 @@ static int build(Elf *elf, int fd, struct unwind_table *t)
 	 * as a plain register). Go's .debug_frame says nothing of rbp and is
 	 * wrong across the stack switches of cgo calls and systemstack.
 	 */
-	if (s.go) {
+	if (s.go && fd >= 0) {
 		s.debug_frame = NULL;
 		err = builder__add_go(&b, fd, 2, &st->go_funcs);
 		found += !err;
@@ -214,6 +215,44 @@ struct unwind_table *unwind_table__build(int fd)
 out_end:
 	elf_end(elf);
 out_err:
+	if (!err)
+		return t;
+	unwind_table__free(t);
+	errno = -err;
+	return NULL;
+}
+
+/* AArch64 code without CFI: rows for its frameless leaves */
+static int build_leaves(Elf *elf, struct unwind_table *t)
+{
+	struct builder b = { .stats = &t->stats };
+	int err = builder__add_leaves(&b, elf, t);
+
+	if (!err)
+		err = builder__finish(&b, t, 0);
+	builder__release(&b);
+	return err;
+}
+
+struct unwind_table *unwind_table__from_image(const void *image, size_t len)
+{
+	struct unwind_table *t = NULL;
+	int err = -ENOMEM;
+	/* libelf reads the bytes where they are (ELF_C_READ_MMAP semantics): none is written */
+	Elf *elf = elf_memory((char *)image, len);
+
+	if (!elf) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto out_end;
+	err = build(elf, -1, t);
+	if (err == -ENOENT && UNWIND_AARCH64 && t->n_loads)
+		err = build_leaves(elf, t);
+out_end:
+	elf_end(elf);
 	if (!err)
 		return t;
 	unwind_table__free(t);

@@ -3,6 +3,7 @@
 #define EBPFPROF_UNWIND_TABLE_INT_H
 
 #include <elf.h>
+#include <libelf.h>
 #include <stdbool.h>
 #include "symbolize/symbolize.h"
 #include "unwind_table.h"
@@ -59,6 +60,16 @@ int builder__add(struct builder *b, const struct ehframe_section *sec, __u32 pri
  * 0, -ENOENT (no Go table), or a negative errno.
  */
 int builder__add_go(struct builder *b, int fd, __u32 prio, size_t *funcs);
+
+/* Adds one FDE of [START, END) with the one ROW (its pc START). 0 or a negative errno. */
+int builder__add_range(struct builder *b, __u64 start, __u64 end, const struct unwind_row *row);
+
+/*
+ * Adds a row for each function of ELF (its symbols; T's loads place them)
+ * whose instructions show a frameless AArch64 leaf: code without CFI, as
+ * the arm64 vDSO's (unwind_table_leaf.c). 0, -ENOENT (none), or an errno.
+ */
+int builder__add_leaves(struct builder *b, Elf *elf, const struct unwind_table *t);
 
 /* Sorts and resolves B's FDEs into T's rows and frees B's arrays. 0 or -ENOMEM. */
 int builder__finish(struct builder *b, struct unwind_table *t, size_t extra_bytes);
