@@ -408,8 +408,10 @@ signal:
 		return 0;
 	}
 	if (found == ROW_FOUND && row->cfa_type != UNWIND_CFA_NONE) {
-		if (row->cfa_type == UNWIND_CFA_END)
+		if (row->cfa_type == UNWIND_CFA_END) {
+			sc->stack.flags |= USTACK_OUTERMOST;
 			return 1;	/* the outermost frame: complete */
+		}
 		ret = apply_row(row, sc, &cfa, &bp, &ra);
 		if (ret)
 			goto truncated;

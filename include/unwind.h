@@ -142,6 +142,12 @@ struct unwind_proc {
 
 /* user_stack.flags */
 #define USTACK_TRUNCATED 1	/* the walk stopped before the outermost frame */
+/*
+ * It stopped at a frame whose CFI says it is the outermost (the return
+ * address undefined: _start, a thread's start): whole whatever its frames
+ * are named, a stripped libc's thread start too
+ */
+#define USTACK_OUTERMOST 2
 
 /*
  * A user stack the BPF unwinder walked, leaf first, stored under a 64-bit

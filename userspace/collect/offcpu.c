@@ -515,14 +515,14 @@ int offcpu__label_set(struct offcpu *o, __u64 hash, struct label_set *out)
 	return 0;
 }
 
-int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, bool *truncated)
+int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, __u32 *flags)
 {
 	struct user_stack *us = &o->ustack;
 	int n = 0;
 
 	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.ustacks), &hash, us))
 		return -errno;
-	*truncated = us->flags & USTACK_TRUNCATED;
+	*flags = us->flags;
 	for (; n < (int)us->n && n < UNWIND_MAX_DEPTH && n < max; n++)
 		ips[n] = us->ips[n];
 	return n;

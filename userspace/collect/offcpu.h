@@ -84,7 +84,7 @@ int offcpu__for_each(struct offcpu *o, int slot, offcpu_fn fn, void *ctx);
 int offcpu__stack(struct offcpu *o, __u64 hash, __u64 *ips, int max);
 
 /* A user stack the CFI walker took (STACK_ID_UNWOUND, key.user_hash), as offcpu__stack. */
-int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, bool *truncated);
+int offcpu__user_stack(struct offcpu *o, __u64 hash, __u64 *ips, int max, __u32 *flags);
 
 /*
  * The label set a block began under (offcpu_key.labels_hash) into out, its

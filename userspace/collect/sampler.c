@@ -801,14 +801,14 @@ int sampler__stack_fill(struct sampler *s, int slot, struct stack_fill *out)
 }
 
 int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max,
-			bool *truncated)
+			__u32 *flags)
 {
 	struct user_stack *us = &s->ustack;
 	int n = 0;
 
 	if (bpf_map_lookup_elem(bpf_map__fd(ustacks_map(s, slot)), &hash, us))
 		return -errno;
-	*truncated = us->flags & USTACK_TRUNCATED;
+	*flags = us->flags;
 	for (; n < (int)us->n && n < UNWIND_MAX_DEPTH && n < max; n++)
 		ips[n] = us->ips[n];
 	return n;

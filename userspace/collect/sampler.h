@@ -91,11 +91,11 @@ int sampler__stack_fill(struct sampler *s, int slot, struct stack_fill *out);
 
 /*
  * Copies the CFI-walked user stack hash of slot (leaf first) into ips;
- * returns how many, or a negative errno. *truncated tells whether the walk
- * stopped before the outermost frame.
+ * returns how many, or a negative errno. *flags: the walk's USTACK_* flags
+ * (whether it stopped before the outermost frame, or at one CFI marks).
  */
 int sampler__user_stack(struct sampler *s, int slot, __u64 hash, __u64 *ips, int max,
-			bool *truncated);
+			__u32 *flags);
 
 /*
  * Copies the label set stored under hash in slot (sample_key.labels_hash)

@@ -208,21 +208,24 @@ static void resolve_one(struct stack *st, stack_read_fn read, void *src, int slo
 		mark_truncated(st, first);
 }
 
-/* Reads a CFI-walked user stack by its hash; how many frames, or a negative errno: lost. */
+/* Reads a CFI-walked user stack by its hash, its USTACK_* flags; how many frames, or a negative errno: lost. */
 typedef int (*walked_read_fn)(void *src, int slot, __u64 hash, __u64 *ips, int max,
-			      bool *truncated);
+			      __u32 *flags);
 
 /*
  * A user stack the CFI unwinder walked. One that stopped short ends in a
- * pseudo frame saying so, rather than in whatever frame it reached.
+ * pseudo frame saying so, rather than in whatever frame it reached. One
+ * that ended where CFI marks the outermost frame is whole, its root named
+ * or not (a stripped libc's thread start); any other end (a frame-pointer
+ * chain's 0) is judged by its root's name.
  */
 static void resolve_unwound(struct stack *st, walked_read_fn read, void *src, int slot,
 			    struct symbolizer *sym, struct runtime_set *rts,
 			    const struct proc_image *img, __u64 hash)
 {
 	__u64 ips[UNWIND_MAX_DEPTH];
-	bool truncated = false;
-	int n = read(src, slot, hash, ips, UNWIND_MAX_DEPTH, &truncated), first;
+	__u32 flags = 0;
+	int n = read(src, slot, hash, ips, UNWIND_MAX_DEPTH, &flags), first;
 
 	if (n < 0) {
 		push_lost(st, false, false);
@@ -230,9 +233,9 @@ static void resolve_unwound(struct stack *st, walked_read_fn read, void *src, in
 	}
 	first = st->n;
 	push_ips(st, sym, rts, img, false, ips, n);
-	if (truncated)
+	if (flags & USTACK_TRUNCATED)
 		push(st, NULL, "[truncated user stack]", USER_TRUNCATED);
-	else
+	else if (!(flags & USTACK_OUTERMOST))
 		mark_truncated(st, first);
 }
 
@@ -256,9 +259,9 @@ static int read_sampler(void *src, int slot, __u64 hash, __u64 *ips, int max)
 }
 
 static int read_sampler_walked(void *src, int slot, __u64 hash, __u64 *ips, int max,
-			       bool *truncated)
+			       __u32 *flags)
 {
-	return sampler__user_stack(src, slot, hash, ips, max, truncated);
+	return sampler__user_stack(src, slot, hash, ips, max, flags);
 }
 
 static int read_offcpu(void *src, int slot, __u64 hash, __u64 *ips, int max)
@@ -267,9 +270,9 @@ static int read_offcpu(void *src, int slot, __u64 hash, __u64 *ips, int max)
 }
 
 static int read_offcpu_walked(void *src, int slot, __u64 hash, __u64 *ips, int max,
-			      bool *truncated)
+			      __u32 *flags)
 {
-	return offcpu__user_stack(src, hash, ips, max, truncated);
+	return offcpu__user_stack(src, hash, ips, max, flags);
 }
 
 int stack__resolve(struct stack *st, struct sampler *s, int slot, struct symbolizer *sym,
