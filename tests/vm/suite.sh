@@ -90,6 +90,10 @@ test_unwind_cfi() {
 	unwind_whole deep unwind_deep uw_chain_5 \
 		'^unwind_deep;_start;.*;main;uw_chain_1;uw_chain_2;uw_chain_3;uw_chain_4;uw_chain_5'
 	unwind_whole cxx unwind_cxx uw_cxx_leaf '^unwind_cxx;_start;.*;main;uw_cxx_outer;uw_cxx_middle;uw_cxx_leaf'
+	# a signal handler's samples: through the signal frame (libc's __restore_rt on x86-64, the
+	# vDSO's __kernel_rt_sigreturn on arm64) into the code it struck, whole from _start
+	unwind_whole signal unwind_signal uw_sig_work \
+		'^unwind_signal;_start;.*;main;uw_sig_outer;uw_sig_interrupted;.*;uw_sig_handler;uw_sig_work'
 	unwind_whole gosha unwind_gosha crypto/sha256.block \
 		'^unwind_gosha;runtime.goexit;runtime.main;main.main;main.uwGoCaller;main.uwGoHash;'
 }
@@ -247,7 +251,16 @@ test_mode() {	# mode: the fgprof fixture, one thread's phases measured by itself
 	# the fixture prints its split when it ends: it outlives the profile (slow to load under emulation)
 	$FIX/fgprof 600 >$O/$m.measured & p=$!
 	sleep 0.5
-	$E --pid $p --mode $m --per-thread --duration 5 --frequency 49 -v --output $O/$m.pb.gz 2>$O/$m.err
+	$E --pid $p --mode $m --per-thread --duration 5 --frequency 49 -v --output $O/$m.pb.gz 2>$O/$m.err &
+	e=$!
+	# the split measured from the profile's start: the start-up slowed the program's wake-ups
+	for i in $(seq 600); do
+		grep -q '^ebpfprof: profiling' $O/$m.err && break
+		kill -0 $e 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -USR1 $p
+	wait $e
 	rc=$?
 	kill -TERM $p; wait $p
 	grep -E '^ebpfprof: (bpf|off-cpu)' $O/$m.err | sed 's/^/  /'
@@ -294,6 +307,7 @@ test_agent_wall() {
 		grep -q '^ebpfprof: agent: ' $O/agent_wall.err && break
 		sleep 0.5
 	done
+	kill -USR1 $p	# the split measured from here: the agent's start-up slowed the program's wake-ups
 	sleep 5.5
 	kill -TERM $a; wait $a; rc=$?
 	kill -TERM $p; wait $p

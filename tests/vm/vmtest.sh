@@ -214,7 +214,7 @@ build_initramfs() {	# out
 		[ -n "$f" ] && copy_with_libs "$f" "$(dirname "${f#/}")" "$r"
 	done
 	for f in cpu_split syscall_heavy fgprof collector short_lived unwind/unwind_deep unwind/unwind_cxx \
-		unwind/unwind_gosha labels/golabels-1.19 labels/tctx; do
+		unwind/unwind_gosha unwind/unwind_signal labels/golabels-1.19 labels/tctx; do
 		copy_with_libs "$BUILD/fixtures/$f" opt/ebpfprof/fix "$r"
 	done
 	# unit tests that load BPF: user registers from the kernel stack (bpf/regs.bpf.h), off-CPU windows
