@@ -6,11 +6,14 @@
 
 #define LEAF_BYTES_MAX (16u << 10)	/* a function longer than this is not looked at */
 
-/* AArch64 encodings: the signal trampoline the BPF walk knows by its words, PAC at a frame start */
+/*
+ * AArch64 encodings: the signal trampoline the BPF walk knows by its words.
+ * PACIASP and AUTIASP (6.1's vDSO opens and closes its leaves with them)
+ * sign and check x30 in place: a leaf still, its return address stripped of
+ * the signature by the walk.
+ */
 #define A64_MOV_X8_RT_SIGRETURN 0xd2801168u	/* mov x8, #139 */
 #define A64_SVC_0 0xd4000001u
-#define A64_PACIASP 0xd503233fu
-#define A64_PACIBSP 0xd503237fu
 #define A64_SP 31
 #define A64_FP 29
 #define A64_LR 30
@@ -43,8 +46,6 @@ static bool leaves_frame(__u32 w)
 
 	if ((w & 0xfc000000u) == 0x94000000u || (w & 0xfffffc1fu) == 0xd63f0000u)
 		return true;	/* bl, blr: x30 overwritten */
-	if (w == A64_PACIASP || w == A64_PACIBSP)
-		return true;	/* x30 signed to be saved: a frame follows */
 	if ((w & 0x0a000000u) == 0x08000000u)	/* loads and stores */
 		return rn == A64_SP || is_frame_reg(rd) || is_frame_reg(rt2);
 	if ((w & 0x1c000000u) == 0x10000000u || (w & 0x0e000000u) == 0x0a000000u)

@@ -116,6 +116,8 @@ static const __u32 clock_gettime_words[] = {
 	0xd4000001, 0xd65f03c0,
 };
 static const __u32 getrandom_words[] = { 0xd503233f, 0xa9b87bfd, 0x910003fd, 0xa90153f3 };
+/* Debian 12's arm64 kernel (6.1): a leaf that signs x30 in place and checks it before returning */
+static const __u32 pac_leaf_words[] = { 0xd503233f, 0x71003c1f, 0xa9000026, 0xd50323bf, 0xd65f03c0 };
 static const __u32 sigreturn_words[] = { 0xd2801168, 0xd4000001 };
 
 static int test_a64_frameless(void)
@@ -141,6 +143,7 @@ static int test_a64_frameless(void)
 	};
 
 	CHECK(unwind_a64__frameless(clock_gettime_words, sizeof(clock_gettime_words)));
+	CHECK(unwind_a64__frameless(pac_leaf_words, sizeof(pac_leaf_words)));
 	CHECK(!unwind_a64__frameless(getrandom_words, sizeof(getrandom_words)));
 	CHECK(!unwind_a64__frameless(sigreturn_words, sizeof(sigreturn_words)));
 	CHECK(!unwind_a64__frameless(clock_gettime_words, 0));
