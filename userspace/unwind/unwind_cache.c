@@ -111,8 +111,8 @@ static int same_file(__u32 id, const void *key, const void *ctx)
 }
 
 /*
- * The file's table, and its PT_LOAD segments kept so any mapping of the
- * file can be turned into a bias. NULL with errno when it has no table.
+ * T, a file's or the vDSO's table (NULL with errno: none), with its PT_LOAD
+ * segments kept in F so any mapping of it can be turned into a bias.
  */
 static struct unwind_table *keep_loads(struct unwind_table *t, struct cached_file *f)
 {
