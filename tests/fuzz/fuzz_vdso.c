@@ -24,22 +24,11 @@ static void leaves(void *image, size_t size)
 	struct unwind_table t = {};
 	struct builder b = { .stats = &t.stats };
 	Elf *elf = elf_memory(image, size);
-	size_t nph;
 
 	if (!elf)
 		return;
-	if (!elf_getphdrnum(elf, &nph)) {
-		for (size_t i = 0; i < nph && t.n_loads < UNWIND_LOADS_MAX; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-				t.loads[t.n_loads++] = (struct unwind_load){
-					.offset = ph.p_offset, .vaddr = ph.p_vaddr,
-					.filesz = ph.p_filesz, .exec = ph.p_flags & PF_X,
-				};
-		}
-	}
-	if (!builder__add_leaves(&b, elf, &t) && !builder__finish(&b, &t, 0)) {
+	if (!unwind_table__read_loads(elf, &t) && !builder__add_leaves(&b, elf, &t) &&
+	    !builder__finish(&b, &t, 0)) {
 		check_rows(&t);
 		free(t.rows);
 	}

@@ -1,5 +1,6 @@
 /* proc_mem.c -- bounded reads of another process's memory */
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/uio.h>
 #include "proc_mem.h"
 
@@ -21,4 +22,16 @@ int proc_mem__read(__u32 pid, __u64 addr, void *buf, size_t len)
 	if (n < 0)
 		return (int)n;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+void *proc_mem__copy(__u32 pid, __u64 addr, size_t len, size_t max)
+{
+	void *buf;
+
+	if (!len || len > max || !(buf = malloc(len)))
+		return NULL;
+	if (!proc_mem__read(pid, addr, buf, len))
+		return buf;
+	free(buf);
+	return NULL;
 }

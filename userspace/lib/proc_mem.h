@@ -28,4 +28,7 @@ ssize_t proc_mem__read_some(__u32 pid, __u64 addr, void *buf, size_t len);
 /* All LEN bytes, or an error: -EFAULT when fewer could be read. */
 int proc_mem__read(__u32 pid, __u64 addr, void *buf, size_t len);
 
+/* All LEN bytes (1 to MAX) in a new buffer the caller frees; NULL when too many or unread. */
+void *proc_mem__copy(__u32 pid, __u64 addr, size_t len, size_t max);
+
 #endif /* EBPFPROF_PROC_MEM_H */

@@ -101,13 +101,8 @@ static const struct binary *vdso_syms(struct symbolizer *s, __u32 pid, const str
 	void *bytes;
 
 	/* pids under a fake proc root are not live processes */
-	if (!s->real_proc || size > VDSO_SIZE_MAX)
+	if (!s->real_proc || !(bytes = proc_mem__copy(pid, pm->start, size, VDSO_SIZE_MAX)))
 		return NULL;
-	bytes = malloc(size);
-	if (!bytes)
-		return NULL;
-	if (proc_mem__read(pid, pm->start, bytes, size))
-		goto out_free;
 	for (size_t i = 0; i < s->n_vdsos; i++) {
 		v = &s->vdsos[i];
 		if (v->size == size && !memcmp(v->bytes, bytes, size)) {

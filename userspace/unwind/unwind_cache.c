@@ -20,7 +20,8 @@
 #define BATCH_ROWS 8192		/* rows per bpf(BPF_MAP_UPDATE_BATCH) */
 #define MOVE_WINDOW (512u << 10)	/* bytes of the array mapped at once by a compaction */
 #define VDSO_BYTES_MAX (1u << 20)	/* a [vdso] mapping larger than this is not read */
-#define VDSO_DEV (~0ull)		/* no file's device: the vDSO's tables, keyed by their bytes */
+#define VDSO_IMAGES_MAX 8		/* distinct vDSO images kept (one per kernel, a few rewritten) */
+#define VDSO_DEV (~0ull)		/* no file's device: a vDSO image's, its inode its slot + 1 */
 
 /* A file, by the device and inode the maps line names. */
 struct cached_file {
@@ -46,6 +47,12 @@ struct unwind_cache {
 	size_t n_files, cap_files;
 	struct hmap *index;	/* hash of (dev, ino) -> files[] index + 1 */
 	struct hmap *by_build_id;	/* the same file seen again under another inode (containers) */
+	/* vDSO images seen, compared byte for byte: a process may rewrite its own copy */
+	struct {
+		void *bytes;
+		size_t len;
+	} vdsos[VDSO_IMAGES_MAX];
+	size_t n_vdsos;
 	__u32 *keys;		/* BATCH_ROWS array indexes for batch updates */
 	__u64 clock;		/* gets so far */
 	struct unwind_cache_stats stats;
@@ -85,6 +92,8 @@ void unwind_cache__free(struct unwind_cache *c)
 		return;
 	hmap__free(c->index);
 	hmap__free(c->by_build_id);
+	for (size_t i = 0; i < c->n_vdsos; i++)
+		free(c->vdsos[i].bytes);
 	free(c->files);
 	free(c->keys);
 	free(c);
@@ -363,28 +372,33 @@ static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 }
 
 /*
- * The vDSO is no file: its image is read from the process, keyed by a hash
- * of its bytes under a device no file has (one kernel's vDSO is the same in
- * every process). *IMAGE: its bytes, for add_image.
+ * The vDSO is no file: its image is read from the process and known by its
+ * bytes (one kernel's vDSO is the same in every process), under a device no
+ * file has; its image is kept for add_image.
  */
-static int read_vdso(const struct unwind_cache *c, __u32 pid, const struct proc_map *m,
-		     void **image, struct file_id *id)
+static int read_vdso(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
+		     struct file_id *id)
 {
 	size_t len = m->end - m->start;
+	void *bytes;
 
 	/* pids under a fake proc root (tests) are not live processes */
-	if (strcmp(m->path, "[vdso]") || strcmp(c->proc_root, "/proc") || !len ||
-	    len > VDSO_BYTES_MAX)
+	if (strcmp(m->path, "[vdso]") || strcmp(c->proc_root, "/proc") ||
+	    !(bytes = proc_mem__copy(pid, m->start, len, VDSO_BYTES_MAX)))
 		return -ENOENT;
-	*image = malloc(len);
-	if (!*image)
-		return -ENOMEM;
-	if (proc_mem__read(pid, m->start, *image, len)) {
-		free(*image);
-		*image = NULL;
-		return -ENOENT;
+	for (size_t i = 0; i < c->n_vdsos; i++) {
+		if (c->vdsos[i].len == len && !memcmp(c->vdsos[i].bytes, bytes, len)) {
+			*id = (struct file_id){ VDSO_DEV, i + 1 };
+			free(bytes);
+			return 0;
+		}
 	}
-	*id = (struct file_id){ VDSO_DEV, hash_bytes(*image, len, 0) };
+	if (c->n_vdsos == VDSO_IMAGES_MAX) {
+		free(bytes);
+		return -ENOENT;	/* frame pointers there, as before */
+	}
+	c->vdsos[c->n_vdsos] = (typeof(c->vdsos[0])){ bytes, len };
+	*id = (struct file_id){ VDSO_DEV, ++c->n_vdsos };
 	return 0;
 }
 
@@ -420,26 +434,24 @@ int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *
 {
 	struct file_id id = { makedev(m->dev_major, m->dev_minor), m->inode };
 	struct cached_file *f = NULL;
-	void *image = NULL;
 	__u32 idx;
 	int err;
 
 	*slice = (struct unwind_slice){};
 	*bias = 0;
-	if (!m->inode && (err = read_vdso(c, pid, m, &image, &id)))
+	if (!m->inode && (err = read_vdso(c, pid, m, &id)))
 		return err;
 	idx = hmap__find(c->index, id_hash(&id), same_file, &id, c);
 	if (idx)
 		f = &c->files[idx - 1];
 	if (!f) {
-		err = image ? add_image(c, image, m->end - m->start, &id, &f)
-			    : add_file(c, pid, m, &id, &f);
-		if (err) {
-			free(image);
+		/* a vDSO seen before a reset is built again from its kept image */
+		err = id.dev == VDSO_DEV ? add_image(c, c->vdsos[id.ino - 1].bytes,
+						     c->vdsos[id.ino - 1].len, &id, &f)
+					 : add_file(c, pid, m, &id, &f);
+		if (err)
 			return err;
-		}
 	}
-	free(image);
 	f->used = ++c->clock;
 	if (f->no_room)
 		return -ENOSPC;

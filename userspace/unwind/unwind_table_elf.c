@@ -31,7 +31,7 @@ static int check_ehdr(Elf *elf)
 	return 0;
 }
 
-static int read_loads(Elf *elf, struct unwind_table *t)
+int unwind_table__read_loads(Elf *elf, struct unwind_table *t)
 {
 	size_t nph;
 
@@ -156,7 +156,7 @@ static int build(Elf *elf, int fd, struct unwind_table *t)
 	struct builder b = { .stats = st };
 	int err, found = 0;
 
-	err = check_ehdr(elf) ?: read_loads(elf, t);
+	err = check_ehdr(elf) ?: unwind_table__read_loads(elf, t);
 	if (err)
 		return err;
 	find_sections(elf, &s);

@@ -61,6 +61,9 @@ int builder__add(struct builder *b, const struct ehframe_section *sec, __u32 pri
  */
 int builder__add_go(struct builder *b, int fd, __u32 prio, size_t *funcs);
 
+/* T's PT_LOAD segments, read from ELF (unwind_table_elf.c). 0 or -EINVAL. */
+int unwind_table__read_loads(Elf *elf, struct unwind_table *t);
+
 /* Adds one FDE of [START, END) with the one ROW (its pc START). 0 or a negative errno. */
 int builder__add_range(struct builder *b, __u64 start, __u64 end, const struct unwind_row *row);
 
