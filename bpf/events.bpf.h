@@ -77,26 +77,38 @@ struct {
 	__uint(max_entries, 1);
 } events_ctl SEC(".maps");
 
-/* When this program last woke userspace for announcements (racy across CPUs: at worst one more wakeup) */
+/*
+ * When this program last woke userspace for announcements, and for a first
+ * sample or a remap (racy across CPUs: at worst one more wakeup)
+ */
 __u64 events_last_wake = 0;
+__u64 events_last_new_wake = 0;
 
 /*
  * A wakeup per announcement was a third of the agent's CPU under process
  * churn: wake at most once per EVENTS_BATCH_NS, not at all for an exec
  * while userspace promised to look anyway, and always when the buffer fills.
+ * A first sample or a remap is held back only by the last of its own kind's
+ * wakeups, whose look is followed by another within EVENTS_BATCH_NS; an
+ * exec's look is followed by one on the EXEC_LOOK_NS grid only.
  */
 static __always_inline __u64 wake_flag(__u32 kind, __u64 now)
 {
 	struct events_ctl *ctl = NULL;
 	__u32 zero = 0;
+	bool held;
 
-	/* only execs come in bursts; a first sample or a remap wakes as it did (its tables wait) */
-	if (kind == TASK_EVENT_EXEC)
+	if (kind == TASK_EVENT_EXEC) {
 		ctl = bpf_map_lookup_elem(&events_ctl, &zero);
-	if ((now - events_last_wake < EVENTS_BATCH_NS || (ctl && now < ctl->look_by)) &&
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < 64 * 1024)
+		held = now - events_last_wake < EVENTS_BATCH_NS || (ctl && now < ctl->look_by);
+	} else {
+		held = now - events_last_new_wake < EVENTS_BATCH_NS;
+	}
+	if (held && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < 64 * 1024)
 		return BPF_RB_NO_WAKEUP;
 	events_last_wake = now;
+	if (kind != TASK_EVENT_EXEC)
+		events_last_new_wake = now;
 	return BPF_RB_FORCE_WAKEUP;
 }
 

@@ -28,12 +28,22 @@ struct stack_frames {
 #define EVENTS_BATCH_NS 25000000ULL
 
 /*
+ * Execs alone are looked for on a grid this coarse: an exec's image is read
+ * 20 ms after it at the earliest (exec_defer.h), so one found up to this late
+ * loses nothing a sample would show, and under process churn userspace
+ * wakes ten times a second for them, not forty.
+ */
+#define EXEC_LOOK_NS 100000000ULL
+
+/*
  * Userspace's promise to BPF, in the events_ctl map (mmap'ed): it looks at
  * the ring buffer by look_by (CLOCK_MONOTONIC ns, 0: no promise) without
  * being woken. A wakeup is an IPI from the submitting program, 24-30 us
- * here (a VM); under process churn userspace looks every EVENTS_BATCH_NS
- * anyway, and execs announced meanwhile need not wake it (a first sample
- * or a remap still does: its tables wait on it).
+ * here (a VM), and the agent's wakeup itself costs more; under process
+ * churn userspace looks every EXEC_LOOK_NS anyway, and execs announced
+ * meanwhile need not wake it. A first sample or a remap still does, at
+ * most once per EVENTS_BATCH_NS: its tables wait on it, and the process
+ * may be about to exit.
  */
 struct events_ctl {
 	__u64 look_by;

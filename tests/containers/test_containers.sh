@@ -190,7 +190,13 @@ test_sidecar() {	# --pid=container:WORKLOAD and --scope pod: that workload and n
 	docker run -d --name "$PREFIX-sidecar" --pid="container:$PREFIX-wl-cpu" --network=host --read-only \
 		"${CAPS[@]}" -v /sys/kernel/btf:/sys/kernel/btf:ro ebpfprof:latest \
 		agent --scope pod --listen "127.0.0.1:$port" >/dev/null || { fail sidecar "agent did not start"; return; }
-	sleep 3
+	# it serves once its BPF is loaded: 3-4 s here while its workloads keep both CPUs busy
+	local t0=$SECONDS
+	until docker logs "$PREFIX-sidecar" 2>&1 | grep -q "^ebpfprof: serving"; do
+		[ $((SECONDS - t0)) -lt 60 ] || break
+		sleep 0.1
+	done
+	echo "  the sidecar serves $((SECONDS - t0)) s after docker run returned"
 	go tool pprof -timeout 60 -raw -symbolize=none "http://127.0.0.1:$port/debug/pprof/profile?seconds=3" \
 		>"$tmp/side.raw" 2>/dev/null
 	docker logs "$PREFIX-sidecar" >"$tmp/side.log" 2>&1

@@ -329,6 +329,22 @@ test_otel_late() {
 	fi
 }
 
+# a busy process with no label source, 8 s: looked at again for a late context 1 s after its
+# read, then 2 s and 4 s after that (3 looks), not every second it runs (7)
+test_context_backoff() {
+	local c=context_backoff pid looks
+	"$BUILD/fixtures/cpu_split" 10 >/dev/null & pid=$!
+	"$BUILD/ebpfprof" -v --pid $pid --frequency 99 --duration 8 --output "$tmp/$c.pb.gz" \
+		2>"$tmp/$c.err" || { fail $c "ebpfprof failed: $(tail -1 "$tmp/$c.err")"; kill $pid; return; }
+	kill $pid; wait $pid 2>/dev/null
+	looks=$(counter "$tmp/$c.err" context_looks_total)
+	if [ "${looks:-0}" -ge 2 ] && [ "$looks" -le 4 ]; then
+		pass "$c: $looks looks in 8 s of a process without labels"
+	else
+		fail $c "context_looks_total=${looks:-?} in 8 s: expected 2 to 4 (1 s, then twice as long)"
+	fi
+}
+
 # trace_id and span_id of the C program's requests as OTLP profile links: each link decoded by
 # Python classes protoc made from the published proto is one request's (trace, span) pair, and
 # the sample carrying it has that span_id as its attribute
@@ -430,6 +446,7 @@ run_test test_custom_unknown custom_unknown
 run_test test_otel_context otel_context
 run_test test_otel_context_exe otel_context_exe
 run_test test_otel_late otel_late
+run_test test_context_backoff context_backoff
 run_test test_otlp_links otlp_links
 run_test test_offcpu offcpu
 run_test test_page_label page_label

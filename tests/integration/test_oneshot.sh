@@ -327,9 +327,10 @@ test_idle_execs() {
 }
 
 # The same promise where every start costs 12 ms of CPU, as on hosts where fork, exec and the loader
-# are slow: the process clock counts them, so each such start is busy at its first look (20 ms) and
-# must be looked at again, found asleep, and left unread. 19 Hz, the agent's rate, so most starts go
-# unsampled; those that are sampled are read, and counted out.
+# are slow: the process clock counts them, so each such start is busy at its first look (20 ms after
+# the exec, on the 100 ms exec grid: by 120 ms, while it idles) and must be looked at again, found
+# asleep, and left unread. 19 Hz, the agent's rate, so most starts go unsampled; those that are
+# sampled are read, and counted out.
 test_idle_execs_costly_start() {
 	ln -sf "$FIX/short_lived" "$tmp/short_idle"
 	"$EBPFPROF" -v --duration 6 --frequency 19 --output "$tmp/costly.pb.gz" 2>"$tmp/costly.err" &
@@ -338,7 +339,7 @@ test_idle_execs_costly_start() {
 	# the starts before were never seen
 	wait_profiling "$tmp/costly.err" $prof
 	for ((i = 1; i <= 60; i++)); do
-		"$tmp/short_idle" 60 0 12 & kids+=($!)	# computes 12 ms, idles 60 ms, exits
+		"$tmp/short_idle" 150 0 12 & kids+=($!)	# computes 12 ms, idles 150 ms, exits
 		((i % 3)) || { wait "${kids[@]}"; kids=(); }
 	done
 	wait $prof

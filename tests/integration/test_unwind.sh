@@ -301,6 +301,42 @@ test_reset_keeps_live() {
 	fi
 }
 
+# a compiler whose libraries take a quarter of a second and more to parse (libLLVM and
+# libclang-cpp, two million rows; 3x that under the sanitizers) starts, and a small program 50 ms
+# later: the small one's tables wait for no large build, so its stacks are whole but for its first
+# 50 ms at most (5 samples at 99 Hz); the compiler's, built aside, come to it later: its stacks
+# are whole from then on (50 at least: walked by frame pointers, its code shows no _start). (Built
+# in turn, the small program's waited, 10 to 30 samples.)
+test_big_build_aside() {
+	local clang prof cc id=$BUILD/fixtures/identity
+	clang=$(command -v clang)
+	if [ -z "$clang" ] || ! ldd "$(readlink -f "$clang")" | grep -q libLLVM; then
+		skip big_build_aside "no clang linked to libLLVM: no large build to wait for"
+		return
+	fi
+	for i in $(seq 600); do echo "int f$i(int x) { int s = 0; for (int k = 0; k < x; k++) s += k * $i ^ (s >> 3); return s; }"; done >"$tmp/big.c"
+	"$EBPFPROF" -v --frequency 99 --duration 5 --unwind-table-mb 32 --format folded \
+		-o "$tmp/aside.folded" 2>"$tmp/aside.err" &
+	prof=$!
+	wait_profiling "$tmp/aside.err" $prof || { fail big_build_aside "ebpfprof did not start"; return; }
+	sleep 1	# the processes running before it are read first
+	"$clang" -O2 -c "$tmp/big.c" -o /dev/null &
+	cc=$!
+	sleep 0.05
+	"$id" burn alpha 1 >/dev/null
+	wait "$prof"
+	kill "$cc" 2>/dev/null; wait "$cc" 2>/dev/null
+	awk '$1 ~ /^(identity|clang);/ {
+		n = $NF; c = $1 ~ /^clang;/; t[c] += n
+		if ($1 !~ /^[a-z]*;_start;/ || $0 ~ /;\[(truncated|unknown|lost)/) b[c] += n
+	} END {
+		printf "  identity: %d samples, %d not whole; clang: %d samples, %d not whole\n",
+			t[0], b[0], t[1], b[1]
+		exit !(t[0] > 30 && b[0] <= 5 && t[1] - b[1] >= 50)
+	}' "$tmp/aside.folded" && pass big_build_aside ||
+		fail big_build_aside "the small program's stacks waited for the compiler's tables, or the compiler's never came: $(grep -o 'unwind tables:.*' "$tmp/aside.err")"
+}
+
 # --unwind takes three words and nothing else
 test_bad_unwind() {
 	if "$EBPFPROF" --unwind sideways --duration 1 2>"$tmp/bad.err"; then
@@ -326,4 +362,5 @@ run_test test_go_sigpanic
 run_test test_fallback_counted
 run_test test_exec_new_tables
 run_test test_reset_keeps_live
+run_test test_big_build_aside
 run_test test_bad_unwind

@@ -21,6 +21,7 @@
 
 #define POLL_NS 500000000LL		/* look for new processes twice a second */
 #define TIMER_SLACK_NS 10000000UL
+#define HARVEST_LOOK_NS 10000000LL	/* a harvest looks for new processes this often */
 #define SHUTDOWN_DRAIN_MS 5000		/* SIGTERM: time left to push the last windows */
 #define SYMBOL_CACHE_BYTES (16 << 20)	/* unreferenced symbol tables kept past this are evicted */
 
@@ -293,6 +294,22 @@ static int on_task_event(const struct task_event *e, void *ctx)
 	return 0;
 }
 
+/*
+ * New processes are read between a harvest's records, as the loop reads
+ * them between harvests: a window's first symbolization of a large binary
+ * takes up to a second, and a short process announced meanwhile would exit
+ * before its maps and tables were read.
+ */
+static void harvest_look(struct agent *a)
+{
+	__s64 now = clock_ns(CLOCK_MONOTONIC);
+
+	if (now - a->harvest_looked < HARVEST_LOOK_NS)
+		return;
+	a->harvest_looked = now;
+	sampler__poll_events(a->sampler, 0, on_task_event, a);
+}
+
 /* One record, its stack already in a->stack, into the push window and every open pull request. */
 static int add_everywhere(struct agent *a, const struct window_record *rec)
 {
@@ -321,6 +338,7 @@ static int harvest_record(const struct sample_key *key, __u64 count, void *ctx)
 	};
 
 	a->harvest_samples += count;
+	harvest_look(a);
 	if (a->cfg->mode == MODE_OFFCPU)
 		return 0;	/* the sampler runs for its process announcements only */
 	report__cpu_values(a->cfg->mode, 1000000000LL / a->cfg->frequency, count, rec.values);
@@ -346,6 +364,7 @@ static int harvest_offcpu_record(const struct offcpu_key *key, const struct offc
 
 	if (!val->ns)
 		return 0;
+	harvest_look(a);
 	report__offcpu_values(a->cfg->mode, val->ns, val->count, rec.values);
 	if (key->labels_hash && !offcpu__label_set(a->offcpu, key->labels_hash, &a->labels))
 		rec.labels = &a->labels;
@@ -386,6 +405,7 @@ static int harvest(struct agent *a)
 	a->flip_real = clock_ns(CLOCK_REALTIME);
 	a->harvest_slot = slot;
 	a->harvest_records = a->harvest_samples = 0;
+	a->harvest_looked = flip_mono;
 	err = sampler__for_each(a->sampler, slot, harvest_record, a);
 	/* a figure only: a map that cannot be counted is said as empty */
 	if (!err && sampler__stack_fill(a->sampler, slot, &fill))
@@ -602,9 +622,10 @@ int agent__run(const struct config *cfg)
 	/* the HTTP and push threads would each get a 64 MB malloc arena of their own */
 	mallopt(M_ARENA_MAX, 2);
 	/*
-	 * The loop wakes for each deferred exec falling due (20 ms after it):
-	 * a 10 ms slack lets the kernel serve several with one wakeup, and a
-	 * 100 ms process is still read before it ends. Threads made later inherit it.
+	 * The loop wakes for deferred execs falling due (on a 100 ms grid) and
+	 * for first samples: a 10 ms slack lets the kernel serve several with
+	 * one wakeup, and a 200 ms process is still read before it ends.
+	 * Threads made later inherit it.
 	 */
 	prctl(PR_SET_TIMERSLACK, TIMER_SLACK_NS);
 	/*
@@ -614,6 +635,14 @@ int agent__run(const struct config *cfg)
 	 * gives large blocks back to the kernel when they are freed.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 256 << 10);
+	/*
+	 * A fixed threshold also fixes the heap's trim at 128 KB: each free of
+	 * a few hundred KB at its top (zlib's state, per pushed series) gave
+	 * pages back, and the kernel then flushed the TLB of every CPU by IPI:
+	 * up to 14 % of the agent's CPU on a busy VM. Trimmed once a window
+	 * instead (close_window), which keeps RSS where it was between windows.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 4 << 20);
 	a->cfg = cfg;
 	block_signals(&unblocked);
 	sigdelset(&unblocked, SIGINT);

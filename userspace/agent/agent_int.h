@@ -97,6 +97,7 @@ struct agent {
 	__s64 flip_real;		/* CLOCK_REALTIME of the last harvest's slot flip: windows end there */
 	__u64 harvest_records;		/* counted by harvest(), published in fig */
 	__u64 harvest_samples;
+	__s64 harvest_looked;		/* CLOCK_MONOTONIC of its last look for new processes */
 	char hostname[256];
 	struct cgroup_scope scope;	/* --cgroup, --scope pod */
 	char cgroup1_memory[256];	/* the v1 memory hierarchy's mount; cgroup1_ssid 0: none */

@@ -13,8 +13,9 @@
  * EXEC_DEFER_NS after the exec it is handed on if it still lives and has
  * run; one that has hardly run (a `sleep 0.1`, a script waiting on a pipe)
  * is unlikely to be sampled, so it waits again, at the next level, and is
- * handed on at the last whatever it did (exec_defer__judge). A 100 ms process that computes is read 20 ms into
- * its life (25 ms where its start was costly), with its libraries mapped.
+ * handed on at the last whatever it did (exec_defer__judge). Looks fall on
+ * the EXEC_LOOK_NS grid (sampler.c), so a process that computes is read 20
+ * to 100 ms into its life, with its libraries mapped.
  */
 #define EXEC_DEFER_NS (20 * 1000000LL)
 #define EXEC_DEFER_LEVELS 5

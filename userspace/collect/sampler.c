@@ -13,11 +13,11 @@
 #include "lib/bpf_util.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/proc_cpu.h"
 #include "lib/proc_image.h"
 #include "sampler.h"
 #include "cpus.h"
 #include "exec_defer.h"
-#include "proc_cpu.h"
 #include "pidns.h"
 #include "preload.h"
 #include "unwind.h"
@@ -40,6 +40,13 @@
 #define PRELOAD_MAX 4096		/* processes it may load them for */
 #define DEFAULT_COUNT_ENTRIES 40960
 #define DEFAULT_UNWIND_ROWS (2u << 20)	/* 16 MiB of rows */
+/*
+ * Files this large (libLLVM, node, a compiler: 60 ms to a second to parse)
+ * have their tables built on a thread of their own; smaller ones take a few
+ * milliseconds and are built in turn.
+ */
+#define BUILD_ASIDE_BYTES (16 << 20)
+#define BUILD_LOOK_NS (10 * 1000000LL)	/* how soon a look follows while tables are built aside */
 #define PENDING_MAX 1024
 #define EXEC_DEFER_MAX 16384	/* execs held at once; past that the oldest goes on early */
 
@@ -59,6 +66,7 @@ struct sampler {
 	__u64 execs_idle;	/* waits begun again by processes that had hardly run */
 	__u64 execs_rechecked;	/* looked at again after a busy first look */
 	__u64 events_seen;	/* announcements read, to tell a poll that found some */
+	__u64 news_seen;	/* of them, first samples and remaps (not execs) */
 	__u64 images_read;	/* images handed on */
 	__s64 read_ns;		/* thread CPU time handing them on and loading their tables */
 	__s64 recheck_ns;	/* look for announcements that did not wake us (EVENTS_BATCH_NS) */
@@ -358,6 +366,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		return ret;
 	}
 	/* sampled since its exec: the exec's work is due now */
+	s->news_seen++;
 	exec_defer__take(s->execs, e->pid);
 	return hand_on(s, e);
 }
@@ -485,6 +494,9 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 	}
 	if (whole_system)
 		preload_running(s);
+	/* from the first sample on, a large file's build delays no other process's tables */
+	if (unwinder__build_aside(s->unwinder, BUILD_ASIDE_BYTES))
+		p_debug("unwind tables: no builder thread, every table built in turn");
 	return 0;
 }
 
@@ -647,20 +659,31 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out)
 	};
 }
 
+/* the first point of the EXEC_LOOK_NS grid after NS: every look for execs alone falls on it */
+static __s64 exec_grid(__s64 ns)
+{
+	return (ns / (__s64)EXEC_LOOK_NS + 1) * (__s64)EXEC_LOOK_NS;
+}
+
 /*
- * After a look: BPF may have submitted more without waking us, so a look
- * that found events is followed by another within the batch time, and BPF is
- * promised it (with the timer slack the agent allows, 10 ms) so those
- * announcements need no wakeup. The promise ends at a look that finds
- * none; one more look follows it, for an announcement whose program read the
- * promise just before it ended and whose record came in after this look.
+ * After a look: BPF may have submitted more without waking us. A look that
+ * found a first sample or a remap is followed by another within the batch
+ * time (BPF held back those that came since); one that found execs alone,
+ * by one on the exec grid. BPF is promised that look (with the timer slack
+ * the agent allows, 10 ms), so execs announced meanwhile need no wakeup.
+ * The promise ends at a look that finds none; one more look follows it, for
+ * an announcement whose program read the promise just before it ended and
+ * whose record came in after this look.
  */
-static void plan_next_look(struct sampler *s, bool found)
+static void plan_next_look(struct sampler *s, bool found, bool found_new)
 {
 	bool promised = s->events_ctl && __atomic_load_n(&s->events_ctl->look_by, __ATOMIC_RELAXED);
 	__s64 now = clock_ns(CLOCK_MONOTONIC);
 
-	s->recheck_ns = found || promised ? now + (__s64)EVENTS_BATCH_NS : INT64_MAX;
+	if (found_new || (promised && !found))
+		s->recheck_ns = now + (__s64)EVENTS_BATCH_NS;
+	else
+		s->recheck_ns = found ? exec_grid(now) : INT64_MAX;
 	if (s->events_ctl)
 		__atomic_store_n(&s->events_ctl->look_by,
 				 found ? (__u64)s->recheck_ns + EVENTS_BATCH_NS / 2 : 0, __ATOMIC_SEQ_CST);
@@ -669,7 +692,7 @@ static void plan_next_look(struct sampler *s, bool found)
 int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx)
 {
 	__s64 due = sampler__next_event_ns(s) - clock_ns(CLOCK_MONOTONIC);
-	__u64 seen = s->events_seen;
+	__u64 seen = s->events_seen, news = s->news_seen;
 	int n;
 
 	/* wake for the next deferred exec too */
@@ -681,11 +704,17 @@ int sampler__poll_events(struct sampler *s, int timeout_ms, sampler_event_fn fn,
 	/* poll reads only the rings that woke it: what BPF submitted without a wakeup is read here */
 	if (n >= 0)
 		n = ring_buffer__consume(s->events);
-	if (n >= 0 && hand_on_due(s) < 0)
-		n = -ECANCELED;
+	/* a deferred exec handed on stops the reading as an event would (-EINTR: the caller's stop) */
+	if (n >= 0) {
+		int due_err = hand_on_due(s);
+
+		n = due_err < 0 ? due_err : n;
+	}
 	load_pending(s);
+	if (s->unwinder)
+		unwinder__collect(s->unwinder);	/* tables built aside meanwhile */
 	s->event_fn = NULL;
-	plan_next_look(s, s->events_seen != seen);
+	plan_next_look(s, s->events_seen != seen, s->news_seen != news);
 	return n == -EINTR ? 0 : n;
 }
 
@@ -693,10 +722,18 @@ __s64 sampler__next_event_ns(const struct sampler *s)
 {
 	__s64 due = exec_defer__next_due(s->execs);
 
-	/* execs falling due in one batch time are handed on together, with the announcements */
+	/* execs falling due on one step of the exec grid are handed on together */
 	if (due != INT64_MAX)
-		due = (due + (__s64)EVENTS_BATCH_NS - 1) / (__s64)EVENTS_BATCH_NS * (__s64)EVENTS_BATCH_NS;
-	return due < s->recheck_ns ? due : s->recheck_ns;
+		due = exec_grid(due - 1);
+	if (s->recheck_ns < due)
+		due = s->recheck_ns;
+	/* a table built aside is loaded soon after it is done (builds are rare: no wakeup of its own) */
+	if (s->unwinder && unwinder__building(s->unwinder)) {
+		__s64 soon = clock_ns(CLOCK_MONOTONIC) + BUILD_LOOK_NS;
+
+		due = soon < due ? soon : due;
+	}
+	return due;
 }
 
 int sampler__figures(struct sampler *s, struct sampler_figures *out)
@@ -856,15 +893,17 @@ int sampler__stats(struct sampler *s, __u64 out[STAT_MAX])
 	return err;
 }
 
+/* Asked twice a second: the loss counter alone, one lookup, not every BPF counter. */
 bool sampler__announcements_lost(struct sampler *s)
 {
-	__u64 st[STAT_MAX] = {};
+	__u64 dropped = 0;
 	bool lost;
 
-	if (sampler__stats(s, st))
+	if (bpf_util__sum_percpu(bpf_map__fd(s->skel->maps.events_lost), 1, s->n_possible_cpus,
+				 &dropped))
 		return true;	/* cannot tell: scan */
-	lost = st[STAT_EVENTS_DROPPED] != s->events_dropped;
-	s->events_dropped = st[STAT_EVENTS_DROPPED];
+	lost = dropped != s->events_dropped;
+	s->events_dropped = dropped;
 	return lost;
 }
 

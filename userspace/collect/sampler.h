@@ -136,7 +136,8 @@ void sampler__maps(const struct sampler *s, struct sampler_maps *out);
  * now), code outside its maps (TASK_EVENT_REMAP) and an exec
  * (TASK_EVENT_EXEC, at once: a new image supersedes the old, nothing of
  * it is to be read yet). The exec's image is handed on as TASK_EVENT_NEW
- * EXEC_DEFER_NS after it (later if the process has hardly run), or at its
+ * EXEC_DEFER_NS after it at the earliest, at the next point of the
+ * EXEC_LOOK_NS grid (later if the process has hardly run), or at its
  * first sample if sooner, and not at all if the process exited unsampled
  * meanwhile (collect/exec_defer.h).
  * Returns how many events were read, or a negative errno.

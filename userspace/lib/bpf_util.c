@@ -134,9 +134,44 @@ int bpf_util__grace_period(int outer_fd, int inner_fd)
 	return bpf_map_update_elem(outer_fd, &zero, &inner_fd, BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * What the last read of a bit map's value said, by map id: a bit set there
+ * is set in the map, since no one clears one, so setting it again needs no
+ * read of the value (16 KiB, copied in and out, for each new process).
+ */
+#define SHADOWS 4
+
+struct shadow {
+	__u32 id;		/* 0: free */
+	__u32 size;
+	__u8 *bits;
+};
+
+static struct shadow shadows[SHADOWS];
+static unsigned int shadow_next;	/* the slot a new map takes when all are used */
+static pthread_mutex_t shadow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Under shadow_lock: the shadow of map ID, a new one all clear if not kept; NULL: out of memory. */
+static struct shadow *shadow_of(__u32 id, __u32 size)
+{
+	struct shadow *sh;
+	int i;
+
+	for (i = 0; i < SHADOWS; i++)
+		if (shadows[i].id == id && shadows[i].size == size)
+			return &shadows[i];
+	sh = &shadows[shadow_next++ % SHADOWS];
+	free(sh->bits);
+	*sh = (struct shadow){ .id = id, .size = size, .bits = calloc(1, size) };
+	if (!sh->bits)
+		sh->id = 0;
+	return sh->bits ? sh : NULL;
+}
+
 int bpf_util__set_bit(int fd, __u32 bit)
 {
 	struct bpf_map_info info;
+	struct shadow *sh;
 	__u32 key = 0;
 	__u8 *val;
 	int err = map_info(fd, &info);
@@ -145,16 +180,25 @@ int bpf_util__set_bit(int fd, __u32 bit)
 		return err;
 	if (info.type != BPF_MAP_TYPE_ARRAY || !info.value_size)
 		return -EINVAL;
-	val = malloc(info.value_size);
-	if (!val)
-		return -ENOMEM;
-	err = bpf_map_lookup_elem(fd, &key, val) ? -errno : 0;
 	bit %= info.value_size * 8;
-	/* set already (a process read again, a pid sharing the bit): no write */
+	pthread_mutex_lock(&shadow_lock);
+	sh = shadow_of(info.id, info.value_size);
+	if (sh && sh->bits[bit / 8] & 1u << (bit % 8)) {
+		pthread_mutex_unlock(&shadow_lock);
+		return 0;	/* a process read again, a pid sharing the bit */
+	}
+	val = malloc(info.value_size);
+	err = val ? 0 : -ENOMEM;
+	if (!err)
+		err = bpf_map_lookup_elem(fd, &key, val) ? -errno : 0;
+	/* set already by another writer: no write */
 	if (!err && !(val[bit / 8] & 1u << (bit % 8))) {
 		val[bit / 8] |= 1u << (bit % 8);
 		err = bpf_map_update_elem(fd, &key, val, BPF_ANY) ? -errno : 0;
 	}
+	if (!err && sh)
+		memcpy(sh->bits, val, info.value_size);
+	pthread_mutex_unlock(&shadow_lock);
 	free(val);
 	return err;
 }

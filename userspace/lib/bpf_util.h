@@ -31,7 +31,8 @@ int bpf_util__grace_period(int outer_fd, int inner_fd);
 /*
  * Sets bit (bit mod the value's size in bits) of the value at key 0 of an
  * array map: a read, then a write of the whole value unless the bit was set
- * already. One writer per map.
+ * already; nothing at all when the last read or write said it is set. No
+ * one may clear a bit.
  */
 int bpf_util__set_bit(int fd, __u32 bit);
 

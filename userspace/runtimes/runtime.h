@@ -45,7 +45,8 @@ struct runtime_ops {
 	 * found running, not announced yet): its frames name no sample, its
 	 * announcement adds it again. 0: BPF walks it; -ENOENT: not there;
 	 * -ENOTSUP: a version it does not know (counted, never guessed);
-	 * -EAGAIN: too early to tell (looked at again by retry).
+	 * -EAGAIN: too early to tell (looked at again by retry); -ESTALE: a
+	 * later image holds the pid (runtime__outdated), nothing read.
 	 */
 	int (*add_image)(void *rt, const struct proc_image *img);
 	void (*retry)(void *rt);	/* NULL: nothing waits */
@@ -126,6 +127,19 @@ static inline bool runtime__same_process(const struct proc_image *old,
 					 const struct proc_image *new)
 {
 	return old->pid == new->pid && old->start == new->start;
+}
+
+/*
+ * Whether IMG came before CUR, the image a runtime's state at its pid is of:
+ * an image that waited (a JVM still starting) looked at again after its
+ * process exec'd. Its process's maps are the later image's now, and a state
+ * read from them would supersede CUR's: not read. Unknown exec counts
+ * (PROC_EXEC_ANY) order nothing.
+ */
+static inline bool runtime__outdated(const struct proc_image *cur, const struct proc_image *img)
+{
+	return cur && cur->exec != PROC_EXEC_ANY && img->exec != PROC_EXEC_ANY &&
+	       proc_image__after(img, cur);
 }
 
 /*

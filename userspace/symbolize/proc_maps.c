@@ -193,6 +193,7 @@ struct share {
 	char root[SHARE_ROOT_MAX];
 	struct proc_map *maps;	/* the first read, parsed (one allocation); NULL: not read yet */
 	size_t n, bytes;
+	bool gone;		/* the first read found no process: so do the next readers */
 };
 
 static struct share shares[SHARE_SLOTS];
@@ -304,11 +305,18 @@ int proc_maps__read(const char *proc_root, __u32 pid, struct proc_map **out, siz
 
 	pthread_mutex_lock(&share_lock);
 	sh = share_find(root, pid, clock_ns(CLOCK_MONOTONIC));
-	err = sh && sh->maps ? share_copy(sh, out, n) : 1;
+	err = sh && sh->gone ? -ESRCH : sh && sh->maps ? share_copy(sh, out, n) : 1;
 	pthread_mutex_unlock(&share_lock);
 	if (err <= 0)
 		return err;
 	err = read_text(root, pid, &buf, &len);
+	if (err == -ESRCH) {
+		pthread_mutex_lock(&share_lock);
+		sh = share_find(root, pid, clock_ns(CLOCK_MONOTONIC));
+		if (sh)
+			sh->gone = true;
+		pthread_mutex_unlock(&share_lock);
+	}
 	if (err)
 		return err;
 	err = parse(buf, len, out, n, &bytes);

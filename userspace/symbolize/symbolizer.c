@@ -478,11 +478,38 @@ static int read_state(struct symbolizer *s, struct pid_state *ps)
 	return err;
 }
 
+/* whether PS's maps may be read now: its process runs it still, as far as we know */
+static bool readable(const struct pid_state *ps)
+{
+	return !ps->gone && !ps->superseded && ps->err != -ESTALE;
+}
+
+/* one re-read of a live process's maps, at most once a second */
+static int reread(struct symbolizer *s, struct pid_state *ps, __u64 now)
+{
+	int err;
+
+	ps->last_reread_ns = now;
+	err = snapshot(s, ps);
+	if (err == -ESRCH)
+		ps->gone = true;
+	return err;
+}
+
 int symbolizer__add_image(struct symbolizer *s, const struct proc_image *img)
 {
 	__u32 head = find_head(s, img->pid), id = find_image_id(s, img);
 	int err;
 
+	if (id && s->pids[id - 1].handed && readable(&s->pids[id - 1])) {
+		/*
+		 * Its maps were read just after its exec, maybe before ld.so
+		 * mapped the libraries: read again at its first sample, the
+		 * read the unwinder shares, so both know the same mappings.
+		 */
+		s->pids[id - 1].handed = false;
+		reread(s, &s->pids[id - 1], clock_ns(CLOCK_MONOTONIC));
+	}
 	if (id)
 		return s->pids[id - 1].snapshotted ? 0 : s->pids[id - 1].err;
 	if (head && !proc_image__after(&s->pids[head - 1].img, img))
@@ -518,6 +545,7 @@ static int hand_maps_on(struct symbolizer *s, __u32 head, const struct proc_imag
 	ps->maps = h->maps;
 	ps->n = h->n;
 	ps->snapshotted = true;
+	ps->handed = true;
 	ps->read_start_ns = h->read_start_ns;
 	ps->read_ns = h->read_ns;
 	h->maps = NULL;
@@ -585,24 +613,6 @@ static struct mapping *find_mapping(const struct pid_state *ps, __u64 addr)
 	if (!lo || addr >= ps->maps[lo - 1]->pub.limit)
 		return NULL;
 	return ps->maps[lo - 1];
-}
-
-/* one re-read of a live process's maps, at most once a second */
-static int reread(struct symbolizer *s, struct pid_state *ps, __u64 now)
-{
-	int err;
-
-	ps->last_reread_ns = now;
-	err = snapshot(s, ps);
-	if (err == -ESRCH)
-		ps->gone = true;
-	return err;
-}
-
-/* whether PS's maps may be read now: its process runs it still, as far as we know */
-static bool readable(const struct pid_state *ps)
-{
-	return !ps->gone && !ps->superseded && ps->err != -ESTALE;
 }
 
 static struct mapping *reread_and_find(struct symbolizer *s, struct pid_state *ps, __u64 addr)

@@ -13,6 +13,7 @@
 #include "lib/hashmap.h"
 #include "lib/proc_mem.h"
 #include "unwind.h"
+#include "table_builder.h"
 #include "unwind_cache.h"
 #include "unwind_table.h"
 
@@ -56,6 +57,10 @@ struct unwind_cache {
 	__u32 *keys;		/* BATCH_ROWS array indexes for batch updates */
 	__u64 clock;		/* gets so far */
 	struct unwind_cache_stats stats;
+	struct table_builder *builder;	/* NULL: every table is built in unwind_cache__get */
+	off_t aside_bytes;	/* files of at least this size go to the builder */
+	struct cached_file **aside;	/* files at the builder: their identity and build ID */
+	size_t n_aside, cap_aside;
 };
 
 struct file_id {
@@ -90,6 +95,8 @@ void unwind_cache__free(struct unwind_cache *c)
 {
 	if (!c)
 		return;
+	table_builder__free(c->builder, free);
+	free(c->aside);
 	hmap__free(c->index);
 	hmap__free(c->by_build_id);
 	for (size_t i = 0; i < c->n_vdsos; i++)
@@ -333,9 +340,44 @@ static int remember(struct unwind_cache *c, const struct cached_file *f, struct 
 	return f->no_room ? -ENOSPC : 0;
 }
 
+/* Whether the file ID, or one with BUILD_ID (may be NULL or ""), is at the builder. */
+static bool at_builder(const struct unwind_cache *c, const struct file_id *id, const char *build_id)
+{
+	for (size_t i = 0; i < c->n_aside; i++) {
+		const struct cached_file *a = c->aside[i];
+
+		if ((a->dev == id->dev && a->ino == id->ino) ||
+		    (build_id && build_id[0] && !strcmp(a->build_id, build_id)))
+			return true;
+	}
+	return false;
+}
+
+/* Hands the file open at FD, F's, to the builder, which then owns FD. 0 or a negative errno. */
+static int build_aside(struct unwind_cache *c, int fd, off_t size, const struct cached_file *f)
+{
+	struct cached_file *a = malloc(sizeof(*a));
+	int err = a ? 0 : -ENOMEM;
+
+	if (!err && ARRAY_RESERVE(c->aside, c->cap_aside, c->n_aside + 1))
+		err = -ENOMEM;
+	if (!err) {
+		*a = *f;
+		err = table_builder__submit(c->builder, fd, size, a);
+	}
+	if (err) {
+		free(a);
+		return err;
+	}
+	c->aside[c->n_aside++] = a;
+	return 0;
+}
+
 /*
  * Opens and builds the file of m, unless a file with its build ID was built
- * already: the same binary in another container shares that table.
+ * already: the same binary in another container shares that table. A large
+ * file goes to the builder when there is one (-EINPROGRESS), so its build
+ * delays no other process's tables.
  */
 static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 		    const struct file_id *id, struct cached_file **out)
@@ -359,6 +401,12 @@ static int add_file(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 		f.dev = id->dev;
 		f.ino = id->ino;
 		c->stats.shared++;
+	} else if (at_builder(c, id, f.build_id)) {
+		err = -EINPROGRESS;	/* its twin's table is on the way */
+	} else if (c->builder && st.st_size >= c->aside_bytes &&
+		   !build_aside(c, fd, st.st_size, &f)) {
+		c->stats.build_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+		return -EINPROGRESS;	/* the builder closes fd */
 	} else {
 		c->stats.builds++;
 		err = build(c, keep_loads(unwind_table__build(fd), &f), &f);
@@ -444,6 +492,8 @@ int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *
 	idx = hmap__find(c->index, id_hash(&id), same_file, &id, c);
 	if (idx)
 		f = &c->files[idx - 1];
+	else if (at_builder(c, &id, NULL))
+		return -EINPROGRESS;
 	if (!f) {
 		/* a vDSO seen before a reset is built again from its kept image */
 		err = id.dev == VDSO_DEV ? add_image(c, c->vdsos[id.ino - 1].bytes,
@@ -560,7 +610,7 @@ static int tables_in_order(const struct unwind_cache *c, const struct unwind_mov
 				t[*n_out - 1].used = t[i].used;
 			continue;
 		}
-		t[i].live = bsearch(&t[i].slice.start, moves, n, sizeof(*moves), cmp_start) != NULL;
+		t[i].live = n && bsearch(&t[i].slice.start, moves, n, sizeof(*moves), cmp_start);
 		t[(*n_out)++] = t[i];
 	}
 	err = keep_recent(c, t, *n_out);
@@ -646,7 +696,8 @@ int unwind_cache__compact(struct unwind_cache *c, struct unwind_move *moves, siz
 	size_t n_tables;
 	int err;
 
-	qsort(moves, n, sizeof(*moves), cmp_start);
+	if (n)	/* no live table: MOVES may be NULL */
+		qsort(moves, n, sizeof(*moves), cmp_start);
 	err = tables_in_order(c, moves, n, &t, &n_tables);
 	if (err)
 		return err;
@@ -665,6 +716,53 @@ int unwind_cache__compact(struct unwind_cache *c, struct unwind_move *moves, siz
 	else
 		c->stats.compactions++;
 	return err;
+}
+
+int unwind_cache__build_aside(struct unwind_cache *c, off_t min_bytes)
+{
+	if (!c->builder && !(c->builder = table_builder__new()))
+		return -errno;
+	c->aside_bytes = min_bytes;
+	return 0;
+}
+
+/* Forgets A, at the builder no more. */
+static void aside_done(struct unwind_cache *c, const struct cached_file *a)
+{
+	for (size_t i = 0; i < c->n_aside; i++) {
+		if (c->aside[i] == a) {
+			c->aside[i] = c->aside[--c->n_aside];
+			break;
+		}
+	}
+}
+
+int unwind_cache__collect(struct unwind_cache *c)
+{
+	struct built_table bt;
+	int n = 0;
+
+	while (c->builder && table_builder__take(c->builder, &bt)) {
+		struct cached_file f = *(struct cached_file *)bt.arg, *out;
+		int err;
+
+		aside_done(c, bt.arg);
+		free(bt.arg);
+		c->stats.builds++;
+		c->stats.build_ns += bt.cpu_ns;
+		/* loaded here: the arrays are this thread's alone */
+		err = build(c, keep_loads(bt.table, &f), &f);
+		f.no_room = err == -ENOSPC;
+		if (!err || f.no_room)
+			remember(c, &f, &out);	/* else built again at the next get */
+		n++;
+	}
+	return n;
+}
+
+int unwind_cache__building(const struct unwind_cache *c)
+{
+	return (int)c->n_aside;
 }
 
 void unwind_cache__stats(const struct unwind_cache *c, struct unwind_cache_stats *out)

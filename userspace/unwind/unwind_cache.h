@@ -3,6 +3,7 @@
 #define EBPFPROF_UNWIND_CACHE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 struct proc_map;
@@ -44,11 +45,26 @@ void unwind_cache__free(struct unwind_cache *c);
  * The slice and load bias for the file that process pid maps at m, building
  * and loading its table on first sight. The file is opened the way
  * procfs__open_mapped does, never through a path the process controls.
- * Returns 0, -ENOSPC when the array is full, or another negative errno
- * (*slice is then empty and the mapping unwinds with frame pointers).
+ * Returns 0, -ENOSPC when the array is full, -EINPROGRESS while the file's
+ * table is built aside (unwind_cache__build_aside), or another negative
+ * errno (*slice is then empty and the mapping unwinds with frame pointers).
  */
 int unwind_cache__get(struct unwind_cache *c, __u32 pid, const struct proc_map *m,
 		      struct unwind_slice *slice, __u64 *bias);
+
+/*
+ * From now on the tables of files of at least MIN_BYTES are built on a
+ * thread of their own (a large library takes a tenth of a second to a
+ * second), so their builds delay no other process's tables; each is loaded
+ * by unwind_cache__collect(). 0 or a negative errno.
+ */
+int unwind_cache__build_aside(struct unwind_cache *c, off_t min_bytes);
+
+/* Loads the tables built aside since the last call into the arrays: how many. */
+int unwind_cache__collect(struct unwind_cache *c);
+
+/* Files whose tables are being built aside, not yet collected. */
+int unwind_cache__building(const struct unwind_cache *c);
 
 /* Forgets every table: the array is free again. Callers must first stop BPF using it. */
 int unwind_cache__reset(struct unwind_cache *c);

@@ -28,6 +28,13 @@ struct known_proc {
 	bool announced;
 };
 
+/* a process written while tables of its files were built aside, and the maps it was written from */
+struct waiting {
+	struct known_proc kp;
+	struct proc_map *maps;
+	size_t n;
+};
+
 struct unwinder {
 	struct unwinder_opts o;
 	struct unwind_cache *cache;
@@ -36,7 +43,16 @@ struct unwinder {
 	__u64 last_reset_ns;
 	__u32 gen;		/* the last struct unwind_proc.gen written */
 	bool resetting;		/* no room: load what fits, frame pointers for the rest */
+	struct waiting *waiting;	/* written while tables of theirs were built aside */
+	size_t n_waiting, cap_waiting;
 };
+
+static void free_waiting(struct waiting *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		proc_maps__free(w[i].maps);
+	free(w);
+}
 
 struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 {
@@ -63,6 +79,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	unwind_cache__free(u->cache);
+	free_waiting(u->waiting, u->n_waiting);
 	free(u->proc);
 	free(u);
 }
@@ -93,22 +110,21 @@ static int maps_hash(const struct unwinder *u, __u32 pid, __u64 *h)
 }
 
 /*
- * One entry per executable mapping, sorted by address as /proc lists them.
- * Mappings without a table stay in, so BPF knows their code is code (and
- * unwinds it with frame pointers); an address in none of them is news.
- * *H: the mappings read, hashed (maps_hash).
+ * One entry per executable mapping of MAPS, sorted by address as /proc
+ * lists them. Mappings without a table stay in, so BPF knows their code is
+ * code (and unwinds it with frame pointers); an address in none of them is
+ * news. *H: the mappings, hashed (maps_hash); *INCOMPLETE: a table of theirs
+ * is being built aside.
  */
-static int fill(struct unwinder *u, __u32 pid, __u64 *h)
+static int fill(struct unwinder *u, __u32 pid, const struct proc_map *maps, size_t n, __u64 *h,
+		bool *incomplete)
 {
 	struct unwind_proc *p = u->proc;
-	struct proc_map *maps;
-	size_t n;
-	int err = proc_maps__read(u->o.proc_root, pid, &maps, &n);
+	int err = 0;
 
-	if (err)
-		return err;
 	p->n = 0;
 	*h = 0;
+	*incomplete = false;
 	for (size_t i = 0; i < n && !err; i++) {
 		struct unwind_mapping *e = &p->m[p->n];
 		struct unwind_slice slice;
@@ -124,6 +140,7 @@ static int fill(struct unwinder *u, __u32 pid, __u64 *h)
 		err = unwind_cache__get(u->cache, pid, &maps[i], &slice, &e->bias);
 		if (err == -ENOSPC && !u->resetting)
 			break;	/* the caller makes room and tries again */
+		*incomplete |= err == -EINPROGRESS;	/* written again once it is built */
 		err = 0;	/* any other failure: this mapping unwinds with frame pointers */
 		e->table_start = slice.start;
 		e->table_len = slice.len;
@@ -132,7 +149,6 @@ static int fill(struct unwinder *u, __u32 pid, __u64 *h)
 		e->base_pc = slice.base_pc;
 		p->n++;
 	}
-	proc_maps__free(maps);
 	return err;
 }
 
@@ -154,10 +170,37 @@ static int check_unchanged(struct unwinder *u, const struct proc_image *img, __u
 	return err ? err : -ESTALE;
 }
 
-static int put(struct unwinder *u, const struct proc_image *img, bool announced)
+/*
+ * IMG was just written from *MAPS: with tables still being built (WAIT) it
+ * is written again from the same maps when they are, so that what it maps
+ * meanwhile is news to BPF as ever (*MAPS is then kept: NULL). An older
+ * image of its pid is not written again.
+ */
+static void wait_for_tables(struct unwinder *u, const struct proc_image *img, bool announced,
+			    bool wait, struct proc_map **maps, size_t n)
+{
+	struct waiting w = { .kp = { .img = *img, .announced = announced }, .maps = *maps, .n = n };
+	size_t i;
+
+	for (i = 0; i < u->n_waiting && u->waiting[i].kp.img.pid != img->pid; i++)
+		;
+	if (i < u->n_waiting) {
+		proc_maps__free(u->waiting[i].maps);
+		u->waiting[i] = u->waiting[--u->n_waiting];
+	}
+	if (wait && !ARRAY_RESERVE(u->waiting, u->cap_waiting, u->n_waiting + 1)) {
+		u->waiting[u->n_waiting++] = w;
+		*maps = NULL;
+	}	/* else frame pointers there, as before */
+}
+
+/* Writes IMG's entry from *MAPS (N of them); *MAPS is taken (NULL) when it is to be written again. */
+static int put_maps(struct unwinder *u, const struct proc_image *img, bool announced,
+		    struct proc_map **maps, size_t n)
 {
 	__u64 start, h = 0;
-	int err = fill(u, img->pid, &h);
+	bool incomplete;
+	int err = fill(u, img->pid, *maps, n, &h, &incomplete);
 
 	/* the maps read were IMG's process's only if it holds the pid still, after the read */
 	if (!err)
@@ -175,6 +218,21 @@ static int put(struct unwinder *u, const struct proc_image *img, bool announced)
 		err = -errno;
 	if (!err && img->exec == PROC_EXEC_ANY)
 		err = check_unchanged(u, img, h);
+	if (!err)
+		wait_for_tables(u, img, announced, incomplete, maps, n);
+	return err;
+}
+
+/* IMG's entry, from its maps read now */
+static int put(struct unwinder *u, const struct proc_image *img, bool announced)
+{
+	struct proc_map *maps = NULL;	/* left as is by a failed read */
+	size_t n = 0;
+	int err = proc_maps__read(u->o.proc_root, img->pid, &maps, &n);
+
+	if (!err)
+		err = put_maps(u, img, announced, &maps, n);
+	proc_maps__free(maps);
 	return err;
 }
 
@@ -355,23 +413,39 @@ static int reset(struct unwinder *u)
 	return err;
 }
 
-static int add(struct unwinder *u, const struct proc_image *img, bool announced)
+/* IMG's entry, from MAPS (see put_maps) or, when MAPS is NULL, from its maps read now */
+static int attempt(struct unwinder *u, const struct proc_image *img, bool announced,
+		   struct proc_map **maps, size_t n)
+{
+	return maps ? put_maps(u, img, announced, maps, n) : put(u, img, announced);
+}
+
+/* attempt(), making room when the array is full (once a RESET_INTERVAL_NS at most) */
+static int load(struct unwinder *u, const struct proc_image *img, bool announced,
+		struct proc_map **maps, size_t n)
 {
 	__u64 since_reset = clock_ns(CLOCK_MONOTONIC) - u->last_reset_ns;
 	int err;
 
 	u->resetting = u->last_reset_ns && since_reset < RESET_INTERVAL_NS;
-	err = put(u, img, announced);
-	if (err == -E2BIG && unwinder__sweep(u) > 0)
-		err = put(u, img, announced);	/* the map of processes was full of dead ones */
+	err = attempt(u, img, announced, maps, n);
+	if (err == -E2BIG && unwinder__sweep(u) > 0)	/* the map of processes was full of dead ones */
+		err = attempt(u, img, announced, maps, n);
 	if (err == -ENOSPC) {
 		err = reset(u);
 		if (!err) {
 			u->resetting = true;
-			err = put(u, img, announced);
+			err = attempt(u, img, announced, maps, n);
 		}
 	}
 	u->resetting = false;
+	return err;
+}
+
+static int add(struct unwinder *u, const struct proc_image *img, bool announced)
+{
+	int err = load(u, img, announced, NULL, 0);
+
 	if (err)
 		u->stats.procs_failed++;
 	else
@@ -407,6 +481,33 @@ int unwinder__sweep(struct unwinder *u)
 			gone++;
 	free(procs);
 	return gone;
+}
+
+int unwinder__build_aside(struct unwinder *u, off_t min_bytes)
+{
+	return unwind_cache__build_aside(u->cache, min_bytes);
+}
+
+int unwinder__collect(struct unwinder *u)
+{
+	struct waiting *w = u->waiting;
+	size_t n = u->n_waiting;
+	int built = unwind_cache__collect(u->cache);
+
+	if (built <= 0 || !n)
+		return built;
+	/* each written again from its maps: with every table built by now, or waiting again */
+	u->waiting = NULL;
+	u->n_waiting = u->cap_waiting = 0;
+	for (size_t i = 0; i < n; i++)	/* failure: gone, or frame pointers */
+		load(u, &w[i].kp.img, w[i].kp.announced, &w[i].maps, w[i].n);
+	free_waiting(w, n);
+	return built;
+}
+
+int unwinder__building(const struct unwinder *u)
+{
+	return unwind_cache__building(u->cache);
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)

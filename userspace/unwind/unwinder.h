@@ -50,6 +50,20 @@ int unwinder__add_pid(struct unwinder *u, __u32 pid);
  */
 int unwinder__add_announced(struct unwinder *u, const struct proc_image *img);
 
+/*
+ * From now on the tables of files of at least MIN_BYTES are built on a
+ * thread of their own: a process mapping one is written at once with what
+ * is built (frame pointers for the rest), and again by unwinder__collect()
+ * once its tables are. 0 or a negative errno.
+ */
+int unwinder__build_aside(struct unwinder *u, off_t min_bytes);
+
+/* Loads the tables built aside meanwhile and writes their processes again: how many tables. */
+int unwinder__collect(struct unwinder *u);
+
+/* Tables being built aside: while any is, unwinder__collect() is due soon. */
+int unwinder__building(const struct unwinder *u);
+
 /* Forgets the processes that exited; returns how many. */
 int unwinder__sweep(struct unwinder *u);
 

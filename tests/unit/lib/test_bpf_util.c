@@ -1,4 +1,4 @@
-/* test_bpf_util.c -- unit tests for the map chores on real BPF maps: a bit of an array value, as BPF reads it (unwind_pid_bits__has) */
+/* test_bpf_util.c -- unit tests for map chores on real BPF maps: bits of an array value, one map and many */
 #include <errno.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -40,6 +40,42 @@ static int test_set_bit(void)
 	return TEST_OK;
 }
 
+/*
+ * The same bit in five maps, more than the shadows kept, each set for real:
+ * what one map's value said never spares another's write. A bit another
+ * writer set stays when we set one.
+ */
+static int test_set_bit_maps(void)
+{
+	static struct unwind_pid_bits bits;
+	__u32 zero = 0, bit = unwind_pid_bits__bit(99, UNWIND_RT_PERL);
+	int fds[5];
+
+	for (int i = 0; i < 5; i++) {
+		fds[i] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bits_many", 4, sizeof(bits), 1, NULL);
+		CHECK(fds[i] >= 0);
+	}
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 5; i++)
+			CHECK(!bpf_util__set_bit(fds[i], bit));
+	for (int i = 0; i < 5; i++) {
+		CHECK(!bpf_map_lookup_elem(fds[i], &zero, &bits));
+		CHECK(unwind_pid_bits__has(&bits, 99, UNWIND_RT_PERL) &&
+		      !unwind_pid_bits__has(&bits, 98, UNWIND_RT_PERL));
+	}
+	/* another writer's bit, then ours: both */
+	bits.mask[5] |= 1u << UNWIND_RT_RUBY;
+	CHECK(!bpf_map_update_elem(fds[0], &zero, &bits, BPF_ANY));
+	CHECK(!bpf_util__set_bit(fds[0], unwind_pid_bits__bit(6, UNWIND_RT_RUBY)));
+	CHECK(!bpf_map_lookup_elem(fds[0], &zero, &bits));
+	CHECK(unwind_pid_bits__has(&bits, 5, UNWIND_RT_RUBY) &&
+	      unwind_pid_bits__has(&bits, 6, UNWIND_RT_RUBY) &&
+	      unwind_pid_bits__has(&bits, 99, UNWIND_RT_PERL));
+	for (int i = 0; i < 5; i++)
+		close(fds[i]);
+	return TEST_OK;
+}
+
 static int test_set_bit_refuses(void)
 {
 	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "bits_hash", 4, 8, 4, NULL);
@@ -53,4 +89,5 @@ static int test_set_bit_refuses(void)
 
 TEST_MAIN("bpf_util",
 	  TEST(test_set_bit),
+	  TEST(test_set_bit_maps),
 	  TEST(test_set_bit_refuses))

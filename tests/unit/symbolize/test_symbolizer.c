@@ -557,6 +557,49 @@ out:
 	return ret;
 }
 
+/*
+ * Maps read just after an exec are handed on to the new image, which ld.so
+ * may not have finished mapping: its first sample (add_image) reads them
+ * again, so a library mapped in between is named after the process exits.
+ */
+static int test_handed_reread(void)
+{
+	struct symbolizer_opts opts = { .no_kernel = true, .lazy_files = true };
+	struct symbolizer *s = symbolizer__new(&opts);
+	char cwd[PATH_MAX], line[256];
+	unsigned long long addr = 0;
+	struct proc_image img, next;
+	struct sym_frame lib;
+	struct proc p;
+	int ret = TEST_FAIL;
+
+	if (!have(FIX "fixture_pie"))
+		SKIP("run make fixtures");
+	CHECK(s && getcwd(cwd, sizeof(cwd)));
+	CHECK(spawn(FIX "fixture_pie", &p) == 0);
+	img = *IMG(p.pid);
+	img.exec = 5;
+	next = img;
+	next.exec++;
+	if (symbolizer__add_image(s, &img))
+		goto out;
+	symbolizer__image_began(s, &next, 1);	/* the read came after the exec: handed on */
+	dprintf(p.in, "dlopen %s/" FIX "libfixture-stripped.so\n", cwd);
+	if (!fgets(line, sizeof(line), p.out) || sscanf(line, "dlopen %llx", &addr) != 1 || !addr)
+		goto out;
+	if (symbolizer__add_image(s, &next))	/* its first sample */
+		goto out;
+	stop(&p);
+	if (symbolizer__user(s, &next, addr, &lib) || !lib.name ||
+	    strcmp(lib.name, "fixture_lib_alpha"))
+		goto out;
+	ret = TEST_OK;
+out:
+	symbolizer__free(s);
+	stop(&p);
+	return ret;
+}
+
 /* our own process: the test binary, libc and the vDSO */
 static int test_self(void)
 {
@@ -1041,6 +1084,7 @@ static int test_churn(void)
 
 TEST_MAIN("symbolizer", TEST(test_pie), TEST(test_shared_and_static), TEST(test_cache),
 	  TEST(test_exited),
-	  TEST(test_images), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_refresh), TEST(test_self),
+	  TEST(test_images), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_refresh),
+	  TEST(test_handed_reread), TEST(test_self),
 	  TEST(test_kernel), TEST(test_fake_root), TEST(test_forget), TEST(test_trim),
 	  TEST(test_stale), TEST(test_churn))

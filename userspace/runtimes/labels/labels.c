@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include "lib/bpf_util.h"
 #include "lib/clock.h"
+#include "lib/proc_cpu.h"
 #include "lib/file_memo.h"
 #include "lib/proc_mem.h"
 #include "symbolize/proc_maps.h"
@@ -28,9 +29,10 @@
 #define CL_TLS_V1 "custom_labels_current_set"	/* a pointer to the thread's table */
 #define CL_LIBRARY "customlabels"	/* in the name of a library publishing custom labels */
 #define WAITS_MAX 1024	/* images without labels whose process context is looked for again */
-#define WAIT_NS 1000000000ULL	/* ... at most once a second each */
-#define WAIT_SCAN 128	/* ... of at most this many CPU times read a second */
-#define WAIT_BATCH 32	/* ... and at most this many looks a second in all */
+#define WAIT_NS 1000000000ULL	/* ... in rounds a second apart; an image's first look a second in */
+#define WAIT_MAX_NS (64 * WAIT_NS)	/* ... then twice as far each time, up to this */
+#define WAIT_SCAN 128	/* ... of at most this many CPU times read a round */
+#define WAIT_BATCH 32	/* ... and at most this many looks a round in all */
 
 struct label_pid {
 	struct proc_image img;
@@ -49,6 +51,8 @@ struct label_pid {
 struct label_wait {
 	struct proc_image img;
 	__u64 cpu_ns;		/* its CPU time at the last look: unchanged, no sample, no look */
+	__u64 next_ns;		/* CLOCK_MONOTONIC of its next look */
+	__u64 gap_ns;		/* from its last look to the next */
 };
 
 struct labels_rt {
@@ -100,12 +104,20 @@ static int probe_file(struct labels_rt *r, __u32 pid, const struct proc_map *m,
 {
 	const struct labels_exe *known;
 	struct stat st;
-	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
+	int fd, err = procfs__stat_mapped(r->o.proc_root, pid, m, &st);
 
 	if (err)
 		return err;
-	/* the 100th process of one executable: its file said the same 99 times */
+	/* the 100th process of one executable: its file said the same 99 times, and is not opened */
 	known = file_memo__get(r->exes, &st, m->pgoff);
+	if (known) {
+		*x = *known;
+		return 0;
+	}
+	err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
+	if (err)
+		return err;
+	known = file_memo__get(r->exes, &st, m->pgoff);	/* replaced since the stat */
 	if (known) {
 		*x = *known;
 	} else {
@@ -354,8 +366,12 @@ static int add_image(struct labels_rt *r, const struct proc_image *img)
 	struct label_pid *p;
 	bool same = false;	/* an image of a process counted already */
 	size_t n = 0, i;
-	int err = proc_maps__read(r->o.proc_root, img->pid, &maps, &n);
+	int err;
 
+	p = find_current(r, img->pid);
+	if (p && runtime__outdated(&p->img, img))
+		return -ESTALE;	/* a wait of an image that exec'd since */
+	err = proc_maps__read(r->o.proc_root, img->pid, &maps, &n);
 	if (err)
 		return err;
 	for (i = 0; i < n && (!maps[i].inode || maps[i].path[0] != '/'); i++)
@@ -399,13 +415,22 @@ static int add_image(struct labels_rt *r, const struct proc_image *img)
 	return bpf_util__set_bit(r->o.pids_fd, unwind_pid_bits__bit(img->pid, UNWIND_RT_LABELS));
 }
 
-/* The CPU time the process of PID has used, in ns (schedstat's first field); 0 if unreadable. */
+/*
+ * The CPU time the process of PID has used, all its threads, in ns; 0 if
+ * gone or unreadable. Its process clock is one system call, where
+ * schedstat's open of a new pid's /proc entry cost ten times as much and
+ * counted the main thread only. Another /proc than ours is another pid
+ * namespace's: its schedstat then.
+ */
 static __u64 cpu_ns_of(const char *proc_root, __u32 pid)
 {
 	unsigned long long ns = 0;
+	__u64 clock;
 	char path[64];
 	FILE *f;
 
+	if (!strcmp(proc_root, "/proc"))
+		return proc_cpu__ns(pid, &clock) ? 0 : clock;
 	snprintf(path, sizeof(path), "%s/%u/schedstat", proc_root, pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -430,7 +455,12 @@ static void wait_set(struct labels_rt *r, const struct proc_image *img, bool non
 	} else if (none && r->n_waits == WAITS_MAX) {
 		r->stats.waits_full++;
 	} else if (none) {
-		r->waits[r->n_waits++] = (struct label_wait){ *img, cpu_ns_of(r->o.proc_root, img->pid) };
+		r->waits[r->n_waits++] = (struct label_wait){
+			.img = *img,
+			.cpu_ns = cpu_ns_of(r->o.proc_root, img->pid),
+			.next_ns = (__u64)clock_ns(CLOCK_MONOTONIC) + WAIT_NS,
+			.gap_ns = WAIT_NS,
+		};
 	}
 }
 
@@ -450,33 +480,45 @@ static int labels_add_image(void *rt, const struct proc_image *img)
 /*
  * Looks again for the process context of the images that had none, in
  * rounds a second apart of at most WAIT_SCAN images and WAIT_BATCH looks,
- * each image in turn; only at one that ran since its last look (so it may
- * have been sampled, and may have published since). Its process gone, it
- * waits no more. Counted: looks, and contexts found so.
+ * each image in turn; only at one that is due and ran since its last look
+ * (so it may have been sampled, and may have published since). An image
+ * is due a second after it was read, then twice as long after each look
+ * that found nothing, up to WAIT_MAX_NS (idle when due: the same wait
+ * again, with no /proc read): an SDK set up late is found within
+ * a second or two of its start, and a long-lived process without one, which
+ * most are, costs a read of its maps a minute, not a second. Its process
+ * gone, it waits no more. Counted: looks, and contexts found so.
  */
 static void labels_retry(void *rt)
 {
 	struct labels_rt *r = rt;
 	__u64 now = (__u64)clock_ns(CLOCK_MONOTONIC), cpu;
-	int looks = 0, k;
+	int looks = 0, scans = 0, k;
 
 	if (now < r->next_wait_ns || !r->n_waits)
 		return;
 	r->next_wait_ns = now + WAIT_NS;
-	for (k = 0; k < r->n_waits && k < WAIT_SCAN && looks < WAIT_BATCH; k++) {
+	for (k = 0; k < r->n_waits && scans < WAIT_SCAN && looks < WAIT_BATCH; k++) {
 		int i = (r->next_wait + k) % r->n_waits;
 		struct label_wait *w = &r->waits[i];
 		struct proc_image img = w->img;
 
+		if (w->next_ns > now)
+			continue;	/* not due: no system call */
+		scans++;
 		cpu = cpu_ns_of(r->o.proc_root, img.pid);
-		if (!cpu || !proc_image__lives(r->o.proc_root, &img)) {
+		if (!cpu || (cpu != w->cpu_ns && !proc_image__lives(r->o.proc_root, &img))) {
 			r->waits[i] = r->waits[--r->n_waits];	/* gone: its slot takes the last one */
 			k--;
 			continue;
 		}
-		if (cpu == w->cpu_ns)
+		if (cpu == w->cpu_ns) {
+			w->next_ns = now + w->gap_ns;	/* idle since: no sample to label, the same wait */
 			continue;
+		}
 		w->cpu_ns = cpu;
+		w->gap_ns = w->gap_ns * 2 < WAIT_MAX_NS ? w->gap_ns * 2 : WAIT_MAX_NS;
+		w->next_ns = now + w->gap_ns;
 		looks++;
 		r->stats.context_looks++;
 		if (!labels_add_image(r, &img))	/* removes i: found */

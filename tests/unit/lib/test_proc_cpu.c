@@ -4,7 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "collect/proc_cpu.h"
+#include "lib/proc_cpu.h"
 #include "test.h"
 
 #define MS 1000000ull
