@@ -137,7 +137,10 @@ static int test_scope(void)
  * the first look that takes it must be the one a look 1.5 s later gives (a
  * JVM taken while it made its interpreter once had an interpreter range
  * over code made after it; with that bug back, 3 of 5 runs here failed).
- * Exited but not yet reaped, it has no mappings: not an exec, it stays.
+ * The image it exec'd from, looked at after it (a wait of a launcher
+ * script's shell), is refused and leaves the JVM's state as it was (it once
+ * superseded it: no Java frame named). Exited but not yet reaped, it has no
+ * mappings: not an exec, it stays.
  */
 static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 {
@@ -148,10 +151,11 @@ static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 	__u32 zero = 0;
 	struct java_proc p, p2;
 	struct java_stats st;
-	struct proc_image img = {};
+	struct proc_image img = {}, shell;
+	struct jvm_pid *cur;
 	pid_t pid;
-	int err = -ENOENT, err2 = -ENOENT, zombie, status, looks = 0;
-	bool kept;
+	int err = -ENOENT, err2 = -ENOENT, stale, zombie, status, looks = 0;
+	bool kept, still;
 
 	snprintf(java, sizeof(java), "%s/bin/java", home);
 	pid = start_jvm(java, src);
@@ -164,7 +168,7 @@ static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 		kill(pid, SIGSTOP);
 		if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status))
 			break;
-		img = (struct proc_image){ .pid = (__u32)pid };
+		img = (struct proc_image){ .pid = (__u32)pid, .exec = 2 };
 		proc_image__start_of("/proc", img.pid, &img.start);
 		err = java__add_image(j, &img);
 	}
@@ -175,6 +179,12 @@ static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 	err2 = java__add_image(later, &img);
 	if (!err2)
 		err2 = bpf_map_lookup_elem(map_fd, &pid, &p2) ? -errno : 0;
+	/* the image it exec'd from (a launcher script's shell), looked at late: not over the JVM's */
+	shell = img;
+	shell.exec = 1;
+	stale = java__add_image(later, &shell);
+	cur = jvm__find_image(later, &img);
+	still = cur && !cur->superseded && !jvm__find_image(later, &shell);
 	/* exited, not yet reaped: no mappings left, and its names must stay */
 	kill(pid, SIGKILL);
 	waitid(P_PID, (id_t)pid, NULL, WEXITED | WNOWAIT);
@@ -184,9 +194,10 @@ static int check_jdk(const char *home, const char *src, int map_fd, int bits_fd)
 	java__stats(j, &st);
 	java__free(j);
 	java__free(later);
-	if (err || err2 || zombie != -ESRCH || !kept) {
-		fprintf(stderr, "  %s: java__add_image %d, later %d, exited %d (%s)\n", home, err, err2,
-			zombie, kept ? "kept" : "dropped");
+	if (err || err2 || stale != -ESTALE || !still || zombie != -ESRCH || !kept) {
+		fprintf(stderr, "  %s: java__add_image %d, later %d, its shell's %d (%s), exited %d (%s)\n",
+			home, err, err2, stale, still ? "kept" : "superseded", zombie,
+			kept ? "kept" : "dropped");
 		return TEST_FAIL;
 	}
 	bpf_map_delete_elem(map_fd, &pid);

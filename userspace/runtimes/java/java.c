@@ -244,6 +244,9 @@ int java__add_image(struct java *j, const struct proc_image *img)
 
 	if (!j)
 		return -EINVAL;
+	p = (struct jvm_pid *)rt_images__current(&j->pids, pid);
+	if (p && runtime__outdated(&p->img, img))
+		return -ESTALE;	/* a wait of an image that exec'd since (a shell's exec) */
 	err = runtime__read_maps(j->opts.proc_root, pid, &maps, &n);
 	if (err)
 		return err;	/* gone or exiting: not an exec, its names stay */
@@ -255,7 +258,6 @@ int java__add_image(struct java *j, const struct proc_image *img)
 		}
 	proc_maps__free(maps);
 	p_debug("pid %u: java probe %d", pid, found);
-	p = (struct jvm_pid *)rt_images__current(&j->pids, pid);
 	known = runtime__counted(p ? &p->img : NULL, p && !p->unknown, img);
 	if (p && !proc_image__eq(&p->img, img)) {
 		/* the same process counted unknown before (found running, or before its exec): once */
