@@ -286,13 +286,19 @@ short_check() {
 # MODE lines: each starts on its own line; same: all on line 1, told apart by co_version (3.12+)
 # or by the hash of the name
 reuse_check() {
-	local py=$1 mode=$2 name n=20 said named unknown spread
+	local py=$1 mode=$2 name n=20 said named unknown spread pid
 	name="$(tag "$py")-reuse$([ "$mode" = same ] && echo -same-line)"
 	selected "$name" || return 0
 	start_profile "$name"
-	said=$("$py" "$PYDIR/reuse.py" $n $mode)
+	"$py" "$PYDIR/reuse.py" $n $mode >"$tmp/$name.out" &
+	pid=$!
+	wait "$pid"
+	said=$(cat "$tmp/$name.out")
 	stop_profile
-	go tool pprof -top -nodecount=1000 -symbolize=none "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.top"
+	# its own samples only, shares of them: another version's checks run at once (each_version),
+	# and its reuse.py names its functions gen.f0 ... too
+	go tool pprof -top -nodecount=1000 -symbolize=none -tagfocus="pid=^$pid\$" \
+		-relative_percentages "$tmp/$name.pb.gz" 2>/dev/null >"$tmp/$name.top"
 	named=$(awk '$6 ~ /^gen\.f[0-9]+$/ { print $6 }' "$tmp/$name.top" | sort -u | wc -l)
 	unknown=$(awk '$6 == "[unknown" && $7 == "python" { sub("%", "", $2); print $2 }' "$tmp/$name.top")
 	# each ran 100 ms of CPU: one named for another would hold twice the samples of the rest

@@ -408,13 +408,7 @@ container_check() {
 version_checks() {	# v: every check of one Ruby
 	local v=$1
 	split_check "$v"
-	if [ "$v" = ruby3.4 ]; then
-		# with two threads its hottest line is right, but its split read 66.5-77.6 % for a
-		# measured 72.1-73.5 % in six runs here (3.1's: within 2 points); not explained, not claimed
-		selected "$v-threads" && skip "$v-threads" "3.4's split with two threads strays up to 6 points here, not explained yet"
-	else
-		split_check "$v" 2
-	fi
+	split_check "$v" 2
 	cfunc_check "$v"
 	deep_check "$v"
 	wall_check "$v"
