@@ -30,7 +30,7 @@ FUZZ_MODS_pprof_read := profile/pprof_read profile/pprof profile/pprof_write pro
 	profile/flame profile/pbuf lib/pbread lib/hashmap lib/array lib/utf8
 FUZZ_MODS_utf8 := lib/utf8
 FUZZ_MODS_hashmap := lib/hashmap
-FUZZ_MODS_perfmap := symbolize/perfmap symbolize/procfs lib/array
+FUZZ_MODS_perfmap := symbolize/perfmap symbolize/procfs lib/array lib/proc_image lib/hashmap
 FUZZ_MODS_demangle := symbolize/demangle
 FUZZ_MODS_ehframe := unwind/ehframe/ehframe unwind/ehframe/ehframe_cfa unwind/unwind_table lib/array
 FUZZ_MODS_gopclntab := symbolize/go/gopclntab symbolize/go/gopclntab_elf symbolize/go/gopclntab_inline lib/array \

@@ -127,9 +127,42 @@ test_node_perf_map() {	# JIT code named through /tmp/perf-PID.map (node --perf-b
 	fi
 }
 
+# A perf map older than its process is an earlier holder's of the pid, left behind (CPython's
+# -X perf never removes its map): its names are not this process's. jit_spin runs code no file
+# and no map of its own names; a map naming that code, planted a minute before the process
+# started, is refused and counted; the same map written after the start names it, so the refusal
+# is for its age alone.
+test_stale_perf_map() {
+	local pid addr map when seen refused
+	"$SYM/jit_spin" >"$tmp/jit.addr" & pid=$!
+	for _ in $(seq 50); do [ -s "$tmp/jit.addr" ] && break; sleep 0.1; done
+	addr=$(cat "$tmp/jit.addr") map=/tmp/perf-$pid.map
+	for when in stale fresh; do
+		printf '%s 40 ebpfprof_planted_jit\n' "$addr" >"$map"
+		[ $when = fresh ] || touch -d '-1 min' "$map"
+		"$EBPFPROF" -v --pid $pid --duration 2 --frequency 299 --output "$tmp/jit_$when.pb.gz" \
+			2>"$tmp/jit_$when.err"
+		seen=$(go tool pprof -top -symbolize=none "$tmp/jit_$when.pb.gz" 2>/dev/null |
+			grep -c ebpfprof_planted_jit)
+		refused=$(grep -o 'symbol_perf_maps_refused_total=[0-9]*' "$tmp/jit_$when.err" | cut -d= -f2)
+		eval "${when}_seen=\$seen ${when}_refused=\${refused:-?}"
+	done
+	kill $pid; wait $pid 2>/dev/null
+	rm -f "$map"
+	# shellcheck disable=SC2154
+	local said="a map older than the process: named ${stale_seen}x, refused $stale_refused; written after it: named ${fresh_seen}x, refused $fresh_refused"
+	if [ "$stale_seen" = 0 ] && [ "$stale_refused" = 1 ] && [ "$fresh_seen" -gt 0 ] &&
+		[ "$fresh_refused" = 0 ]; then
+		pass "stale_perf_map: $said"
+	else
+		fail stale_perf_map "$said"
+	fi
+}
+
 run_test test_go_stripped
 run_test test_c_inline
 run_test test_debuglink
 run_test test_cxx_demangle
 run_test test_debuginfod
 run_test test_node_perf_map
+run_test test_stale_perf_map

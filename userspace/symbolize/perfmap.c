@@ -13,6 +13,8 @@
 #include <linux/openat2.h>
 #include "lib/hexdigit.h"
 #include "lib/array.h"
+#include "lib/clock.h"
+#include "lib/proc_image.h"
 #include "perfmap.h"
 #include "procfs.h"
 
@@ -20,6 +22,13 @@
 #define NSPID_LEVELS_MAX 33	/* the kernel nests at most 32 pid namespaces below the root */
 #define TAIL_LEN 64		/* bytes kept from before the read offset, to notice a rewrite */
 #define POOL_MAX PERFMAP_FILE_CAP	/* names are a subset of the file; also keeps offsets in __u32 */
+/*
+ * A file last written this long before its process started is an earlier
+ * holder's of the pid. The start is known to a clock tick and converted to
+ * the wall clock, which NTP may have moved since; a pid comes round again
+ * only after tens of thousands of others, far more than a second apart.
+ */
+#define STALE_SLACK_NS 1000000000LL
 
 /*
  * Overlapping lines: the table is a sorted list of disjoint segments, each
@@ -72,6 +81,7 @@ struct perfmap {
 	__u32 pid;
 	__u32 nspid;
 	uid_t uids[4];		/* real, effective, saved, filesystem */
+	__s64 born_ns;		/* the process's start, CLOCK_REALTIME ns; 0: unknown */
 	bool seen;		/* dev..mtime describe the file as last read */
 	dev_t dev;
 	ino_t ino;
@@ -448,6 +458,23 @@ out:
 	return err;
 }
 
+/*
+ * The process's start on the wall clock, the clock of a file's mtime: its
+ * start in clock ticks since boot, moved by the boot's wall-clock time. Not
+ * known (0) where PROC_ROOT shows no stat, as a crafted root in tests.
+ */
+static void read_born(struct perfmap *m)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	__u64 ticks;
+
+	m->born_ns = 0;
+	if (hz <= 0 || proc_image__start_of(m->proc_root, m->pid, &ticks))
+		return;
+	m->born_ns = (__s64)(ticks * (1000000000ull / (__u64)hz)) +
+		     (clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME));
+}
+
 /* whether the process could have written a file owned by UID */
 static bool owner_ok(const struct perfmap *m, uid_t uid)
 {
@@ -516,6 +543,11 @@ static int open_map(const struct perfmap *m, struct stat *st)
 	}
 	if (!owner_ok(m, st->st_uid)) {
 		err = -EPERM;
+		goto out_close;
+	}
+	if (m->born_ns && (__s64)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec <
+			  m->born_ns - STALE_SLACK_NS) {
+		err = -ESTALE;	/* written before the process was: a pid's earlier holder's */
 		goto out_close;
 	}
 	return fd;
@@ -709,6 +741,7 @@ struct perfmap *perfmap__open(const char *proc_root, __u32 pid)
 	err = read_status(m);
 	if (err)
 		goto out_free;
+	read_born(m);
 	fd = open_map(m, &st);
 	if (fd < 0) {
 		err = fd;

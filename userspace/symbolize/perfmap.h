@@ -45,11 +45,15 @@ struct perfmap_stats {
  *   - it is a regular file with one link (EINVAL): a FIFO would stall us,
  *     a device never end, a hard link would alias a file of someone else;
  *   - it is owned by one of the process's uids or by root (EPERM): another
- *     user's file would let them put false names on this process's samples.
+ *     user's file would let them put false names on this process's samples;
+ *   - it was last written after the process started, give or take a second
+ *     (ESTALE): an older file is an earlier holder's of the pid (CPython's
+ *     -X perf and others leave theirs behind) and would name this process's
+ *     code with another's symbols.
  *
  * Returns NULL with errno set (ENOENT: no map, or no such process). Nothing
  * is read yet: call perfmap__refresh(). The map does not notice the pid
- * being reused; drop it when the process exits.
+ * being reused after it is open; drop it when the process exits.
  */
 struct perfmap *perfmap__open(const char *proc_root, __u32 pid);
 

@@ -650,6 +650,9 @@ static const char *jit_name(struct symbolizer *s, struct pid_state *ps, __u64 ad
 		ps->perfmap = perfmap__open(s->proc_root, ps->img.pid);
 		if (!ps->perfmap) {
 			ps->no_perfmap = errno != ENOMEM;
+			/* no map, no process, out of memory: nothing refused */
+			if (errno != ENOENT && errno != ESRCH && errno != ENOMEM)
+				s->stats.perfmaps_refused++;
 			return NULL;
 		}
 	} else {

@@ -175,6 +175,7 @@ struct symbolizer_stats {
 	__u64 images_superseded; /* images a later one replaced at their pid (an exec, a recycled pid) */
 	__u64 images_unread;	/* images first met after a later one was known: their frames unnamed */
 	__u64 images_read_late;	/* maps read as the image exec'd: dropped, its frames unnamed */
+	__u64 perfmaps_refused;	/* perf maps not read: planted, a link, or an earlier holder's */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

@@ -64,6 +64,8 @@ static pid_t spawn_idle(const char *text, uid_t uid, int *hold)
 		for (int fd = 3; fd < 1024; fd++)
 			if (fd != ready[1] && fd != keep[0])
 				close(fd);
+		/* an earlier holder's of our pid (pids come round): ours has not begun */
+		unlink(path_for(getpid()));
 		if (uid && setresuid(uid, uid, uid))
 			_exit(1);
 		if (text && write_file(path_for(getpid()), "w", text))
@@ -493,7 +495,8 @@ static int test_nspid(void)
 	}
 	if (read(ready[0], &inner, sizeof(inner)) != sizeof(inner) || inner <= 1)
 		goto out;
-	if (!access(path_for(inner), F_OK))
+	/* a file at the outer pid's path is an earlier holder's: gone, only the inner path names */
+	if (unlink(path_for(inner)) && errno != ENOENT)
 		goto out;
 	m = perfmap__open(NULL, inner);
 	if (!m) {
@@ -513,6 +516,24 @@ out:
 	return ret;
 }
 
+/* whether opening PID's map is refused with WANT (M, if opened, is kept in *M); says what not */
+static bool refused(pid_t pid, struct perfmap **m, int want, const char *what)
+{
+	*m = perfmap__open(NULL, pid);
+	if (!*m && errno == want)
+		return true;
+	fprintf(stderr, "  %s: %s, want %s\n", what, *m ? "opened" : strerror(errno),
+		strerror(want));
+	return false;
+}
+
+/* whether PID's map opens, and once read names ADDR WANT (M kept in *M) */
+static bool opened_names(pid_t pid, struct perfmap **m, __u64 addr, const char *want)
+{
+	*m = perfmap__open(NULL, pid);
+	return *m && !perfmap__refresh(*m) && name_is(*m, addr, want, 0);
+}
+
 /* /tmp/perf-PID.map as a symlink, to a secret or to a harmless file: never followed */
 static int test_symlink_refused(void)
 {
@@ -525,21 +546,18 @@ static int test_symlink_refused(void)
 	CHECK(pid > 0);
 	if (symlink("/etc/shadow", path_for(pid)))
 		goto out;
-	m = perfmap__open(NULL, pid);
-	if (m || errno != ELOOP)
+	if (!refused(pid, &m, ELOOP, "a symlink to a secret"))
 		goto out;
 	if (write_file(decoy, "w", "1000 10 decoy\n") || unlink(path_for(pid)) ||
 	    symlink(decoy, path_for(pid)))
 		goto out;
-	m = perfmap__open(NULL, pid);
-	if (m || errno != ELOOP)
+	if (!refused(pid, &m, ELOOP, "a symlink to a harmless file"))
 		goto out;
 
 	/* a symlink put in place of a good file later: refresh refuses it, keeps the table */
 	if (unlink(path_for(pid)) || write_file(path_for(pid), "w", "2000 10 good\n"))
 		goto out;
-	m = perfmap__open(NULL, pid);
-	if (!m || perfmap__refresh(m) || !name_is(m, 0x2000, "good", 0))
+	if (!opened_names(pid, &m, 0x2000, "good"))
 		goto out;
 	if (unlink(path_for(pid)) || symlink(decoy, path_for(pid)) ||
 	    perfmap__refresh(m) != -ELOOP || !name_is(m, 0x2000, "good", 0) ||
@@ -563,42 +581,34 @@ static int test_untrusted_files(void)
 
 	pid = spawn_idle(NULL, 0, &hold);
 	CHECK(pid > 0);
-	m = perfmap__open(NULL, pid);
-	if (m || errno != ENOENT)		/* no map */
+	if (!refused(pid, &m, ENOENT, "no map"))
 		goto out;
 	if (write_file(path_for(pid), "w", "1000 10 planted\n") ||
 	    chown(path_for(pid), 65534, 65534))
 		goto out;
-	m = perfmap__open(NULL, pid);
-	if (m || errno != EPERM)		/* another user's file */
+	if (!refused(pid, &m, EPERM, "another user's file"))
 		goto out;
 	if (unlink(path_for(pid)) || mkfifo(path_for(pid), 0600))
 		goto out;
-	m = perfmap__open(NULL, pid);
-	if (m || errno != EINVAL)		/* a FIFO: refused, without blocking */
+	if (!refused(pid, &m, EINVAL, "a FIFO"))	/* refused, without blocking */
 		goto out;
 	if (unlink(path_for(pid)) || mkdir(path_for(pid), 0700))
 		goto out;
-	m = perfmap__open(NULL, pid);
-	if (m || errno != EINVAL)		/* a directory */
+	if (!refused(pid, &m, EINVAL, "a directory"))
 		goto out;
 	if (rmdir(path_for(pid)) || write_file(other, "w", "1000 10 linked\n") ||
 	    link(other, path_for(pid)))
 		goto out;
-	m = perfmap__open(NULL, pid);
-	unlink(other);
-	if (m || errno != EINVAL)		/* a second name of some other file */
+	if (!refused(pid, &m, EINVAL, "a second name of another file"))
 		goto out;
-	m = perfmap__open(NULL, 0x7ffffff0);
-	if (m || errno != ENOENT)		/* no such process */
+	if (unlink(path_for(pid)) || !refused(0x7ffffff0, &m, ENOENT, "no such process"))
 		goto out;
 
 	/* a process running as nobody: its own file is accepted */
 	nobody = spawn_idle("1000 10 mine\n", 65534, &hold_nobody);
 	if (nobody <= 0)
 		goto out;
-	m = perfmap__open(NULL, nobody);
-	if (!m || perfmap__refresh(m) || !name_is(m, 0x1000, "mine", 0))
+	if (!opened_names(nobody, &m, 0x1000, "mine"))
 		goto out;
 	ret = TEST_OK;
 out:
@@ -606,6 +616,50 @@ out:
 	end_child(pid, hold);
 	if (nobody > 0)
 		end_child(nobody, hold_nobody);
+	return ret;
+}
+
+/* sets PATH's mtime SECS seconds from now */
+static int age(const char *path, double secs)
+{
+	struct timespec t[2];
+
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec += (time_t)secs;
+	t[1] = t[0];
+	return utimensat(AT_FDCWD, path, t, 0);
+}
+
+/* a map written before its process started is an earlier holder's of the pid: refused */
+static int test_stale(void)
+{
+	static const char moved[] = "/tmp/ebpfprof-test-perfmap-old.map";
+	struct perfmap *m = NULL;
+	int hold, ret = TEST_FAIL;
+	pid_t pid;
+
+	pid = spawn_idle("1000 10 mine\n", 0, &hold);
+	CHECK(pid > 0);
+	/* a minute before the process: the pid's last holder wrote it */
+	if (age(path_for(pid), -60) || !refused(pid, &m, ESTALE, "a file older than its process"))
+		goto out;
+	/* written again by the process (as CPython's -X perf appends): its own */
+	if (age(path_for(pid), 0))
+		goto out;
+	if (!opened_names(pid, &m, 0x1000, "mine"))
+		goto out;
+	/* an old file moved into place later: refused, the table kept */
+	if (write_file(moved, "w", "2000 10 old\n") || age(moved, -60) ||
+	    rename(moved, path_for(pid)))
+		goto out;
+	if (perfmap__refresh(m) != -ESTALE || !name_is(m, 0x1000, "mine", 0) ||
+	    !name_is(m, 0x2000, NULL, 0))
+		goto out;
+	ret = TEST_OK;
+out:
+	perfmap__free(m);
+	unlink(moved);
+	end_child(pid, hold);
 	return ret;
 }
 
@@ -700,4 +754,5 @@ TEST_MAIN("perfmap",
 	  TEST(test_nspid),
 	  TEST(test_symlink_refused),
 	  TEST(test_untrusted_files),
+	  TEST(test_stale),
 	  TEST(test_node))
