@@ -503,9 +503,10 @@ int symbolizer__add_image(struct symbolizer *s, const struct proc_image *img)
 
 	if (id && s->pids[id - 1].handed && readable(&s->pids[id - 1])) {
 		/*
-		 * Its maps were read just after its exec, maybe before ld.so
-		 * mapped the libraries: read again at its first sample, the
-		 * read the unwinder shares, so both know the same mappings.
+		 * Its maps were read just after its exec (for the image before
+		 * it, or at a sample inside the exec), maybe before ld.so mapped
+		 * the libraries: read again at its first sample or its hand-on,
+		 * the read the unwinder shares, so both know the same mappings.
 		 */
 		s->pids[id - 1].handed = false;
 		reread(s, &s->pids[id - 1], clock_ns(CLOCK_MONOTONIC));
@@ -558,6 +559,14 @@ void symbolizer__image_began(struct symbolizer *s, const struct proc_image *img,
 	__u32 head = find_head(s, img->pid);
 	struct pid_state *h = head ? &s->pids[head - 1] : NULL;
 
+	/*
+	 * IMG itself, read already: a sample inside its exec (after the kernel
+	 * counted the exec, before it announced it) came first, and the maps
+	 * were read before ld.so mapped the libraries. Read again at its next
+	 * add (the exec's hand-on), as maps handed on are.
+	 */
+	if (h && proc_image__eq(&h->img, img) && h->snapshotted)
+		h->handed = true;
 	/* nothing known of the pid, or news older than what is known: nothing to keep apart */
 	if (!h || !proc_image__after(&h->img, img))
 		return;

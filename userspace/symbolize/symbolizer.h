@@ -89,7 +89,9 @@ int symbolizer__add_image(struct symbolizer *s, const struct proc_image *img);
  * An exec made IMG at NS (CLOCK_MONOTONIC): the pid's earlier image is
  * superseded (never read again), and if its maps were read at or after NS
  * (they may be IMG's) they are dropped and counted. IMG itself is read by
- * add_image.
+ * add_image; if it was read already (a sample inside the exec announced it
+ * first), its next add_image reads it again, with the libraries ld.so has
+ * mapped since.
  */
 void symbolizer__image_began(struct symbolizer *s, const struct proc_image *img, __s64 ns);
 

@@ -40,7 +40,7 @@ struct pid_state {
 	bool gone;				/* its process no longer holds the pid: never read again */
 	bool snapshotted;			/* one snapshot at least succeeded */
 	bool superseded;			/* a later image holds the pid */
-	bool handed;				/* its maps were read for the image before, just after its exec */
+	bool handed;				/* its maps were read just after its exec: again at its next add */
 	__s64 read_start_ns;			/* when the last snapshot's read began (CLOCK_MONOTONIC) */
 	__s64 read_ns;				/* and when it ended */
 	__u64 last_reread_ns;			/* 0: never re-read since add_pid */

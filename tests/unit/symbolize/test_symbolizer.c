@@ -558,11 +558,14 @@ out:
 }
 
 /*
- * Maps read just after an exec are handed on to the new image, which ld.so
- * may not have finished mapping: its first sample (add_image) reads them
- * again, so a library mapped in between is named after the process exits.
+ * Maps read just after an exec, maybe before ld.so mapped the libraries,
+ * are read again at the new image's next add_image, so a library mapped in
+ * between is named after the process exits. Two ways to such maps: read
+ * for the image before, after the exec (handed on to the new one); or read
+ * for the new image itself, at a sample inside the exec, which announced
+ * it before the exec did (INSIDE).
  */
-static int test_handed_reread(void)
+static int reread_after_exec(bool inside)
 {
 	struct symbolizer_opts opts = { .no_kernel = true, .lazy_files = true };
 	struct symbolizer *s = symbolizer__new(&opts);
@@ -580,24 +583,36 @@ static int test_handed_reread(void)
 	img = *IMG(p.pid);
 	img.exec = 5;
 	next = img;
-	next.exec++;
-	if (symbolizer__add_image(s, &img))
+	next.exec += !inside;
+	if (symbolizer__add_image(s, &img))	/* the read: of the image before, or inside */
 		goto out;
-	symbolizer__image_began(s, &next, 1);	/* the read came after the exec: handed on */
+	symbolizer__image_began(s, &next, 1);	/* the exec's announcement, after the read */
 	dprintf(p.in, "dlopen %s/" FIX "libfixture-stripped.so\n", cwd);
 	if (!fgets(line, sizeof(line), p.out) || sscanf(line, "dlopen %llx", &addr) != 1 || !addr)
 		goto out;
-	if (symbolizer__add_image(s, &next))	/* its first sample */
+	if (symbolizer__add_image(s, &next))	/* its first sample, or the exec's hand-on */
 		goto out;
 	stop(&p);
 	if (symbolizer__user(s, &next, addr, &lib) || !lib.name ||
-	    strcmp(lib.name, "fixture_lib_alpha"))
+	    strcmp(lib.name, "fixture_lib_alpha")) {
+		fprintf(stderr, "  %#llx: %s\n", addr, lib.name ? lib.name : "unnamed");
 		goto out;
+	}
 	ret = TEST_OK;
 out:
 	symbolizer__free(s);
 	stop(&p);
 	return ret;
+}
+
+static int test_handed_reread(void)
+{
+	return reread_after_exec(false);
+}
+
+static int test_read_inside_exec(void)
+{
+	return reread_after_exec(true);
 }
 
 /* our own process: the test binary, libc and the vDSO */
@@ -1085,6 +1100,7 @@ static int test_churn(void)
 TEST_MAIN("symbolizer", TEST(test_pie), TEST(test_shared_and_static), TEST(test_cache),
 	  TEST(test_exited),
 	  TEST(test_images), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_refresh),
-	  TEST(test_handed_reread), TEST(test_self),
+	  TEST(test_handed_reread),
+	  TEST(test_read_inside_exec), TEST(test_self),
 	  TEST(test_kernel), TEST(test_fake_root), TEST(test_forget), TEST(test_trim),
 	  TEST(test_stale), TEST(test_churn))
