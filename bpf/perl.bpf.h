@@ -39,6 +39,7 @@ struct perl_scratch {
 	__u64 cx[PERL_CX_WORDS];	/* the context read */
 	__u64 head[2];			/* an SV's head: its body, its refcount and flags */
 	__u64 word;			/* one word read */
+	__u64 cv[PERL_CV_WORDS];	/* a CV body's words from xcv_start: its generation */
 	__u32 line;
 	__u32 pad;
 };
@@ -89,17 +90,17 @@ static __always_inline __u64 perl_cop_line(const struct perl_proc *p, struct per
 }
 
 /*
- * A sub's frame: its CV, checked to be one, its first op (>> 3: the
- * generation) into *gen, and the line it runs. 0, or -1: unreadable.
+ * A sub's frame: its CV, checked to be one, its generation (perl_cv_gen)
+ * into *gen, and the line it runs. 0, or -1: unreadable.
  */
 static __always_inline int perl_sub_frame(const struct perl_proc *p, struct perl_scratch *b,
 					  __u64 cv, __u64 cop, __u64 *where, __u32 *gen)
 {
 	if (bpf_probe_read_user(b->head, sizeof(b->head), (const void *)cv) ||
 	    ((b->head[1] >> ((p->sv_flags & 7) * 8)) & 0xff) != PERL_SVt_PVCV ||
-	    walk_read(&b->word, b->head[0] + p->xcv_start))
+	    bpf_probe_read_user(b->cv, sizeof(b->cv), (const void *)(b->head[0] + p->xcv_start)))
 		return -1;
-	*gen = (__u32)(b->word >> 3);
+	*gen = perl_cv_gen(b->cv);
 	*where = perl_cop_line(p, b, cop) << 32 | *gen;
 	return 0;
 }

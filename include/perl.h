@@ -32,7 +32,7 @@ struct perl_proc {
 	__u16 cx_sub_cv;	/* blk_sub.cv */
 	__u16 cop_line;		/* COP.cop_line (32 bits) */
 	__u16 cop_file;		/* COP.cop_file: the file's name (a char *, under ithreads) */
-	__u16 xcv_start;	/* XPVCV.xcv_start_u: the CV's first op, its generation */
+	__u16 xcv_start;	/* XPVCV.xcv_start_u and the 4 words after: its generation */
 	__u16 sv_flags;		/* SV.sv_flags: its type in the low byte */
 	__u16 pad;
 	/*
@@ -43,6 +43,27 @@ struct perl_proc {
 	__s32 tls_off;
 	__u32 pad2;
 };
+
+/*
+ * A sub's generation, from the words of its XPVCV body from xcv_start on:
+ * its first op, its root op, its glob, its file and its pad list. A sub
+ * made by string eval and freed is followed by another in its memory, its
+ * head and often its first op at the same addresses (perl's arenas reuse
+ * the last freed slot); its file, "(eval N)", and its pad list are new
+ * allocations too, so a later sub is taken for an earlier one only when
+ * all of them came back alike.
+ */
+#define PERL_CV_WORDS 5
+
+static inline __u32 perl_cv_gen(const __u64 w[PERL_CV_WORDS])
+{
+	__u64 h = 0;
+
+	/* golden-ratio multiples: near pointers spread */
+	for (int i = 0; i < PERL_CV_WORDS; i++)
+		h = (h ^ w[i] >> 3) * 0x9e3779b97f4a7c15ull;
+	return (__u32)(h >> 32) ^ (__u32)h;
+}
 
 /* Perl's own constants, the same in every version we read */
 #define PERL_CXTYPEMASK 0xf

@@ -120,20 +120,25 @@ static int read_pid(void *ctx, __u64 addr, void *buf, size_t len)
 }
 
 /*
- * A live perl prints, through B, the CV and first op of a package sub, an
- * anonymous one and a lexical one; our namer reads them from its memory.
+ * A live perl prints, through B, the CV, first op, root op and pad list of
+ * a package sub, an anonymous one and a lexical one, then the five words of
+ * its body from xcv_start (5.36's offset, 40) that make its generation; our
+ * namer reads them from its memory.
  */
 #define SUBS_PL                                                                              \
 	"use B; package Foo::Bar; sub baz { 1 } my $anon = sub { 2 }; my sub lex { 3 }"      \
-	" for my $c (\\&baz, $anon, \\&lex) { my $o = B::svref_2object($c);"                 \
-	" printf qq(%d %d\\n), $$o, ${$o->START} }"                                           \
+	" sub word { unpack(q(Q), unpack(q(P8), pack(q(Q), $_[0]))) }"                         \
+	" for my $c (\\&baz, $anon, \\&lex) { my $o = B::svref_2object($c); my $d = word($$o);"\
+	" printf qq(%d %d %d %d), $$o, ${$o->START}, ${$o->ROOT}, ${$o->PADLIST};"            \
+	" printf qq( %d), word($d + 40 + 8 * $_) for 0 .. 4; print qq(\\n) }"                  \
 	" $| = 1; print qq(end\\n); sleep 30"
 
 static int test_names_live(void)
 {
 	const char *want[] = { "Foo::Bar::baz", "Foo::Bar::__ANON__", "Foo::Bar::lex" };
 	int fds[2], ret = TEST_FAIL;
-	unsigned long long cv[3], start[3];
+	unsigned long long cv[3], start[3], root[3], pads[3], w[3][PERL_CV_WORDS];
+	__u32 gen[3];
 	char name[PERL_NAME_MAX], file[PERL_NAME_MAX];
 	pid_t pid;
 	FILE *f;
@@ -150,9 +155,23 @@ static int test_names_live(void)
 	}
 	close(fds[1]);
 	f = fdopen(fds[0], "r");
-	for (int i = 0; i < 3; i++)
-		if (!f || fscanf(f, "%llu %llu", &cv[i], &start[i]) != 2)
+	for (int i = 0; i < 3; i++) {
+		__u64 words[PERL_CV_WORDS];
+
+		if (!f || fscanf(f, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &cv[i],
+				 &start[i], &root[i], &pads[i], &w[i][0], &w[i][1], &w[i][2],
+				 &w[i][3], &w[i][4]) != 9)
 			goto out;
+		/* B's first op, root op and pad list are where the generation's words say */
+		if (w[i][0] != start[i] || w[i][1] != root[i] || w[i][4] != pads[i]) {
+			fprintf(stderr, "  sub %d: body words %llx %llx %llx, B: %llx %llx %llx\n",
+				i, w[i][0], w[i][1], w[i][4], start[i], root[i], pads[i]);
+			goto out;
+		}
+		for (int k = 0; k < PERL_CV_WORDS; k++)
+			words[k] = w[i][k];
+		gen[i] = perl_cv_gen(words);
+	}
 	{
 		__u32 version = 0, p = (__u32)pid;
 		FILE *v = popen("/usr/bin/perl -e 'print $]*1000 % 1000'", "r");
@@ -166,7 +185,7 @@ static int test_names_live(void)
 		}
 		pclose(v);
 		for (int i = 0; i < 3; i++) {
-			int err = perl_mem__sub(&m, cv[i], (__u32)(start[i] >> 3), name, sizeof(name), file,
+			int err = perl_mem__sub(&m, cv[i], gen[i], name, sizeof(name), file,
 						sizeof(file));
 
 			if (err || strcmp(name, want[i]) || strcmp(file, "-e")) {
@@ -175,8 +194,8 @@ static int test_names_live(void)
 				goto out;
 			}
 		}
-		/* another first op: a CV freed and reused is not named as the one BPF saw */
-		if (perl_mem__sub(&m, cv[0], (__u32)(start[0] >> 3) + 1, name, sizeof(name), file,
+		/* another generation: a CV freed and reused is not named as the one BPF saw */
+		if (perl_mem__sub(&m, cv[0], gen[0] + 1, name, sizeof(name), file,
 				  sizeof(file)) != -ESTALE)
 			goto out;
 		/* not a CV: its first op, an OP */

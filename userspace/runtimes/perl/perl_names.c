@@ -164,7 +164,7 @@ int perl_mem__sub(const struct perl_mem *m, __u64 cv, __u32 gen, char *name, siz
 		  char *file, size_t file_size)
 {
 	char pkg[PERL_NAME_MAX], sub[PERL_NAME_MAX];
-	__u64 body, start, fp;
+	__u64 body, words[PERL_CV_WORDS], fp;
 	__u32 flags;
 	int err = sv_body(m, cv, &body, &flags);
 
@@ -172,10 +172,11 @@ int perl_mem__sub(const struct perl_mem *m, __u64 cv, __u32 gen, char *name, siz
 		return err;
 	if ((flags & 0xff) != PERL_SVt_PVCV)
 		return -EINVAL;
-	if ((err = rd64(m, body + m->l->bpf.xcv_start, &start)))
-		return err;
-	if ((__u32)(start >> 3) != gen)
-		return -ESTALE;
+	for (int i = 0; i < PERL_CV_WORDS; i++)
+		if ((err = rd64(m, body + m->l->bpf.xcv_start + 8 * i, &words[i])))
+			return err;
+	if (perl_cv_gen(words) != gen)
+		return -ESTALE;	/* freed since the sample, another sub in its memory */
 	if ((err = sub_parts(m, body, pkg, sub, sizeof(sub))))
 		return err;
 	snprintf(name, name_size, "%s::%s", pkg, sub);
