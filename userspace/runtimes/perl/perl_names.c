@@ -172,9 +172,9 @@ int perl_mem__sub(const struct perl_mem *m, __u64 cv, __u32 gen, char *name, siz
 		return err;
 	if ((flags & 0xff) != PERL_SVt_PVCV)
 		return -EINVAL;
-	for (int i = 0; i < PERL_CV_WORDS; i++)
-		if ((err = rd64(m, body + m->l->bpf.xcv_start + 8 * i, &words[i])))
-			return err;
+	/* the words BPF read, in one read as BPF does */
+	if ((err = rd(m, body + m->l->bpf.xcv_start, words, sizeof(words))))
+		return err;
 	if (perl_cv_gen(words) != gen)
 		return -ESTALE;	/* freed since the sample, another sub in its memory */
 	if ((err = sub_parts(m, body, pkg, sub, sizeof(sub))))
