@@ -47,7 +47,8 @@ FUZZ_MODS_php := runtimes/php/php_parse lib/utf8
 FUZZ_MODS_ruby := runtimes/ruby/ruby_parse runtimes/ruby/ruby_code
 FUZZ_MODS_perl := runtimes/perl/perl_names
 FUZZ_MODS_go_layout := runtimes/labels/go_layout
-FUZZ_MODS_labels_elf := runtimes/labels/labels_elf runtimes/labels/go_layout runtimes/static_tls symbolize/elf_find \
+FUZZ_MODS_labels_elf := runtimes/labels/labels_elf runtimes/labels/go_layout runtimes/static_tls runtimes/thread_local \
+	symbolize/elf_find symbolize/procfs lib/proc_mem \
 	symbolize/elf_syms lib/array lib/hashmap
 FUZZ_MODS_otel_ctx := runtimes/labels/otel_ctx lib/pbread lib/proc_mem
 FUZZ_MODS_vdso := unwind/unwind_table_elf unwind/unwind_table_leaf unwind/unwind_table unwind/unwind_table_go \

@@ -1,32 +1,33 @@
-/* fuzz_labels_elf.c -- libFuzzer target: whole ELF files through a memfd, read for their labels: Go version, custom-labels symbols, TLS block, thread-context variable */
+/* fuzz_labels_elf.c -- libFuzzer target: whole ELF files through a memfd, read for their labels (Go version, custom-labels symbols, TLS block) and for a thread-local's place (thread_local) */
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include "fuzz.h"
 #include "runtimes/labels/labels_elf.h"
+#include "runtimes/thread_local.h"
 
 static int memfd = -1;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct labels_exe x;
-	struct labels_tls t;
+	struct thread_local t;
 
 	if (memfd < 0)
 		memfd = memfd_create("fuzz_labels_elf", MFD_CLOEXEC);
 	FUZZ_CHECK(memfd >= 0);
 	FUZZ_CHECK(ftruncate(memfd, 0) == 0);
 	FUZZ_CHECK(pwrite(memfd, data, size, 0) == (ssize_t)size);
-	/* a thread-local, as an executable's and as a library's: a kind we know */
+	/* a thread-local, as an executable's and as a library's, or as its interpreter says: a kind we know */
 	static const char *const names[] = { "otel_thread_ctx_v1", "custom_labels_thread_local_data",
-					     "custom_labels_current_set" };
+					     "custom_labels_current_set", "ruby_current_ec" };
+	static const unsigned int flags[] = { 0, THREAD_LOCAL_SYMTAB | THREAD_LOCAL_BY_INTERP };
 
-	for (int exe = 0; exe < 6; exe++)
-		if (!labels_elf__tls(memfd, 0, exe & 1, names[exe / 2], &t)) {
-			FUZZ_CHECK(t.kind >= LABELS_TLS_NONE && t.kind <= LABELS_TLS_DYNAMIC);
+	for (int i = 0; i < 16; i++)
+		if (!thread_local__elf(memfd, 0, i & 1, names[(i >> 1) & 3], flags[i >> 3], &t)) {
+			FUZZ_CHECK(t.kind >= THREAD_LOCAL_NONE && t.kind <= THREAD_LOCAL_DYNAMIC);
 			/* an executable's offset is inside its block, which ends at the thread pointer */
-			FUZZ_CHECK(t.kind != LABELS_TLS_STATIC ||
-				   ((exe & 1) && t.value < 0 && t.value >= -65536));
+			FUZZ_CHECK(t.kind != THREAD_LOCAL_STATIC || (t.exe && t.value < 0 && t.value >= -65536));
 		}
 	if (labels_elf__read(memfd, 0, &x))
 		return 0;

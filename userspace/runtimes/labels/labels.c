@@ -14,7 +14,7 @@
 #include "lib/proc_mem.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
-#include "runtimes/static_tls.h"
+#include "runtimes/thread_local.h"
 #include "go_layout.h"
 #include "labels_elf.h"
 #include "labels_runtime.h"
@@ -23,7 +23,6 @@
 #define MAX_PIDS 1024
 #define EXES_MAX 512	/* executables whose ELF answer is kept */
 #define TLS_G_INTERNAL (-8)	/* internal linking: g at -8(FS), runtime.tlsg's slot */
-#define TLS_STATIC_MAX (16 << 20)	/* a static TLS offset beyond it is no offset we trust */
 #define OTEL_TLS_SYMBOL "otel_thread_ctx_v1"	/* OTEP 4947: a pointer to the thread's record */
 #define CL_TLS_V0 "custom_labels_thread_local_data"	/* the thread's table */
 #define CL_TLS_V1 "custom_labels_current_set"	/* a pointer to the thread's table */
@@ -192,34 +191,6 @@ static int label_source(__u32 pid, const struct proc_map *m, const struct labels
 	return 0;
 }
 
-/*
- * The thread-pointer offset that PID's loader wrote in the GOT slot T names
- * in the library mapped at M. Why the GOT and not the loader's link_map:
- * the slot is the ABI, the link_map glibc's private layout. glibc resolves
- * a library's TLSDESC pair when it loads it; for a module in static TLS
- * (every library loaded at start, and a dlopen'd one that found room) the
- * resolver is _dl_tlsdesc_return and its argument the variable's offset
- * from the thread pointer, negative on x86-64 and small and positive on
- * AArch64 (static_tls.h); for dynamic TLS it is _dl_tlsdesc_dynamic and
- * its argument a pointer to a heap record, an address. So the argument's
- * range tells them apart, with no symbol of ld.so (a lazy pair not
- * resolved yet has a pointer too, and is counted with them). An
- * initial-exec slot holds the offset itself.
- * -ENOSYS: dynamic TLS, not read; -EINVAL: unreadable.
- */
-static int got_offset(__u32 pid, const struct proc_map *m, const struct labels_tls *t, __s64 *tls)
-{
-	__u64 slot = m->start - t->map_vaddr + (__u64)t->value, words[2];
-	int arg = t->kind == LABELS_TLS_DESC;	/* a TLSDESC pair is {resolver, argument} */
-
-	if (proc_mem__read(pid, slot, words, (arg + 1) * sizeof(words[0])))
-		return -EINVAL;
-	*tls = (__s64)words[arg];
-	if (STATIC_TLS_HOST == STATIC_TLS_VARIANT_2)
-		return *tls < 0 && *tls >= -TLS_STATIC_MAX ? 0 : -ENOSYS;
-	return *tls > 0 && *tls <= TLS_STATIC_MAX ? 0 : -ENOSYS;
-}
-
 /* MAPS[i] is the executable (EXE) or the first mapping of a library: its ELF headers are there */
 static bool file_start(const struct proc_map *maps, size_t i, size_t exe)
 {
@@ -227,31 +198,6 @@ static bool file_start(const struct proc_map *maps, size_t i, size_t exe)
 
 	return m->inode && m->path[0] == '/' && strncmp(m->path, "/memfd:", 7) &&
 	       (i == exe || (i > exe && !m->pgoff && strcmp(m->path, maps[i - 1].path)));
-}
-
-/*
- * The thread-pointer offset of thread-local NAME in the file mapped at M
- * (the executable with EXE). -ENOENT: not there; -ENOSYS: in dynamic TLS,
- * not read; -EINVAL: unreadable.
- */
-static int tls_offset(struct labels_rt *r, __u32 pid, const struct proc_map *m, bool exe,
-		      const char *name, __s64 *tls)
-{
-	struct labels_tls t;
-	struct stat st;
-	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
-
-	if (err)
-		return -ENOENT;
-	err = labels_elf__tls(fd, m->pgoff, exe, name, &t);
-	close(fd);
-	if (err || t.kind == LABELS_TLS_NONE)
-		return -ENOENT;
-	if (t.kind == LABELS_TLS_STATIC) {
-		*tls = t.value;
-		return 0;
-	}
-	return t.kind == LABELS_TLS_DYNAMIC ? -ENOSYS : got_offset(pid, m, &t, tls);
 }
 
 /* The thread-pointer offset of PID's otel_thread_ctx_v1: in its executable, else the first library that has it. */
@@ -262,7 +208,8 @@ static int otel_tls(struct labels_rt *r, __u32 pid, const struct proc_map *maps,
 
 	for (size_t i = exe; i < n && err == -ENOENT; i++)
 		if (file_start(maps, i, exe))
-			err = tls_offset(r, pid, &maps[i], i == exe, OTEL_TLS_SYMBOL, tls);
+			err = thread_local__offset(r->o.proc_root, pid, &maps[i], i == exe,
+						   OTEL_TLS_SYMBOL, 0, tls);
 	return err;
 }
 
@@ -287,8 +234,9 @@ static int custom_lib_source(struct labels_rt *r, __u32 pid, const struct proc_m
 			continue;
 		err = cl_table(pid, &maps[i], &x, lp, &offset);
 		if (!err)
-			err = tls_offset(r, pid, &maps[i], false,
-					 lp->source == LABELS_CUSTOM_V1 ? CL_TLS_V1 : CL_TLS_V0, &lp->tls);
+			err = thread_local__offset(r->o.proc_root, pid, &maps[i], false,
+						   lp->source == LABELS_CUSTOM_V1 ? CL_TLS_V1 : CL_TLS_V0, 0,
+						   &lp->tls);
 		return err == -ENOENT ? -EINVAL : err;
 	}
 	return -ENOENT;

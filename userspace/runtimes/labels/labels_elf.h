@@ -22,29 +22,6 @@ struct labels_exe {
 	__u64 map_vaddr;	/* the vaddr of the file offset the caller mapped */
 };
 
-/* Where a file's thread-local variable (otel_thread_ctx_v1, custom labels' table) is, as the file says. */
-enum labels_tls_kind {
-	LABELS_TLS_NONE = 0,	/* no such thread-local symbol defined in .dynsym */
-	LABELS_TLS_STATIC,	/* in the executable's block: value is its offset from the thread pointer */
-	LABELS_TLS_DESC,	/* a TLSDESC pair in the GOT at vaddr value: resolved statically, its argument is the offset */
-	LABELS_TLS_TPOFF,	/* an initial-exec GOT slot at vaddr value: it holds the offset */
-	LABELS_TLS_DYNAMIC,	/* reached through __tls_get_addr only (legacy general dynamic): not read */
-};
-
-struct labels_tls {
-	enum labels_tls_kind kind;
-	__s64 value;
-	__u64 map_vaddr;	/* the vaddr of the file offset the caller mapped */
-};
-
-/*
- * Where the thread-local NAME that .dynsym defines is in the ELF file open
- * at FD (mapped from file offset MAP_OFF): EXE for the executable (its own
- * TLS block), else a library (a slot of its GOT the loader filled). 0, or
- * -ENOENT: not an ELF file, or MAP_OFF in no PT_LOAD.
- */
-int labels_elf__tls(int fd, __u64 map_off, bool exe, const char *name, struct labels_tls *out);
-
 /*
  * Reads the ELF file open at FD (mapped from file offset MAP_OFF) with
  * pread only: every size and offset it holds is untrusted and bounded.

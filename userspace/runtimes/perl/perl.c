@@ -1,5 +1,6 @@
 /* perl.c -- perl processes: found by their interpreter's symbols, the BPF table, names read per image */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/proc_mem.h"
+#include "runtimes/thread_local.h"
 #include "symbolize/elf_find.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/procfs.h"
@@ -75,14 +77,19 @@ static int read_syms(struct perl_rt *r, __u32 pid, const struct proc_map *m, str
 		     __u64 *bias, __s32 *tls_off)
 {
 	struct stat st;
+	struct thread_local t;
 	__u64 vaddr;
 	int fd, err = procfs__open_mapped(r->o.proc_root, pid, m, &fd, &st);
 
 	if (err)
 		return err;
 	err = elf_find__symbols(fd, m->pgoff, sym_names, S_COUNT, f, &vaddr);
-	if (!err && perl_elf__tls_offset(fd, tls_off))
-		*tls_off = 0;
+	/* each thread's interpreter, where the executable has it in its own block */
+	*tls_off = 0;
+	if (!err && !thread_local__elf(fd, m->pgoff, false, "PL_current_context",
+				       THREAD_LOCAL_SYMTAB | THREAD_LOCAL_BY_INTERP, &t) &&
+	    t.kind == THREAD_LOCAL_STATIC && t.value >= INT32_MIN && t.value <= INT32_MAX)
+		*tls_off = (__s32)t.value;
 	close(fd);
 	if (err)
 		return err;

@@ -32,12 +32,6 @@ struct perl_layout {
 	__u32 hv_has_aux;	/* the HV flag saying it has its aux (SVf_OOK / SVphv_HasAUX) */
 };
 
-/*
- * The offset from the thread pointer (fsbase) of PL_current_context, each
- * thread's interpreter (my_perl), in the perl executable open at FD: 0, or
- * -ENOENT (not an executable with it: a shared libperl).
- */
-int perl_elf__tls_offset(int fd, __s32 *off);
 
 /* the layout of version VERSION (PL_version's minor: 36), or NULL */
 const struct perl_layout *perl_layout__of(unsigned int version);
