@@ -45,13 +45,16 @@ struct {
 /*
  * The sampled thread's execution context: ruby_current_ec, a thread-local
  * of libruby, found through glibc's DTV as __tls_get_addr would (libruby
- * is loaded at start, so its block is in every thread's static TLS).
- * A Fiber switch changes it, so a Fiber's frames are its own.
+ * is loaded at start, so its block is in every thread's static TLS); in a
+ * static CRuby, at its fixed offset from the thread pointer. A Fiber switch
+ * changes it, so a Fiber's frames are its own.
  */
 static __always_inline __u64 rb_current_ec(const struct rb_proc *rb)
 {
 	__u64 fsbase = walk_fsbase(), dtv, block, ec;
 
+	if (!rb->tls_module)
+		return walk_read(&ec, fsbase + (__s64)rb->tls_offset) ? 0 : ec;
 	if (walk_read(&dtv, fsbase + RB_TCB_DTV) ||
 	    walk_read(&block, dtv + RB_DTV_STRIDE * (rb->tls_module & 0xffff)) || !block ||
 	    walk_read(&ec, block + rb->tls_offset))

@@ -36,8 +36,8 @@
 struct rb_proc {
 	__u64 exec_start;	/* vm_exec (rb_vm_exec): [start, end) */
 	__u64 exec_end;
-	__u64 tls_module;	/* ruby_current_ec's TLS module id (its DTV index) */
-	__u64 tls_offset;	/* ruby_current_ec's offset in that module's block */
+	__u64 tls_module;	/* ruby_current_ec's TLS module id (its DTV index); 0: in the executable */
+	__u64 tls_offset;	/* its offset in that module's block; module 0: from the thread pointer */
 	__u64 jit_start;	/* YJIT's code region: [start, end), [0, 0) without YJIT */
 	__u64 jit_end;
 	__u64 text_start;	/* the executable mapping holding vm_exec: YJIT's code is entered from it */
@@ -57,27 +57,36 @@ struct rb_proc {
 /*
  * A Ruby frame takes two slots (tags in frametypes.h):
  * - RB_TAG_ISEQ | rb_obj_slot(iseq, gen), then rb_iseq_where(): its method
- *   entry (whose class names it; a block's is its method's) and the low 20
- *   bits of its pc (the iseq's own start gives the rest: userspace refuses
- *   iseqs of 1 MiB or more of code);
+ *   entry (whose class names it; a block's is its method's) and the low
+ *   RB_PC_BITS of its pc (the iseq's own start gives the rest: userspace
+ *   refuses iseqs of more code);
  * - RB_TAG_CFUNC | rb_obj_slot(method entry, gen), then 0: a C function
  *   called as a method.
- * gen is the low 12 bits of the serial of the method entry's called_id:
+ * gen is the low RB_GEN_BITS of the serial of the method entry's called_id:
  * code made by eval and collected leaves its iseq's and method entry's
  * addresses to the next one, and symbols are numbered in order, so a
- * method of another name made since (up to 4,095 names later) is told
- * apart. One slot, RB_TAG_LOST | enum rb_lost_reason, where Ruby frames
+ * method of another name made since (up to 4,095 names later; 2,047 on
+ * AArch64) is told apart. One slot, RB_TAG_LOST | enum rb_lost_reason, where Ruby frames
  * could not be read; one, RB_TAG_JIT, for a pc in YJIT's code: the control
  * frames it runs are the vm_exec call's that entered it, walked there. Each iseq and method entry is announced when first
  * seen (RB_EVENT_ISEQ with rb_iseq_gen(), RB_EVENT_CME with gen), so
  * userspace reads it while it lives.
  */
-#define RB_PC_BITS 20
+/*
+ * User addresses: 47 bits on x86-64; 48 on AArch64, whose heap and
+ * mappings lie above 2^47, so a bit of the pc and of gen make room there.
+ */
+#if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
+#define RB_ADDR_BITS 48
+#else
+#define RB_ADDR_BITS 47
+#endif
+#define RB_PC_BITS (67 - RB_ADDR_BITS)	/* with the method entry shifted by 3, one word */
 #define RB_PC_MASK ((1u << RB_PC_BITS) - 1)
-#define RB_GEN_BITS 12
+#define RB_GEN_BITS (59 - RB_ADDR_BITS)	/* with the object shifted by 3, the 56 bits under the tag */
 #define RB_GEN_MASK ((1u << RB_GEN_BITS) - 1)
-#define RB_OBJ_BITS 44		/* an 8-byte aligned user address, shifted by 3 */
-#define RB_OBJ_MASK ((1ULL << 47) - 1)
+#define RB_OBJ_BITS (RB_ADDR_BITS - 3)	/* an 8-byte aligned user address, shifted by 3 */
+#define RB_OBJ_MASK ((1ULL << RB_ADDR_BITS) - 1)
 
 static inline __u64 rb_obj_slot(__u64 obj, __u32 gen)
 {

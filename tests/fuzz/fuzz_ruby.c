@@ -53,10 +53,14 @@ static void scan(struct fuzz_in *in)
 {
 	struct fuzz_mem m = fuzz_mem_rest(in);
 	__u64 v, add, jumps[4];
+	__s64 off;
 
 	rb_code__tls_index(m.p, m.n, FUZZ_MEM_BASE, &v, &add);
+	FUZZ_CHECK(rb_code__tls_local_exec(m.p, m.n, &off) || off < 0);
 	FUZZ_CHECK(rb_code__jumps(m.p, m.n, FUZZ_MEM_BASE, jumps, 4) <= 4);
 	rb_code__symbols(m.p, m.n, FUZZ_MEM_BASE, &v);
+	FUZZ_CHECK(rb_code__a64_jumps(m.p, m.n, FUZZ_MEM_BASE, jumps, 4) <= 4);
+	rb_code__a64_symbols(m.p, m.n, FUZZ_MEM_BASE, &v);
 	free(m.p);
 }
 

@@ -92,8 +92,15 @@ static int test_code(void)
 	/* lea 0x100(%rip),%rdi; call __tls_get_addr; mov 0x10(%rax),%r12 */
 	static const __u8 ld_code[] = { 0x48, 0x8d, 0x3d, 0x00, 0x01, 0x00, 0x00, 0xe8, 0x11, 0x22, 0x33, 0x44,
 					0x4c, 0x8b, 0xa0, 0x10, 0x00, 0x00, 0x00, 0x90 };
+	/* a static CRuby's rb_iseq_eval_main: the canary's %fs:0x28, then mov %fs:-0x50,%r12 */
+	static const __u8 le_code[] = { 0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0x00, 0x00, 0x00,
+					0x64, 0x4c, 0x8b, 0x24, 0x25, 0xb0, 0xff, 0xff, 0xff };
 	__u64 at = 0x1000, v, add;
+	__s64 off;
 
+	CHECK(!rb_code__tls_local_exec(le_code, sizeof(le_code), &off) && off == -0x50);
+	CHECK(rb_code__tls_local_exec(le_code, 9, &off) == -ENOENT);	/* the canary's is not it */
+	CHECK(rb_code__tls_local_exec(le_code, sizeof(le_code) - 1, &off) == -ENOENT);
 	CHECK(!rb_code__tls_index(main_code, sizeof(main_code), at, &v, &add) && v == at + 12 + 0x100 && !add);
 	CHECK(!rb_code__tls_index(ld_code, sizeof(ld_code), at, &v, &add) && v == at + 7 + 0x100 && add == 0x10);
 	/* the first jump out of the function; the one back into it is a branch */
@@ -101,6 +108,28 @@ static int test_code(void)
 	CHECK(!rb_code__symbols(sym_code, sizeof(sym_code), at, &v) && v == at + 6 + 0x20);
 	CHECK(rb_code__symbols(sym_code, 6, at, &v) == -ENOENT);
 	CHECK(rb_code__tls_index(main_code + 4, 8, at, &v, &add) == -ENOENT);
+	return TEST_OK;
+}
+
+/* AArch64: Debian 12's arm64 libruby 3.1, its rb_id2str and the code it jumps to */
+static int test_a64_code(void)
+{
+	/* cmp x0, #0xa9; lsr; csel; mov w1, #0; b 0x1f6124 (at 0x1f8420) */
+	static const __u32 id2str[] = { 0xf102a41f, 0xd344fc02, 0x1a829000, 0x52800001, 0x17fff73d };
+	/*
+	 * at 0x1f6170: adrp x0, 0x380000; ldr w1, [x0, #384]; cmp; b.hi; add x0, x0, #0x180; lsr;
+	 * ldr x0, [x0, #16]: last_id at 0x380180, ids 16 bytes on
+	 */
+	static const __u32 sym_code[] = { 0xd0000c40, 0xb9418001, 0x6b01027f, 0x540002a8, 0x91060000,
+					  0x53097e61, 0xf9400800 };
+	const __u8 *j = (const __u8 *)id2str, *c = (const __u8 *)sym_code;
+	__u64 v = 0;
+
+	CHECK(rb_code__a64_jumps(j, sizeof(id2str), 0x1f8420, &v, 1) == 1 && v == 0x1f6124);
+	CHECK(rb_code__a64_jumps(j, 16, 0x1f8420, &v, 1) == 0);
+	CHECK(!rb_code__a64_symbols(c, sizeof(sym_code), 0x1f6170, &v) && v == 0x380180);
+	/* without the add, ids' address is not formed: no pair */
+	CHECK(rb_code__a64_symbols(c, 16, 0x1f6170, &v) == -ENOENT);
 	return TEST_OK;
 }
 
@@ -357,7 +386,8 @@ static int test_real_ruby34(void)
 	return real_ruby_in("/var/cache/ebpfprof/ruby34", "ruby3.4", 4);
 }
 
-TEST_MAIN("ruby", { "succ", test_succ }, { "code", test_code }, { "names", test_names },
+TEST_MAIN("ruby", { "succ", test_succ }, { "code", test_code }, { "a64_code", test_a64_code },
+	  { "names", test_names },
 	  { "jit_range", test_jit_range },
 	  { "real_ruby3.1", test_real_ruby31 },
 	  { "real_ruby3.1-yjit", test_real_ruby31_yjit },

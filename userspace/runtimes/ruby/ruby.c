@@ -99,6 +99,11 @@ static int read_tls(__u32 pid, const struct rb_found *f, struct rb_proc *proc)
 {
 	__u64 index[2];
 
+	if (!f->tls_index) {	/* the executable's own: no module to find */
+		proc->tls_module = 0;
+		proc->tls_offset = (__u64)f->tls_static;
+		return 0;
+	}
 	if (proc_mem__read(pid, f->tls_index, index, sizeof(index)) || !index[0] || index[0] > 0xffff ||
 	    index[1] + f->tls_add > 0x100000)
 		return -ENOTSUP;

@@ -1,5 +1,6 @@
 /* ruby_elf.c -- finds CRuby in a mapped file: its version, vm_exec, ruby_current_ec's TLS slot, the symbol table */
 #include <errno.h>
+#include <stdbool.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "lib/proc_mem.h"
+#include "runtimes/thread_local.h"
 #include "symbolize/elf_find.h"
 #include "symbolize/elf_syms.h"
 #include "symbolize/proc_maps.h"
@@ -16,12 +18,14 @@
 #define HDR_MAX (4u << 20)	/* an .eh_frame_hdr larger than this is refused */
 #define CODE_SCAN 512		/* bytes of a function scanned for what it references */
 #define JUMPS_MAX 16
+#define RB_LE_MAX 65536		/* a local-exec offset past a static TLS block's largest is no offset */
 
 /*
  * Debian's libruby exports neither vm_exec nor ruby_current_ec nor the
  * symbol table (3.3 exports its public API only), so they are found in the
  * code of exported functions that use them, each checked: rb_iseq_eval_main
- * reads ruby_current_ec first (__tls_get_addr's general or local dynamic sequence)
+ * reads ruby_current_ec first (__tls_get_addr's general or local dynamic
+ * sequence; a static CRuby's executable has it as a symbol of its own block)
  * and ends in a tail jump to vm_exec; rb_id2str jumps to the function that
  * reads ruby_global_symbols' last_id and, 16 bytes on, ids.
  */
@@ -107,12 +111,30 @@ static int read_code(__u32 pid, __u64 func, __u64 size, __u8 *b, size_t *len)
 	return proc_mem__read(pid, func, b, *len);
 }
 
+/* The scanners of the file's instruction set (its e_machine): each reads its own code only. */
+struct isa {
+	bool x86;	/* the TLS sequences are x86-64's; AArch64's libruby is read by its TLSDESC slot */
+	int (*jumps)(const __u8 *b, size_t len, __u64 at, __u64 *out, int max);
+	int (*symbols)(const __u8 *b, size_t len, __u64 at, __u64 *symbols);
+};
+static const struct isa isa_x86 = { true, rb_code__jumps, rb_code__symbols };
+static const struct isa isa_a64 = { false, rb_code__a64_jumps, rb_code__a64_symbols };
+
+static const struct isa *isa_of(int fd)
+{
+	__u16 machine;
+
+	if (pread(fd, &machine, sizeof(machine), 18) != sizeof(machine))	/* e_machine */
+		return NULL;
+	return machine == EM_X86_64 ? &isa_x86 : machine == EM_AARCH64 ? &isa_a64 : NULL;
+}
+
 /* The first of the jumps out of the code at AT that lands on a function's start: its start and end. */
-static int tail_call(const __u8 *b, size_t len, __u64 at, const __u8 *hdr, size_t hdr_len,
-		     __u64 hdr_at, __u64 *start, __u64 *end)
+static int tail_call(const struct isa *isa, const __u8 *b, size_t len, __u64 at, const __u8 *hdr,
+		     size_t hdr_len, __u64 hdr_at, __u64 *start, __u64 *end)
 {
 	__u64 jumps[JUMPS_MAX];
-	int n = rb_code__jumps(b, len, at, jumps, JUMPS_MAX);
+	int n = isa->jumps(b, len, at, jumps, JUMPS_MAX);
 
 	for (int i = 0; i < n; i++)
 		if (!function_end(hdr, hdr_len, hdr_at, jumps[i], end)) {
@@ -122,9 +144,30 @@ static int tail_call(const __u8 *b, size_t len, __u64 at, const __u8 *hdr, size_
 	return -ENOENT;
 }
 
+/*
+ * Where ruby_current_ec is, if the file did not say (f->tls_static unset),
+ * from rb_iseq_eval_main's code B[0, len) at AT: 0, or -ENOTSUP.
+ */
+static int tls_from_code(const struct isa *isa, bool exe, const __u8 *b, size_t len, __u64 at,
+			 struct rb_found *f)
+{
+	if (f->tls_static)
+		return 0;
+	if (!isa->x86)
+		return -ENOTSUP;	/* AArch64's is read from the file only */
+	/* a shared libruby's call of __tls_get_addr (general or local dynamic) */
+	if (!rb_code__tls_index(b, len, at, &f->tls_index, &f->tls_add))
+		return 0;
+	/* a static CRuby stripped of its local symbols: its mov %fs:offset */
+	if (exe && !rb_code__tls_local_exec(b, len, &f->tls_static) && f->tls_static >= -RB_LE_MAX)
+		return 0;
+	f->tls_static = 0;
+	return -ENOTSUP;
+}
+
 /* vm_exec's range and the symbol table, from the code of the process's libruby */
-static int find_code(__u32 pid, const struct elf_found *sym, __u64 bias, const __u8 *hdr,
-		     size_t hdr_len, __u64 hdr_at, struct rb_found *f)
+static int find_code(const struct isa *isa, __u32 pid, const struct elf_found *sym, __u64 bias,
+		     const __u8 *hdr, size_t hdr_len, __u64 hdr_at, bool exe, struct rb_found *f)
 {
 	__u8 b[CODE_SCAN];
 	size_t len;
@@ -132,20 +175,21 @@ static int find_code(__u32 pid, const struct elf_found *sym, __u64 bias, const _
 	__u64 next, next_end;
 
 	if (read_code(pid, main_at, sym[SYM_EVAL_MAIN].size, b, &len) ||
-	    rb_code__tls_index(b, len, main_at, &f->tls_index, &f->tls_add))
+	    tls_from_code(isa, exe, b, len, main_at, f))
 		return -ENOTSUP;
 	if (sym[SYM_VM_EXEC].value) {
 		f->exec_start = sym[SYM_VM_EXEC].value + bias;	/* 3.1 exports it */
 		if (function_end(hdr, hdr_len, hdr_at, f->exec_start, &f->exec_end))
 			return -ENOTSUP;
-	} else if (tail_call(b, len, main_at, hdr, hdr_len, hdr_at, &f->exec_start, &f->exec_end)) {
+	} else if (tail_call(isa, b, len, main_at, hdr, hdr_len, hdr_at, &f->exec_start, &f->exec_end)) {
 		return -ENOTSUP;
 	}
-	/* rb_id2str: a tail jump to where the table is read */
+	/* rb_id2str reads the table (a static CRuby inlines it), or jumps to where it is read */
 	if (sym[SYM_ID2STR].value && !read_code(pid, id2str, sym[SYM_ID2STR].size, b, &len) &&
-	    !tail_call(b, len, id2str, hdr, hdr_len, hdr_at, &next, &next_end) &&
+	    isa->symbols(b, len, id2str, &f->symbols) &&
+	    !tail_call(isa, b, len, id2str, hdr, hdr_len, hdr_at, &next, &next_end) &&
 	    !read_code(pid, next, next_end - next, b, &len))
-		rb_code__symbols(b, len, next, &f->symbols);
+		isa->symbols(b, len, next, &f->symbols);
 	return 0;
 }
 
@@ -156,6 +200,9 @@ int rb_elf__probe(const char *proc_root, __u32 pid, const struct proc_map *m,
 	struct stat st;
 	__u64 vaddr, hdr_vaddr = 0, hdr_size = 0, bias;
 	__u8 *hdr = NULL;
+	const struct isa *isa = NULL;
+	struct thread_local tls;
+	bool exe = false;
 	int fd, err = procfs__open_mapped(proc_root, pid, m, &fd, &st);
 
 	memset(f, 0, sizeof(*f));
@@ -164,7 +211,20 @@ int rb_elf__probe(const char *proc_root, __u32 pid, const struct proc_map *m,
 	err = elf_find__symbols(fd, m->pgoff, wanted, SYM_COUNT, sym, &vaddr);
 	if (!err && (!sym[SYM_VERSION].value || !sym[SYM_EVAL_MAIN].value))
 		err = -ENOENT;
-	if (!err && eh_frame_hdr(fd, &hdr_vaddr, &hdr_size))
+	/*
+	 * ruby_current_ec where the file says: a static CRuby's own block, or an
+	 * exported one's GOT slot the loader resolved (AArch64's TLSDESC)
+	 */
+	if (!err && !thread_local__elf(fd, m->pgoff, false, "ruby_current_ec",
+				       THREAD_LOCAL_SYMTAB | THREAD_LOCAL_BY_INTERP, &tls)) {
+		exe = tls.exe;
+		if (tls.kind == THREAD_LOCAL_STATIC)
+			f->tls_static = tls.value;
+		else if ((tls.kind == THREAD_LOCAL_DESC || tls.kind == THREAD_LOCAL_TPOFF) &&
+			 thread_local__got(pid, m, &tls, &f->tls_static))
+			f->tls_static = 0;
+	}
+	if (!err && (!(isa = isa_of(fd)) || eh_frame_hdr(fd, &hdr_vaddr, &hdr_size)))
 		err = -ENOTSUP;
 	close(fd);
 	if (err)
@@ -175,7 +235,7 @@ int rb_elf__probe(const char *proc_root, __u32 pid, const struct proc_map *m,
 	if (!hdr_size || hdr_size > HDR_MAX || !(hdr = malloc(hdr_size)))
 		return -ENOTSUP;
 	err = proc_mem__read(pid, hdr_vaddr + bias, hdr, hdr_size) ? -ENOTSUP :
-	      find_code(pid, sym, bias, hdr, hdr_size, hdr_vaddr + bias, f);
+	      find_code(isa, pid, sym, bias, hdr, hdr_size, hdr_vaddr + bias, exe, f);
 	free(hdr);
 	return err;
 }

@@ -60,7 +60,7 @@ const struct rb_layout *rb_layout__find(__u32 version);
 #define RB_IMEMO_ISEQ 7
 
 #define RB_STR_MAX 1024			/* bytes of a name or path: longer ones are cut */
-#define RB_ISEQ_SIZE_MAX (RB_PC_MASK / 8)	/* VALUEs of code: the frame's pc keeps 20 bits */
+#define RB_ISEQ_SIZE_MAX (RB_PC_MASK / 8)	/* VALUEs of code: the frame keeps RB_PC_BITS of the pc */
 
 /*
  * Reads LEN bytes at ADDR of the process for the parsers: 0 or a negative
@@ -112,6 +112,8 @@ struct rb_found {
 	__u64 exec_start, exec_end;	/* vm_exec */
 	__u64 tls_index;		/* the GOT pair { module, offset } __tls_get_addr takes for ruby_current_ec */
 	__u64 tls_add;			/* added to its offset (local dynamic: the variable's place in the block) */
+	__s64 tls_static;		/* else, nonzero: its offset from the thread pointer (a static
+					 * CRuby's, or a TLSDESC slot's the loader resolved) */
 	__u64 symbols;			/* ruby_global_symbols */
 };
 
@@ -128,9 +130,14 @@ int rb_elf__probe(const char *proc_root, __u32 pid, const struct proc_map *m, st
  * (rb_code__jumps: its count).
  */
 int rb_code__tls_index(const __u8 *buf, size_t len, __u64 at, __u64 *tls_index, __u64 *add);
+/* a static CRuby's local-exec read of ruby_current_ec: its offset from the thread pointer (x86-64) */
+int rb_code__tls_local_exec(const __u8 *buf, size_t len, __s64 *off);
 /* the targets of jumps out of BUF (tail calls, or bytes that look like one): up to MAX, their count */
 int rb_code__jumps(const __u8 *buf, size_t len, __u64 at, __u64 *out, int max);
 int rb_code__symbols(const __u8 *buf, size_t len, __u64 at, __u64 *symbols);
+/* the same two on AArch64's code */
+int rb_code__a64_jumps(const __u8 *buf, size_t len, __u64 at, __u64 *out, int max);
+int rb_code__a64_symbols(const __u8 *buf, size_t len, __u64 at, __u64 *symbols);
 
 /*
  * From the process's MAPS[0, n): YJIT's code region into proc->jit_start,

@@ -201,7 +201,8 @@ int ruby__frame(struct ruby_rt *r, const struct proc_image *img, __u64 a, __u64 
 	if (p) {
 		iseq = cfunc ? NULL : get_code(r, p, &ki);
 		me = me_addr ? get_code(r, p, &km) : NULL;
-		if (iseq || (cfunc && me))
+		/* a C method whose name's symbol was not read is not named, and counted as such */
+		if (iseq || (cfunc && me && me->name))
 			name = whole_name(r, p, iseq, me);
 	}
 	if (!name) {
