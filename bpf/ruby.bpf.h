@@ -185,8 +185,9 @@ lost:
  * YJIT runs, cfp->iseq kept valid) are walked there as the interpreter's
  * are. YJIT's entry pushes the VM's registers (cfp, ec, sp: VM stack and
  * heap addresses; from 3.2 rbp too, a stack address) and calls out without
- * pushing more, so the return address is the first word near sp that lies
- * in libruby's code. None: marked lost, w->jit set to RB_JIT_STOP.
+ * pushing more (a branch stub pushes the VM's stack temps, Ruby values),
+ * so the return address is the first word near sp that lies in libruby's
+ * code. None: marked lost, w->jit set to RB_JIT_STOP.
  */
 static __always_inline void rb_jit_step(struct unwind_scratch *sc, const struct rb_proc *rb,
 					struct rb_scratch *w)

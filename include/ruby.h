@@ -4,8 +4,12 @@
 
 #include "frametypes.h"
 
-/* words above a YJIT frame's sp searched for the return address into vm_exec */
-#define RB_JIT_SCAN 8
+/*
+ * Words above a YJIT frame's sp searched for the return address into
+ * vm_exec: its entry's pushes (4), and in a branch stub's call into the
+ * compiler the stack temps and return register it saves (up to 7 more).
+ */
+#define RB_JIT_SCAN 16
 
 /* control frames one vm_exec call may run before the rest is marked lost */
 #ifndef RB_MAX_RUN
