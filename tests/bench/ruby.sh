@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ruby.sh -- CRuby frames: BPF ns per sample for a Ruby process against a native one, cost and memory of naming iseqs, share of samples with every Ruby frame named, per version (and 3.1 under YJIT)
+# ruby.sh -- CRuby frames: BPF ns per sample for a Ruby process against a native one, cost and memory of naming iseqs, share of samples with every Ruby frame named, per version (3.1 and the static 3.3 under YJIT too)
 # usage: ruby.sh [SECONDS (8)]; BPF run-time statistics are held on by a BPF_ENABLE_STATS descriptor while it runs
 set -u
 cd "$(dirname "$0")/../.."
@@ -9,6 +9,8 @@ secs=${1:-8}
 out=$(mktemp -d)
 # the Debian roots 3.3 and 3.4 run in, chrooted
 declare -A ROOTS=([3.3]=$(bash tests/lib/trixie_root.sh 2>/dev/null) [3.4]=$(bash tests/lib/ruby34_root.sh 2>/dev/null))
+# CRuby 3.3 built static with YJIT from Debian's source (tests/lib/ruby_static.sh), run on the host
+static=$(bash tests/lib/ruby_static.sh 2>/dev/null)
 sub="tmp/ebpfprof-ruby-bench.$$"
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"; for r in "${ROOTS[@]}"; do [ -z "$r" ] || rm -rf "${r:?}/$sub"; done' EXIT
 export PATH=$PATH:/usr/lib/go/bin
@@ -30,11 +32,14 @@ named_share() {
 		END { flush(); if (all) printf "%.1f %% of %d ms", 100 * ok / all, all }'
 }
 
-# run V SCRIPT ARGS...: a Ruby (3.3 and 3.4 in their Debian roots; 3.1-yjit: 3.1 with --yjit) in the background
+# run V SCRIPT ARGS...: a Ruby (3.3 and 3.4 in their Debian roots; 3.1-yjit: 3.1 with --yjit; 3.3-static,
+# 3.3-static-yjit: the static build) in the background
 run() {
 	local v=$1 script=$2 r; shift 2
 	if [ "$v" = 3.1 ] || [ "$v" = 3.1-yjit ]; then
 		ruby3.1 $([ "$v" = 3.1 ] || echo --yjit) "$script" "$@" >/dev/null &
+	elif [[ "$v" = 3.3-static* ]]; then
+		"$static/ruby" $([ "$v" = 3.3-static ] || echo --yjit) "$script" "$@" >/dev/null &
 	else
 		r=${ROOTS[$v]}
 		mkdir -p "$r/$sub" && cp "$script" "$r/$sub/"
@@ -59,9 +64,14 @@ echo "BPF cost per sample at 999 Hz, $secs s each (--unwind cfi, the default):"
 pid=$!
 profile native-cpu_split $pid
 wait $pid
-for v in 3.1 3.1-yjit 3.3 3.4; do
+for v in 3.1 3.1-yjit 3.3 3.4 3.3-static 3.3-static-yjit; do
 	ROOT=${ROOTS[$v]:-}
-	[[ "$v" = 3.1* ]] || [ -x "$ROOT/usr/bin/ruby$v" ] || { echo "ruby$v: no Debian root with it"; continue; }
+	if [[ "$v" = 3.3-static* ]]; then
+		[ -n "$static" ] || { echo "ruby$v: the static build failed (tests/lib/ruby_static.sh)"; continue; }
+	elif [[ "$v" != 3.1* ]] && [ ! -x "$ROOT/usr/bin/ruby$v" ]; then
+		echo "ruby$v: no Debian root with it"
+		continue
+	fi
 	touch "$out/go"	# the gate, open from the start: the profile begins later
 	[ -z "$ROOT" ] || { mkdir -p "$ROOT/$sub" && touch "$ROOT/$sub/go"; }
 	gate=$([ -z "$ROOT" ] && echo "$out/go" || echo "/$sub/go")

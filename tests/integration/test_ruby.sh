@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12), 3.3 (a Debian 13 root) and 3.4 (experimental's, in a root of its own): CPU split and hot line, threads, a C method between Ruby frames in order, a stack past the walk's bound, wall time in sleep, 3.1 and 3.3 each in a container, a version we do not know
+# test_ruby.sh -- CRuby frames walked in BPF, 3.1 (Debian 12), 3.3 (a Debian 13 root), 3.4 (experimental's, in a root of its own) and 3.3 built static with YJIT (Debian's source; with and without its local symbols): CPU split and hot line, threads, a C method between Ruby frames in order, a stack past the walk's bound, wall time in sleep, YJIT's code, 3.1 and 3.3 each in a container, a version we do not know
 set -u
 SUITE=ruby
 . "$(dirname "$0")/lib.sh"
@@ -10,6 +10,7 @@ SECS=${RUBY_SECONDS:-3}	# CPU (or wall) seconds of each run
 TOL=${RUBY_TOLERANCE:-5}
 tmp=$(mktemp -d)
 declare -A ROOTS=()	# version -> the Debian root it runs in, chrooted
+declare -A HOST=([ruby3.1]=/usr/bin/ruby3.1)	# version -> its interpreter, run on the host
 ROOT=""			# the Debian 13 root's (3.3), for the container
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; container_cleanup; [ -n "${RUBY_KEEP:-}" ] || rm -rf "$tmp"; for r in "${ROOTS[@]}"; do rm -rf "$r/tmp/ebpfprof-ruby.$$"; done' EXIT
 
@@ -33,23 +34,33 @@ rubies=()
 root_ruby ruby3.3 trixie_root.sh && ROOT=${ROOTS[ruby3.3]}
 t0=$SECONDS
 root_ruby ruby3.4 ruby34_root.sh && echo "# ruby3.4's root ready in $((SECONDS - t0)) s"
+# a static CRuby with YJIT, built once (tests/lib/ruby_static.sh): its ruby, and a copy without local symbols
+t0=$SECONDS
+if { wanted ruby3.3-static || wanted ruby3.3-stripped; } && ! static=$(bash "$(dirname "$0")/../lib/ruby_static.sh"); then
+	skip static "CRuby 3.3 did not build from Debian's source (tests/lib/ruby_static.sh)"
+elif [ -n "${static:-}" ]; then
+	echo "# the static CRuby ready in $((SECONDS - t0)) s"
+	HOST[ruby3.3-static]=$static/ruby HOST[ruby3.3-stripped]=$static/ruby-stripped
+	wanted ruby3.3-static && rubies+=(ruby3.3-static)
+	wanted ruby3.3-stripped && rubies+=(ruby3.3-stripped)
+fi
 [ ${#rubies[@]} -gt 0 ] || { skip all "no CRuby (ruby3.1 here, ruby3.3 and ruby3.4 in Debian roots)"; exit 0; }
 
 # dir V: where V's scripts and gate files are, on the host
-dir() { [ "$1" = ruby3.1 ] && echo "$tmp" || echo "${ROOTS[$1]}/tmp/ebpfprof-ruby.$$"; }
+dir() { [ -n "${HOST[$1]:-}" ] && echo "$tmp" || echo "${ROOTS[$1]}/tmp/ebpfprof-ruby.$$"; }
 # run V SCRIPT ARGS...: V running a fixture in the background (3.3 and 3.4 in their roots: a chroot); sets RPID.
 # RUBY_OPTS (--yjit) go to the interpreter.
 run() {
 	local v=$1 script=$2; shift 2
-	if [ "$v" = ruby3.1 ]; then
-		/usr/bin/ruby3.1 ${RUBY_OPTS:-} "$RBDIR/$script" "$@" &
+	if [ -n "${HOST[$v]:-}" ]; then
+		"${HOST[$v]}" ${RUBY_OPTS:-} "$RBDIR/$script" "$@" &
 	else
 		chroot "${ROOTS[$v]}" "/usr/bin/$v" ${RUBY_OPTS:-} "/tmp/ebpfprof-ruby.$$/$script" "$@" &
 	fi
 	RPID=$!
 }
 # gate V NAME: the gate's path as V sees it
-gate() { [ "$1" = ruby3.1 ] && echo "$tmp/$2.gate" || echo "/tmp/ebpfprof-ruby.$$/$2.gate"; }
+gate() { [ -n "${HOST[$1]:-}" ] && echo "$tmp/$2.gate" || echo "/tmp/ebpfprof-ruby.$$/$2.gate"; }
 
 # profile NAME PID ARGS...: attaches, then opens the gate; stop_profile ends it
 start_profile() {
@@ -82,9 +93,8 @@ named_check() {
 
 # has_yjit V: whether V's build has YJIT
 has_yjit() {
-	local bin=/usr/bin/$1
+	local bin=${HOST[$1]:-chroot ${ROOTS[$1]} /usr/bin/$1}
 
-	[ "$1" = ruby3.1 ] || bin="chroot ${ROOTS[$1]} $bin"
 	$bin --yjit -e 'exit(defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? 0 : 1)' 2>/dev/null
 }
 
@@ -407,6 +417,11 @@ container_check() {
 
 version_checks() {	# v: every check of one Ruby
 	local v=$1
+	# without its local symbols, a static CRuby is found by its code: the split is that path's check
+	if [ "$v" = ruby3.3-stripped ]; then
+		split_check "$v"
+		return 0
+	fi
 	split_check "$v"
 	split_check "$v" 2
 	cfunc_check "$v"
@@ -414,8 +429,9 @@ version_checks() {	# v: every check of one Ruby
 	wall_check "$v"
 	split_check "$v" 1 yjit
 	[ "$v" = ruby3.1 ] && split_check "$v" 1 steps
-	# the newest version shares the others' walk: Fibers and eval'd methods are 3.1's and 3.3's cases
-	[ "$v" = ruby3.4 ] && return 0
+	# the newest version shares the others' walk: Fibers and eval'd methods are 3.1's and 3.3's cases,
+	# as they are for the static build, whose difference is how it is found and its YJIT
+	[ "$v" = ruby3.4 ] || [ "$v" = ruby3.3-static ] && return 0
 	fiber_check "$v"
 	evalgc_check "$v"
 	return 0

@@ -205,6 +205,22 @@ check_script() {	# name fn caller line
 	fi
 }
 
+# the guest's Ruby program under YJIT: most of its samples in YJIT's code, marked, and no Ruby frame lost
+check_ruby_jit() {
+	local f=$dir/ruby.pb.gz jit lost
+	[ -s "$f" ] || return 0	# check_script said why
+	case ${KREL:-} in *arm64*) skip ruby_jit "arm64's guest runs Debian's Ruby 3.1, whose YJIT is x86-64's only"; return ;; esac
+	jit=$(go tool pprof -top -cum -nodecount=500 -symbolize=none "$f" 2>/dev/null |
+		awk '/ \[ruby jit code\]$/ { sub("%", "", $5); print int($5); exit }')
+	lost=$(go tool pprof -top -nodecount=500 -symbolize=none "$f" 2>/dev/null | grep -c 'ruby frames lost')
+	echo "  ruby: ${jit:-0}% of its samples under [ruby jit code]; $lost kinds of lost Ruby frames"
+	if [ "${jit:-0}" -ge 50 ] && [ "$lost" = 0 ]; then
+		pass ruby_jit
+	else
+		fail ruby_jit "${jit:-0}% of samples in YJIT's code (>= 50%), $lost kinds of lost frames"
+	fi
+}
+
 # the guest's Java program: its main thread's samples named by a Split frame (>= 90 %) and whole
 # to the thread's start (>= 95 %), as on the host (tests/integration/test_java.sh)
 check_java() {
@@ -255,6 +271,8 @@ check_cpu
 check_java
 check_script perl main::spin main::outer 3
 check_script php spin outer 4
+check_script ruby Object#spin Object#outer 3
+check_ruby_jit
 check_fallback_lines
 check_stack_maps
 check_mode off-cpu 'off_cpu/nanoseconds\[dflt\] blocks/count' fg_nap

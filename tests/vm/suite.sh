@@ -489,6 +489,20 @@ function spin() {
 }
 function outer() { while (true) { spin(); } }
 outer();'
+# x86-64's static CRuby 3.3 with YJIT on from the start, before the profiler finds the process, or
+# arm64's Debian 3.1 (no YJIT); line 3 is spin's loop, whose call of Integer#^ makes YJIT store the pc
+export RUBYOPT=--disable-gems
+rb=$(ls /usr/bin/ruby /usr/bin/ruby3.1 2>/dev/null | head -1)
+test_script_named ruby "${rb:-/usr/bin/ruby}" \
+'def spin
+  s = 0; i = 0
+  while i < 100_000 do s += (i * 3) ^ i; i += 1 end
+  s
+end
+def outer; spin while true; end
+RubyVM::YJIT.enable if defined?(RubyVM::YJIT) && RubyVM::YJIT.respond_to?(:enable)
+outer'
+unset RUBYOPT
 test_java_named
 test_walk_cost
 test_mode off-cpu

@@ -84,20 +84,21 @@ copy_libs() {	# file root [own-dir]: every library the file loads at its path, b
 	done
 }
 
-# The arm64 guest's own busybox, setpriv, capsh, python3.11, perl and php8.2: Debian 12's arm64 packages
+# The arm64 guest's own busybox, setpriv, capsh, python3.11, perl, php8.2 and ruby3.1: Debian 12's arm64 packages
 # (PHP's with the libraries it loads), unpacked once into the cache (their amd64 builds are what the
 # host has installed; they cannot both be)
 arm64_root() {
 	local r=$CACHE/arm64-root deb
 	[ -x "$r/bin/busybox" ] && [ -x "$r/usr/bin/setpriv" ] && [ -x "$r/sbin/capsh" ] &&
 		[ -x "$r/usr/bin/python3.11" ] && [ -e "$r/lib/aarch64-linux-gnu/libcap-ng.so.0" ] &&
-		[ -x "$r/usr/bin/perl" ] && [ -x "$r/usr/bin/php8.2" ] && return 0
+		[ -x "$r/usr/bin/perl" ] && [ -x "$r/usr/bin/php8.2" ] && [ -x "$r/usr/bin/ruby3.1" ] && return 0
 	apt_update || { say "apt update of $MIRROR failed"; return 1; }
 	apt_download "$CACHE/debs-arm64" busybox-static/bookworm util-linux/bookworm libcap2-bin/bookworm \
 		python3.11-minimal/bookworm libpython3.11-minimal/bookworm libcap-ng0/bookworm libcap2/bookworm \
 		libexpat1/bookworm zlib1g/bookworm perl-base/bookworm libcrypt1/bookworm php8.2-cli/bookworm \
 		libargon2-1/bookworm libicu72/bookworm libpcre2-8-0/bookworm libsodium23/bookworm \
-		libssl3/bookworm libstdc++6/bookworm libgcc-s1/bookworm libxml2/bookworm liblzma5/bookworm
+		libssl3/bookworm libstdc++6/bookworm libgcc-s1/bookworm libxml2/bookworm liblzma5/bookworm \
+		ruby3.1/bookworm libruby3.1/bookworm libgmp10/bookworm
 	mkdir -p "$r"
 	for deb in "$CACHE"/debs-arm64/*.deb; do
 		dpkg-deb -x "$deb" "$r" && rm -f "$deb"
@@ -133,15 +134,26 @@ copy_arm64_python() {	# root
 }
 
 # Perl and PHP 8.2 (Debian's: the host's, or the arm64 packages'), for the guest's checks that name
-# their frames: each with the libraries it loads (PHP's ICU makes it ~12 MB compressed)
+# their frames: each with the libraries it loads (PHP's ICU makes it ~12 MB compressed); a CRuby: on
+# x86-64, 3.3 built static with YJIT (tests/lib/ruby_static.sh, built once), on arm64 Debian's 3.1
+# with libruby and the two encoding tables its start loads
 copy_scripting() {	# root
-	local r=$1 bin f
+	local r=$1 bin f enc=/usr/lib/aarch64-linux-gnu/ruby/3.1.0/enc
 	for bin in perl php8.2; do
 		f=/usr/bin/$bin
 		[ "$VM_ARCH" = arm64 ] && [ -n "$CROSS" ] && f=$CACHE/arm64-root/usr/bin/$bin
 		[ -x "$f" ] || { say "no $bin here: the guest's $bin check skips"; continue; }
 		copy_with_libs "$f" usr/bin "$r"
 	done
+	if [ "$VM_ARCH" = arm64 ] && [ -n "$CROSS" ]; then
+		f=$CACHE/arm64-root
+		[ -x "$f/usr/bin/ruby3.1" ] || { say "no arm64 ruby3.1: the guest's ruby check skips"; return 0; }
+		copy_with_libs "$f/usr/bin/ruby3.1" usr/bin "$r"
+		mkdir -p "$r$enc/trans" && cp "$f$enc/encdb.so" "$r$enc/" && cp "$f$enc/trans/transdb.so" "$r$enc/trans/"
+		return 0
+	fi
+	f=$(bash "$ROOT/tests/lib/ruby_static.sh") && copy_with_libs "$f/ruby" usr/bin "$r" ||
+		say "the static CRuby did not build: the guest's ruby check skips"
 }
 
 # libc's symbols (libc6-dbg) at their build-id path: the thread entries a stack starts in (start_thread,
