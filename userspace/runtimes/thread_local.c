@@ -83,8 +83,7 @@ static void tls_reloc(Elf *e, size_t index, const GElf_Sym *sym, struct thread_l
 	}
 }
 
-/* The executable's block (PT_TLS): its thread-pointer offset and laid-out size; 0, or -ENOENT. */
-static int exe_block(Elf *e, bool *interp, __s64 *base, __u64 *size)
+int thread_local__exe_block(Elf *e, bool *interp, __s64 *base, __u64 *size)
 {
 	__u64 align;
 	GElf_Phdr ph;
@@ -126,7 +125,7 @@ int thread_local__elf(int fd, __u64 map_off, bool exe, const char *name, unsigne
 		err = -ENOENT;
 		goto out;
 	}
-	has_block = !exe_block(e, &interp, &base, &block);
+	has_block = !thread_local__exe_block(e, &interp, &base, &block);
 	if (flags & THREAD_LOCAL_BY_INTERP)
 		exe = interp;
 	out->exe = exe;

@@ -2,6 +2,7 @@
 #ifndef EBPFPROF_THREAD_LOCAL_H
 #define EBPFPROF_THREAD_LOCAL_H
 
+#include <gelf.h>
 #include <stdbool.h>
 #include <linux/types.h>
 #include "symbolize/proc_maps.h"
@@ -26,6 +27,14 @@ struct thread_local {
 #define THREAD_LOCAL_SYMTAB 1u
 /* an executable if the file has an interpreter (PT_INTERP), else a library, whatever EXE says */
 #define THREAD_LOCAL_BY_INTERP 2u
+
+/*
+ * The executable's own TLS block (PT_TLS) in E: its offset from the thread
+ * pointer and its size as the loader lays it out (memsz rounded up to its
+ * alignment), and whether E has an interpreter. 0, or -ENOENT: no block
+ * static_tls would trust an offset into.
+ */
+int thread_local__exe_block(Elf *e, bool *interp, __s64 *base, __u64 *size);
 
 /*
  * Where thread-local NAME is in the ELF file open at FD (mapped from file

@@ -4,7 +4,7 @@
 #include <libelf.h>
 #include <string.h>
 #include <unistd.h>
-#include "runtimes/static_tls.h"
+#include "runtimes/thread_local.h"
 #include "symbolize/elf_find.h"
 #include "go_layout.h"
 #include "labels_elf.h"
@@ -51,25 +51,13 @@ static int read_version(int fd, Elf *e, struct labels_exe *x)
 	return -ENOENT;
 }
 
-/* The PT_TLS block's size as the loader lays it out: memsz rounded up to a power-of-two alignment. */
+/* The executable's TLS block (thread_local.h): none, 0 bytes */
 static void read_tls(Elf *e, struct labels_exe *x)
 {
-	__u64 align;
-	GElf_Phdr ph;
-	size_t n;
+	bool interp;
 
-	if (elf_getphdrnum(e, &n))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_TLS)
-			continue;
-		/* a block static_tls refuses (no size, or one we would not trust an offset into) is none */
-		if (static_tls__exe_block(&ph, STATIC_TLS_HOST, &x->tls_base))
-			return;
-		align = ph.p_align ? ph.p_align : 1;
-		x->tls_block = (ph.p_memsz + align - 1) & ~(align - 1);
-		return;
-	}
+	if (thread_local__exe_block(e, &interp, &x->tls_base, &x->tls_block))
+		x->tls_base = 0, x->tls_block = 0;
 }
 
 /* Whether the thread-local F of at least SIZE bytes lies in a block of BLOCK bytes. */
