@@ -112,6 +112,43 @@ static __always_inline __u64 wake_flag(__u32 kind, __u64 now)
 	return BPF_RB_FORCE_WAKEUP;
 }
 
+/*
+ * The current process's fork parent, into E, when the process has not
+ * exec'd since its fork (its exec count is still the one it was forked
+ * at) and its parent runs the image it was forked from, laid out alike:
+ * the same executable file and mmap base (one draw of the address space
+ * layout) and as many mappings (neither mapped a library since, as a
+ * child's dlopen before this sample would), so its maps are the parent's.
+ * Userspace then names the child from what it read of the parent. Pids are
+ * the host's: under a PID namespace of our own, none is given.
+ */
+static __always_inline void fork_parent(struct task_event *e)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	struct task_struct *parent = BPF_CORE_READ(leader, real_parent);
+	struct mm_struct *mm = BPF_CORE_READ(task, mm), *parent_mm;
+	__u32 exec = BPF_CORE_READ(leader, self_exec_id);
+
+	if (pidns_ino || !mm || !parent || exec != BPF_CORE_READ(leader, parent_exec_id))
+		return;
+	parent = BPF_CORE_READ(parent, group_leader);
+	parent_mm = BPF_CORE_READ(parent, mm);
+	/*
+	 * the parent exec'd since (its exec count moved on), or lays out
+	 * otherwise; a vfork child shares its parent's memory until its exec,
+	 * microseconds away, and is read as before
+	 */
+	if (!parent_mm || parent_mm == mm || BPF_CORE_READ(parent, self_exec_id) != exec ||
+	    BPF_CORE_READ(parent_mm, mmap_base) != BPF_CORE_READ(mm, mmap_base) ||
+	    BPF_CORE_READ(parent_mm, exe_file) != BPF_CORE_READ(mm, exe_file) ||
+	    BPF_CORE_READ(parent_mm, map_count) != BPF_CORE_READ(mm, map_count))
+		return;
+	e->parent_pid = BPF_CORE_READ(parent, tgid);
+	e->parent_exec = exec;
+	e->parent_start = BPF_CORE_READ(parent, start_boottime) / PROC_TICK_NS;
+}
+
 /* False when the ring buffer was full and the event is lost (counted). */
 static __always_inline bool announce(const struct proc_image *img, __u32 kind)
 {
@@ -134,6 +171,10 @@ static __always_inline bool announce(const struct proc_image *img, __u32 kind)
 	/* the process announced is the current task (an exec, a sample, a walk) */
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->cgroup1_id = current_cgroup1_id();
+	e->parent_pid = e->parent_exec = 0;
+	e->parent_start = 0;
+	if (kind == TASK_EVENT_NEW)
+		fork_parent(e);
 	bpf_ringbuf_submit(e, wake_flag(kind, now));
 	return true;
 }

@@ -149,6 +149,15 @@ struct task_event {
 	__u64 ns;	/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of the announcement: waits count from it */
 	__u64 cgroup_id;	/* the announcing task's cgroup v2 id (its directory's inode); 0: none */
 	__u64 cgroup1_id;	/* its cgroup's kernfs id in the v1 hierarchy userspace picked; 0: none */
+	/*
+	 * TASK_EVENT_NEW of a process forked and not exec'd since, whose
+	 * parent still has the layout it was forked with (the same mmap base
+	 * and executable): the parent's image, whose maps are the child's.
+	 * parent_pid 0: none, or not known (a PID namespace of our own).
+	 */
+	__u32 parent_pid;
+	__u32 parent_exec;
+	__u64 parent_start;
 };
 
 #endif /* EBPFPROF_PROFILE_H */

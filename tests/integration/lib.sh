@@ -177,3 +177,39 @@ bound_held() {
 	[ -n "$1" ] && [ "$(awk '{ n += $1 } END { print n }' <<<"$1")" -ge 10 ] &&
 		awk -v b="$2" '$2 != b || $3 != 1 || $4 != 0 || $5 != 0 { exit 1 }' <<<"$1"
 }
+
+# fork_children_named [EXE] < go tool pprof -traces: of fork_pool's children (every pid but the one in
+# pool_parent_spin), at least 20 sampled, at most 5 % of their time with an unnamed frame, a fifth or
+# more in pool_child_burn (the parent's code) and in cos (libm, mapped after the fork); with EXE,
+# 95 % or more labelled exe EXE (the agent's, copied from the parent for a copied child)
+fork_children_named() {
+	awk -v exe="${1:-}" '
+		function flush() {
+			if (c == "fork_pool" && n) {
+				tot[pid] += v; un[pid] += bad * v; b[pid] += burn * v; cs[pid] += cosf * v
+				ex[pid] += (e == exe) * v
+				if (par) parent[pid] = 1
+			}
+			c = e = ""; n = bad = burn = cosf = par = v = 0
+		}
+		/^-+\+/ { flush(); next }
+		$1 == "pid:" { pid = $2; next }
+		$1 == "comm:" { c = $2; next }
+		$1 == "exe:" { e = $2; next }
+		$1 ~ /:$/ { next }
+		{
+			if (!n++) v = $1 + 0
+			bad = bad || $0 ~ /<unknown>|\+0x[0-9a-f]+/
+			burn = burn || $0 ~ /pool_child_burn/
+			cosf = cosf || $0 ~ /cos/
+			par = par || $0 ~ /pool_parent_spin/
+		}
+		END {
+			flush()
+			for (p in tot) if (!(p in parent)) { T += tot[p]; U += un[p]; B += b[p]; C += cs[p]; X += ex[p]; k++ }
+			printf "  %d children sampled, %.0f ms: %.0f ms with an unnamed frame, %.0f ms in pool_child_burn, %.0f ms in cos", k, T, U, B, C
+			if (exe != "") printf ", %.0f ms labelled exe %s", X, exe
+			printf "\n"
+			exit !(k >= 20 && U <= T * 0.05 && B >= T * 0.2 && C >= T * 0.2 && (exe == "" || X >= T * 0.95))
+		}'
+}

@@ -263,6 +263,26 @@ test_short_lived() {	# 200 processes of 100 ms each: their frames are named alth
 	}' "$tmp/short.folded" && pass short_lived || fail short_lived "fewer than 95% of the samples named"
 }
 
+# A pool's children, forked and never exec'd, are named from what was read of their parent, nothing
+# of theirs read: half compute in the parent's code (copied), half in libm, which they map after the
+# fork (so their layout is not the parent's, and they are read). Both kinds are named, though every
+# child has exited by the time the profile is written.
+test_fork_children() {
+	"$EBPFPROF" --duration 5 --frequency 99 -v --output "$tmp/fork.pb.gz" 2>"$tmp/fork.err" &
+	local prof=$! copied
+	for _ in $(seq 300); do grep -qs '^ebpfprof: profiling' "$tmp/fork.err" && break; sleep 0.1; done
+	"$FIX/fork_pool" 4 20 60 >/dev/null
+	wait $prof
+	copied=$(figure "$tmp/fork.err" processes_copied_total)
+	echo "  ${copied:-no} children named from their parent's maps"
+	if [ "${copied:-0}" -lt 10 ]; then
+		fail fork_children "fewer than 10 children named from their parent"
+		return
+	fi
+	go tool pprof -traces "$tmp/fork.pb.gz" 2>/dev/null | fork_children_named &&
+		pass fork_children || fail fork_children "children unnamed, or one kind missing"
+}
+
 # figure FILE NAME: the value of counter NAME in a -v output (name=value)
 figure() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$1"; }
 
@@ -408,6 +428,7 @@ run_test test_invalid_utf8
 run_test test_bad_input
 run_test test_special_output
 run_test test_short_lived
+run_test test_fork_children
 run_test test_idle_execs
 run_test test_idle_execs_costly_start
 run_test test_not_root

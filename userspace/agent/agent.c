@@ -285,6 +285,15 @@ static int on_task_event(const struct task_event *e, void *ctx)
 		symbolizer__image_began(a->sym, &img, (__s64)e->ns);
 		return 0;
 	}
+	if (e->kind == TASK_EVENT_NEW && e->parent_pid) {
+		struct proc_image parent = proc_image__of(e->parent_pid, e->parent_start, e->parent_exec);
+
+		/* a fork child not exec'd since: named from its parent, nothing of it read */
+		if (!symbolizer__add_fork(a->sym, &img, &parent)) {
+			proc_table__get_forked(a->procs, &img, &parent, a->window_seq, &cg);
+			return SAMPLER_EVENT_COPIED;
+		}
+	}
 	if (!proc_table__get(a->procs, &img, comm, a->window_seq, &cg))
 		return 0;
 	if (e->kind == TASK_EVENT_REMAP)	/* code outside the maps we read */

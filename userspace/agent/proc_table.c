@@ -148,6 +148,36 @@ static void read_cgroup(const struct proc_table *t, __u32 pid, const struct cgro
 		cgroup_cache__add(t->cgroups, key, cg);
 }
 
+/* its container's and pod's names, from its cgroup */
+static void name_container(const struct proc_table *t, struct proc_info *pi)
+{
+	if (t->k8s && pi->cg.pod_uid[0])
+		k8s__lookup(t->k8s, pi->cg.pod_uid, pi->cg.container_id, &pi->k8s);
+	/* without Kubernetes names, Docker's own, where its metadata is mounted */
+	if (!pi->k8s.container[0] && pi->cg.container_id[0] && t->docker_dir[0] &&
+	    docker_meta__name(t->docker_dir, pi->cg.container_id, pi->k8s.container,
+			      sizeof(pi->k8s.container)))
+		pi->k8s.container[0] = '\0';
+}
+
+/*
+ * A fork child not exec'd since runs its parent's executable: with its
+ * cgroup known by the ids BPF saw it in, nothing of it is read.
+ */
+static bool copy_info(const struct proc_table *t, struct proc_info *pi,
+		      const struct proc_info *parent, const struct cgroup_key *key)
+{
+	const struct cgroup_info *known = t->cgroups && key ? cgroup_cache__find(t->cgroups, key) : NULL;
+
+	if (!parent || !parent->exe[0] || !known || pi->superseded)
+		return false;
+	memcpy(pi->exe, parent->exe, sizeof(pi->exe));
+	pi->cg = *known;
+	name_container(t, pi);
+	name_service(t, pi, "", true);
+	return true;
+}
+
 static void read_info(const struct proc_table *t, struct proc_info *pi, const char *comm,
 		      const struct cgroup_key *key)
 {
@@ -162,13 +192,7 @@ static void read_info(const struct proc_table *t, struct proc_info *pi, const ch
 	n = readlink(path, pi->exe, sizeof(pi->exe) - 1);
 	pi->exe[n > 0 ? n : 0] = '\0';
 	read_cgroup(t, pi->pid, key, &pi->cg);
-	if (t->k8s && pi->cg.pod_uid[0])
-		k8s__lookup(t->k8s, pi->cg.pod_uid, pi->cg.container_id, &pi->k8s);
-	/* without Kubernetes names, Docker's own, where its metadata is mounted */
-	if (!pi->k8s.container[0] && pi->cg.container_id[0] && t->docker_dir[0] &&
-	    docker_meta__name(t->docker_dir, pi->cg.container_id, pi->k8s.container,
-			      sizeof(pi->k8s.container)))
-		pi->k8s.container[0] = '\0';
+	name_container(t, pi);
 	/* read from another process (the pid recycled meanwhile): not its labels */
 	if (!holds_pid(t, pi)) {
 		memset(&pi->cg, 0, sizeof(pi->cg));
@@ -210,8 +234,9 @@ static int index_latest(struct proc_table *t, __u32 id, struct proc_info *pi)
 	return hmap__insert(t->latest, h, id);
 }
 
-const struct proc_info *proc_table__get(struct proc_table *t, const struct proc_image *img,
-					const char *comm, __u64 window, const struct cgroup_key *cg)
+static struct proc_info *get(struct proc_table *t, const struct proc_image *img,
+			    const char *comm, __u64 window, const struct cgroup_key *cg,
+			    const struct proc_info *parent)
 {
 	__u64 h = proc_image__hash(img);
 	__u32 id = hmap__find(t->index, h, image_eq, img, t);
@@ -243,8 +268,24 @@ const struct proc_info *proc_table__get(struct proc_table *t, const struct proc_
 		free(pi);
 		return NULL;
 	}
-	read_info(t, pi, comm, cg);
+	if (!copy_info(t, pi, parent, cg))
+		read_info(t, pi, comm, cg);
 	return pi;
+}
+
+const struct proc_info *proc_table__get(struct proc_table *t, const struct proc_image *img,
+					const char *comm, __u64 window, const struct cgroup_key *cg)
+{
+	return get(t, img, comm, window, cg, NULL);
+}
+
+const struct proc_info *proc_table__get_forked(struct proc_table *t, const struct proc_image *img,
+					       const struct proc_image *parent, __u64 window,
+					       const struct cgroup_key *cg)
+{
+	__u32 id = hmap__find(t->index, proc_image__hash(parent), image_eq, parent, t);
+
+	return get(t, img, "", window, cg, id ? t->entries[id - 1] : NULL);
 }
 
 size_t proc_table__evict(struct proc_table *t, __u64 before, void (*forget)(__u32 pid, void *ctx),

@@ -46,6 +46,15 @@ const struct proc_info *proc_table__get(struct proc_table *t, const struct proc_
 					const char *comm, __u64 window, const struct cgroup_key *cg);
 
 /*
+ * As proc_table__get, for a fork child not exec'd since of image PARENT:
+ * the parent's executable, and the cgroup its ids have in the cache, are
+ * its own, so nothing is read when both are known (else it is read).
+ */
+const struct proc_info *proc_table__get_forked(struct proc_table *t, const struct proc_image *img,
+					       const struct proc_image *parent, __u64 window,
+					       const struct cgroup_key *cg);
+
+/*
  * Drops the entries not sampled since window `before` whose image ended
  * (its process gone, or a later image of its pid known); calls forget(pid)
  * when a pid's newest image goes.

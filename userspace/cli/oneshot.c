@@ -52,7 +52,8 @@ static int note_pid(const struct sample_key *key, __u64 count, void *ctx)
 }
 
 /*
- * A process's first sample: read its maps now, while it lives; code outside
+ * A process's first sample: read its maps now, while it lives (a fork child
+ * not exec'd since takes its parent's); code outside
  * them (libraries mapped after the exec): read them again. An exec: its
  * new image supersedes the old, whose mappings name its samples still.
  */
@@ -60,6 +61,7 @@ static int on_task_event(const struct task_event *e, void *ctx)
 {
 	struct pid_watch *w = ctx;
 	struct proc_image img = proc_image__of(e->pid, e->start, e->exec);
+	struct proc_image parent = proc_image__of(e->parent_pid, e->parent_start, e->parent_exec);
 
 	/*
 	 * The ring is read for as long as BPF fills it: under a flood of new
@@ -73,6 +75,8 @@ static int on_task_event(const struct task_event *e, void *ctx)
 		symbolizer__image_began(w->sym, &img, (__s64)e->ns);
 	else if (e->kind == TASK_EVENT_REMAP)
 		symbolizer__refresh_image(w->sym, &img);
+	else if (e->parent_pid && !symbolizer__add_fork(w->sym, &img, &parent))
+		return SAMPLER_EVENT_COPIED;	/* a fork child not exec'd since: its parent's maps */
 	else
 		symbolizer__add_image(w->sym, &img);
 	return 0;

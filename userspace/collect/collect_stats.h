@@ -16,6 +16,7 @@ struct sampler_figures {
 	__u64 execs_rechecked;	/* second looks after a busy first one */
 	__u64 processes_read;	/* new images handed on: maps, executable, cgroup, runtimes, tables */
 	__u64 process_read_ns;	/* this thread's CPU time reading them */
+	__u64 processes_copied;	/* fork children named from their parent's read, nothing read */
 	__u64 table_files;	/* files whose CFI tables were built and loaded */
 	__u64 table_build_ns;	/* time parsing and loading them (in process_read_ns) */
 	__u64 table_resets;	/* times the row array filled and the tables of processes gone were dropped */

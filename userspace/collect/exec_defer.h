@@ -42,6 +42,7 @@ struct deferred_exec {
 	int level;		/* 0 at the first wait, EXEC_DEFER_LEVELS - 1 at the last */
 	__u64 cpu_ns;		/* the process's CPU clock at the last look (0 before the first) */
 	__s64 look_ns;		/* when that look was (exec_ns before the first) */
+	bool copied;		/* a fork child named from its parent, not an exec: not counted as one */
 };
 
 /* what a look at a waiting exec decided */

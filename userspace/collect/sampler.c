@@ -68,6 +68,7 @@ struct sampler {
 	__u64 events_seen;	/* announcements read, to tell a poll that found some */
 	__u64 news_seen;	/* of them, first samples and remaps (not execs) */
 	__u64 images_read;	/* images handed on */
+	__u64 images_copied;	/* fork children named from their parent, nothing read */
 	__s64 read_ns;		/* thread CPU time handing them on and loading their tables */
 	__s64 recheck_ns;	/* look for announcements that did not wake us (EVENTS_BATCH_NS) */
 	struct events_ctl *events_ctl;	/* the promise to BPF to look by a time, mmap'ed; NULL: none */
@@ -306,23 +307,65 @@ static int configure(struct sampler *s, const struct sampler_opts *o, bool cfi)
 	return err;
 }
 
+static int hand_on_exec(struct sampler *s, const struct deferred_exec *x);
+
+/*
+ * A fork child named from its parent: nothing of it was read, and its
+ * tables wait as an exec's do. A shell's child execs within a millisecond
+ * (the wait ends at its exec); a pool's worker that computes is read at
+ * its first look, 20 ms in.
+ */
+static int defer_copied(struct sampler *s, const struct task_event *e)
+{
+	struct deferred_exec x = { .pid = e->pid, .exec = e->exec, .start = e->start,
+				   .cgroup_id = e->cgroup_id, .cgroup1_id = e->cgroup1_id,
+				   .copied = true };
+	struct deferred_exec oldest;
+
+	s->images_copied++;
+	proc_maps__unshare(e->pid);
+	if (exec_defer__add(s->execs, &x, clock_ns(CLOCK_MONOTONIC), &oldest))
+		return hand_on_exec(s, &oldest);
+	return 0;
+}
+
 /*
  * Hands one event to the caller: its maps are read for names now, its unwind
  * tables once the whole burst of events has been read, so a burst of
  * short-lived processes is named before any table is built.
  */
-static int hand_on(struct sampler *s, const struct task_event *e)
+static int hand_on(struct sampler *s, const struct task_event *announced)
 {
 	__s64 t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	struct task_event ev = *announced, *e = &ev;
+	struct proc_image img = proc_image__of(e->pid, e->start, e->exec);
+	struct proc_image parent = proc_image__of(e->parent_pid, e->parent_start, e->parent_exec);
+	bool tables_copied = false;
 	int ret;
 
+	/*
+	 * A fork child: not named from a parent a runtime walks (a forked
+	 * interpreter's worker is read at once, so its frames are named from
+	 * its first ms). BPF walks it with the parent's tables, when BPF has
+	 * them already (not when the parent came in the same batch of news).
+	 */
+	if (e->parent_pid && runtime_set__may_hold(s->runtimes, e->parent_pid))
+		e->parent_pid = 0;	/* read as any new process */
+	if (e->parent_pid)
+		tables_copied = !s->unwinder || !unwinder__add_fork(s->unwinder, &img, &parent);
 	/* the symbolizer now, the unwinder and the runtimes in load_pending: one read of its maps */
 	proc_maps__share(NULL, e->pid);
 	ret = s->event_fn ? s->event_fn(e, s->event_ctx) : 0;
-	s->images_read++;
+	if (ret == SAMPLER_EVENT_COPIED && tables_copied)
+		return defer_copied(s, e);
+	if (ret == SAMPLER_EVENT_COPIED)
+		s->images_copied++;	/* named so; its tables are loaded from its maps */
+	else
+		s->images_read++;
+	ret = ret == SAMPLER_EVENT_COPIED ? 0 : ret;
 	s->read_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	if (s->unwinder && s->n_pending < PENDING_MAX)	/* past that: frame pointers, counted in BPF */
-		s->pending[s->n_pending++] = proc_image__of(e->pid, e->start, e->exec);
+		s->pending[s->n_pending++] = img;
 	else
 		proc_maps__unshare(e->pid);
 	return ret;
@@ -388,15 +431,15 @@ static int hand_on_due(struct sampler *s)
 		int err = proc_cpu__ns(x.pid, &cpu_ns);
 
 		if (err == -ESRCH) {
-			s->execs_skipped++;
+			s->execs_skipped += !x.copied;
 			continue;
 		}
 		switch (err ? EXEC_HAND_ON : exec_defer__judge(s->execs, &x, cpu_ns, now)) {
 		case EXEC_IDLE:
-			s->execs_idle++;
+			s->execs_idle += !x.copied;
 			break;
 		case EXEC_RECHECK:
-			s->execs_rechecked++;
+			s->execs_rechecked += !x.copied;
 			break;
 		case EXEC_HAND_ON:
 			ret = hand_on_exec(s, &x);
@@ -753,6 +796,7 @@ int sampler__figures(struct sampler *s, struct sampler_figures *out)
 		.execs_idle = s->execs_idle,
 		.execs_rechecked = s->execs_rechecked,
 		.processes_read = s->images_read,
+		.processes_copied = s->images_copied,
 		.process_read_ns = (__u64)s->read_ns,
 	};
 	return sampler__stats(s, out->bpf);

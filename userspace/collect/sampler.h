@@ -109,6 +109,15 @@ int sampler__clear(struct sampler *s, int slot);
 /* Capacity of one slot's counts map. */
 __u32 sampler__count_capacity(const struct sampler *s);
 
+/*
+ * Told each announcement. A first sample with a fork parent (task_event's
+ * parent_pid) the function named from what it read of the parent, reading
+ * nothing of the child, returns SAMPLER_EVENT_COPIED: when BPF walks the
+ * child with its parent's tables, its runtimes then wait as an exec's do
+ * (most such children exec or exit first); else its tables are loaded.
+ * Else 0, or a negative errno that stops the reading.
+ */
+#define SAMPLER_EVENT_COPIED 1
 typedef int (*sampler_event_fn)(const struct task_event *e, void *ctx);
 
 /* A descriptor that polls readable when task events wait (for poll/ppoll). */

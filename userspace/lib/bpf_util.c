@@ -151,15 +151,22 @@ static struct shadow shadows[SHADOWS];
 static unsigned int shadow_next;	/* the slot a new map takes when all are used */
 static pthread_mutex_t shadow_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Under shadow_lock: the shadow of map ID kept, or NULL */
+static struct shadow *shadow_find(__u32 id, __u32 size)
+{
+	for (int i = 0; i < SHADOWS; i++)
+		if (shadows[i].id == id && shadows[i].size == size)
+			return &shadows[i];
+	return NULL;
+}
+
 /* Under shadow_lock: the shadow of map ID, a new one all clear if not kept; NULL: out of memory. */
 static struct shadow *shadow_of(__u32 id, __u32 size)
 {
-	struct shadow *sh;
-	int i;
+	struct shadow *sh = shadow_find(id, size);
 
-	for (i = 0; i < SHADOWS; i++)
-		if (shadows[i].id == id && shadows[i].size == size)
-			return &shadows[i];
+	if (sh)
+		return sh;
 	sh = &shadows[shadow_next++ % SHADOWS];
 	free(sh->bits);
 	*sh = (struct shadow){ .id = id, .size = size, .bits = calloc(1, size) };
@@ -199,6 +206,34 @@ int bpf_util__set_bit(int fd, __u32 bit)
 	if (!err && sh)
 		memcpy(sh->bits, val, info.value_size);
 	pthread_mutex_unlock(&shadow_lock);
+	free(val);
+	return err;
+}
+
+int bpf_util__test_bit(int fd, __u32 bit)
+{
+	struct bpf_map_info info;
+	struct shadow *sh;
+	__u32 key = 0;
+	__u8 *val;
+	int err = map_info(fd, &info);
+
+	if (err)
+		return err;
+	if (info.type != BPF_MAP_TYPE_ARRAY || !info.value_size)
+		return -EINVAL;
+	bit %= info.value_size * 8;
+	pthread_mutex_lock(&shadow_lock);
+	sh = shadow_find(info.id, info.value_size);
+	/* every bit set went through the shadow's set_bit, which copied the whole value */
+	err = sh ? !!(sh->bits[bit / 8] & 1u << (bit % 8)) : 0;
+	pthread_mutex_unlock(&shadow_lock);
+	if (sh)
+		return err;
+	val = malloc(info.value_size);
+	if (!val)
+		return -ENOMEM;
+	err = bpf_map_lookup_elem(fd, &key, val) ? -errno : !!(val[bit / 8] & 1u << (bit % 8));
 	free(val);
 	return err;
 }

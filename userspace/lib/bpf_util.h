@@ -36,6 +36,10 @@ int bpf_util__grace_period(int outer_fd, int inner_fd);
  */
 int bpf_util__set_bit(int fd, __u32 bit);
 
+/* Whether that bit is set: 1 or 0 (by the shadow set_bit keeps, else a read), or a negative errno. */
+int bpf_util__test_bit(int fd, __u32 bit);
+
+
 /*
  * pthread_self() minus the thread pointer, as this process's glibc lays a
  * thread out: 0 on x86-64 (fs base is the struct pthread), negative on

@@ -181,6 +181,8 @@ void runtime_set__free(struct runtime_set *s);
 void runtime_set__add_image(struct runtime_set *s, const struct proc_image *img);
 /* The same for a process found running (its exec count unknown: PROC_EXEC_ANY). */
 void runtime_set__add_pid(struct runtime_set *s, const char *proc_root, __u32 pid);
+/* False when no runtime holds a table for PID (so none walks its frames); true when one may. */
+bool runtime_set__may_hold(const struct runtime_set *s, __u32 pid);
 /* Runtimes that found something too early look again; cheap when none wait. */
 void runtime_set__retry(struct runtime_set *s);
 /* A ring_buffer callback for rt_events: hands each event to its runtime. */

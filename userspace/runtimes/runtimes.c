@@ -52,6 +52,7 @@ int runtime__set_table(int pids_fd, int procs_fd, enum unwind_runtime id, __u32 
 
 struct runtime_set {
 	void *rt[UNWIND_RT_MAX];	/* each runtime's object; NULL where none is built in */
+	int pids_fd;			/* runtime_pids */
 };
 
 struct runtime_set *runtime_set__new(const struct runtime_set_opts *o)
@@ -59,6 +60,8 @@ struct runtime_set *runtime_set__new(const struct runtime_set_opts *o)
 	struct runtime_set *s = calloc(1, sizeof(*s));
 	int err = s ? 0 : -ENOMEM;
 
+	if (s)
+		s->pids_fd = o->pids_fd;
 	for (int i = 0; !err && i < UNWIND_RT_MAX; i++) {
 		const struct runtime_ops *ops = runtimes[i];
 		struct runtime_opts ro = { .proc_root = o->proc_root ? o->proc_root : "/proc",
@@ -104,6 +107,14 @@ void runtime_set__add_image(struct runtime_set *s, const struct proc_image *img)
 	for (int i = 0; s && i < UNWIND_RT_MAX; i++)
 		if (s->rt[i])
 			runtimes[i]->add_image(s->rt[i], img);	/* failure: native frames only, counted there */
+}
+
+bool runtime_set__may_hold(const struct runtime_set *s, __u32 pid)
+{
+	for (int i = 0; s && i < UNWIND_RT_MAX; i++)
+		if (s->rt[i] && bpf_util__test_bit(s->pids_fd, unwind_pid_bits__bit(pid, i)))
+			return true;	/* set, maybe by another pid sharing the bit, or unknown */
+	return false;
 }
 
 void runtime_set__add_pid(struct runtime_set *s, const char *proc_root, __u32 pid)

@@ -526,6 +526,67 @@ int symbolizer__add_image(struct symbolizer *s, const struct proc_image *img)
 	return read_state(s, &s->pids[id - 1]);
 }
 
+/* a copy of M for another process: the same file, identity and symbols, an id of its own */
+static struct mapping *copy_mapping(struct symbolizer *s, const struct mapping *m)
+{
+	struct mapping *c = new_mapping(s);
+	struct sym_mapping pub;
+
+	if (!c)
+		return NULL;
+	pub = c->pub;
+	*c = *m;
+	c->pub.id = pub.id;
+	c->pub.serial = pub.serial;
+	c->carried = false;
+	if (c->path)
+		s->strs[c->path - 1].refs++;
+	if (c->file)
+		sym_file_get(s, c->file);
+	if (c->ident)
+		s->idents[c->ident - 1].refs++;
+	return c;
+}
+
+int symbolizer__add_fork(struct symbolizer *s, const struct proc_image *img,
+			 const struct proc_image *parent)
+{
+	const struct pid_state *pp = find_image(s, parent);
+	__u32 head = find_head(s, img->pid), id;
+	struct mapping **maps;
+	struct pid_state *ps;
+	size_t k;
+
+	/* a parent read as its exec ran may lack what ld.so mapped since: not copied */
+	if (!pp || !pp->snapshotted || pp->handed || !readable(pp) || find_image_id(s, img) ||
+	    (head && !proc_image__after(&s->pids[head - 1].img, img)))
+		return -ENOENT;
+	maps = malloc((pp->n ? pp->n : 1) * sizeof(*maps));
+	for (k = 0; maps && k < pp->n; k++) {
+		maps[k] = copy_mapping(s, pp->maps[k]);
+		if (!maps[k])
+			break;
+	}
+	id = maps && k == pp->n ? new_state(s, img) : 0;	/* moves s->pids: pp is stale */
+	if (!id) {
+		undo_snapshot(s, maps, maps ? k : 0);
+		free(maps);
+		return -ENOMEM;
+	}
+	ps = &s->pids[id - 1];
+	ps->maps = maps;
+	ps->n = k;
+	ps->snapshotted = true;
+	ps->handed = true;	/* its tables' hand-on reads it, as the unwinder does */
+	/* read_ns 0: nothing was read across an exec of it (symbolizer__image_began) */
+	if (push_head(s, id)) {
+		free_state(s, id);
+		return -ENOMEM;
+	}
+	s->stats.pids++;
+	return 0;
+}
+
 /*
  * The maps of H, read after its exec made IMG (its announcement came late):
  * IMG's, so they move to a new state of IMG. 0 or -ENOMEM.

@@ -86,6 +86,18 @@ void symbolizer__free(struct symbolizer *s);
 int symbolizer__add_image(struct symbolizer *s, const struct proc_image *img);
 
 /*
+ * IMG is a fork of image PARENT not exec'd since (BPF's task_event says
+ * so): it gets copies of PARENT's mappings, nothing read, as a re-read
+ * would find them but for what either mapped since the fork (code outside
+ * them is read as for any image). Its next add_image reads it. 0, or
+ * -ENOENT when PARENT's maps are not known, or may predate ld.so's work (a
+ * read inside its exec), or IMG is known already: read IMG with add_image
+ * then.
+ */
+int symbolizer__add_fork(struct symbolizer *s, const struct proc_image *img,
+			 const struct proc_image *parent);
+
+/*
  * An exec made IMG at NS (CLOCK_MONOTONIC): the pid's earlier image is
  * superseded (never read again), and if its maps were read at or after NS
  * (they may be IMG's) they are dropped and counted. IMG itself is read by

@@ -131,7 +131,7 @@ static void lru_append(struct symbolizer *s, __u32 id)
 	s->lru_tail = id;
 }
 
-static void file_get(struct symbolizer *s, __u32 id)
+void sym_file_get(struct symbolizer *s, __u32 id)
 {
 	if (!s->files[id - 1].refs++)
 		lru_unlink(s, id);
@@ -489,7 +489,7 @@ out_attach:
 	m->bin = s->files[file - 1].bin;
 	if (s->files[file - 1].build_id)
 		m->pub.build_id = sym_str_of(s, s->files[file - 1].build_id);
-	file_get(s, file);
+	sym_file_get(s, file);
 	if (ident)
 		s->idents[ident - 1].refs++;
 out_close:

@@ -166,6 +166,8 @@ void sym_attach_file(struct symbolizer *s, __u32 pid, const struct proc_map *pm,
 const struct binary *sym_mapping_bin(struct symbolizer *s, struct mapping *m);
 /* what pprof's Mapping says of M's symbols, once M has them */
 void sym_set_mapping_flags(struct mapping *m);
+/* one more user of file ID: it is not evicted meanwhile */
+void sym_file_get(struct symbolizer *s, __u32 id);
 /* the last user gone: the file becomes the most recently used evictable one */
 void sym_file_put(struct symbolizer *s, __u32 id);
 /* an identity no mapping uses goes, unless it is its file's last */

@@ -466,6 +466,26 @@ int unwinder__add_announced(struct unwinder *u, const struct proc_image *img)
 	return add(u, img, true);
 }
 
+int unwinder__add_fork(struct unwinder *u, const struct proc_image *img,
+		       const struct proc_image *parent)
+{
+	struct unwind_proc *p = u->proc;
+	int err;
+
+	/* the parent's entry, of the very image the child was forked from */
+	if (bpf_map_lookup_elem(u->o.procs_fd, &parent->pid, p) || p->start != parent->start ||
+	    (p->exec != parent->exec && p->exec != PROC_EXEC_ANY))
+		return -ENOENT;
+	p->announced = true;
+	p->start = img->start;
+	p->exec = img->exec;
+	p->gen = ++u->gen ? u->gen : ++u->gen;
+	err = bpf_util__set_bit(u->o.pids_fd, unwind_pid_bits__bit(img->pid, UNWIND_RT_NATIVE));
+	if (!err && bpf_map_update_elem(u->o.procs_fd, &img->pid, p, BPF_ANY))
+		err = -errno;
+	return err;
+}
+
 int unwinder__sweep(struct unwinder *u)
 {
 	struct known_proc *procs;

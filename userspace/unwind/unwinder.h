@@ -51,6 +51,15 @@ int unwinder__add_pid(struct unwinder *u, __u32 pid);
 int unwinder__add_announced(struct unwinder *u, const struct proc_image *img);
 
 /*
+ * IMG is a fork of image PARENT not exec'd since: BPF walks it with the
+ * parent's tables, nothing read (code mapped since the fork is met as
+ * unknown code, so announced and read). -ENOENT: BPF has no entry of
+ * PARENT; else 0 or a negative errno.
+ */
+int unwinder__add_fork(struct unwinder *u, const struct proc_image *img,
+		       const struct proc_image *parent);
+
+/*
  * From now on the tables of files of at least MIN_BYTES are built on a
  * thread of their own: a process mapping one is written at once with what
  * is built (frame pointers for the rest), and again by unwinder__collect()

@@ -36,6 +36,10 @@ static int test_set_bit(void)
 	      !unwind_pid_bits__has(&bits, 2, UNWIND_RT_PYTHON));
 	CHECK(!unwind_pid_bits__has(&bits, 65, UNWIND_RT_PYTHON) &&
 	      !unwind_pid_bits__has(&bits, 4243, UNWIND_RT_PYTHON));
+	/* test_bit agrees, by the shadow the sets kept */
+	CHECK(bpf_util__test_bit(fd, unwind_pid_bits__bit(4242, UNWIND_RT_NATIVE)) == 1 &&
+	      bpf_util__test_bit(fd, unwind_pid_bits__bit(4243, UNWIND_RT_NATIVE)) == 0 &&
+	      bpf_util__test_bit(fd, unwind_pid_bits__bit(UNWIND_PID_BITS + 7, UNWIND_RT_JAVA)) == 1);
 	close(fd);
 	return TEST_OK;
 }

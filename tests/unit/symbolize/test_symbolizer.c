@@ -372,6 +372,46 @@ static int test_images(void)
 	return TEST_OK;
 }
 
+/*
+ * A fork child not exec'd since, named from its parent's maps: nothing of it
+ * is read (no process holds its pid at all here). Its exec keeps those
+ * names for its old image (they were never read across the exec). An
+ * unknown parent, or a child known already, is not copied.
+ */
+static int test_fork(void)
+{
+	struct symbolizer *s = user_only();
+	struct proc_image parent, child = { .pid = 4194301, .start = 1, .exec = 3 };
+	struct proc_image other = { .pid = 4194302, .start = 1, .exec = 3 }, next;
+	struct symbolizer_stats st;
+	__u64 leaf;
+	struct proc p;
+
+	if (!have(FIX "fixture_pie"))
+		SKIP("run make fixtures");
+	CHECK(s);
+	CHECK(spawn(FIX "fixture_pie", &p) == 0);
+	leaf = addr_of(&p, "fixture_main_leaf");
+	parent = *IMG(p.pid);
+	CHECK(symbolizer__add_fork(s, &child, &parent) == -ENOENT);	/* the parent not read yet */
+	CHECK(symbolizer__add_image(s, &parent) == 0);
+	CHECK(symbolizer__add_fork(s, &child, &parent) == 0);
+	CHECK(symbolizer__add_fork(s, &child, &parent) == -ENOENT);	/* known already */
+	CHECK(name_in(s, &child, leaf) && !strcmp(name_in(s, &child, leaf), "fixture_main_leaf"));
+	next = child;
+	next.exec++;
+	symbolizer__image_began(s, &next, clock_ns(CLOCK_MONOTONIC));
+	CHECK(name_in(s, &child, leaf) && !strcmp(name_in(s, &child, leaf), "fixture_main_leaf"));
+	symbolizer__stats(s, &st);
+	CHECK(st.images_read_late == 0);
+	/* a parent image that is not the one known (another exec count): not copied */
+	parent.exec++;
+	CHECK(symbolizer__add_fork(s, &other, &parent) == -ENOENT);
+	stop(&p);
+	symbolizer__free(s);
+	return TEST_OK;
+}
+
 static int count_fds(void)
 {
 	struct dirent *d;
@@ -1099,7 +1139,7 @@ static int test_churn(void)
 
 TEST_MAIN("symbolizer", TEST(test_pie), TEST(test_shared_and_static), TEST(test_cache),
 	  TEST(test_exited),
-	  TEST(test_images), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_refresh),
+	  TEST(test_images), TEST(test_fork), TEST(test_lazy), TEST(test_deleted), TEST(test_reread), TEST(test_refresh),
 	  TEST(test_handed_reread),
 	  TEST(test_read_inside_exec), TEST(test_self),
 	  TEST(test_kernel), TEST(test_fake_root), TEST(test_forget), TEST(test_trim),
