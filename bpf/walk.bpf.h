@@ -122,9 +122,13 @@ struct {
 	__uint(max_entries, 1);
 } unwind_scratch SEC(".maps");
 
-/* which pids may be in unwind_procs and each runtime's map (frametypes.h): most misses skip their lookups */
+/*
+ * which pids may be in unwind_procs and each runtime's map (frametypes.h): most misses skip their
+ * lookups. Mmapable: userspace sets a new process's bit in place (lib/bpf_util.c).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct unwind_pid_bits);
 	__uint(max_entries, 1);

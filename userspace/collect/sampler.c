@@ -524,6 +524,9 @@ static int new_unwinder(struct sampler *s, const __u32 *pids, int n_pids, bool w
 
 	if (s->skel->rodata->unwind_mode != UNWIND_MODE_CFI)
 		return 0;
+	/* a new process's bits set in place; failing that, by reads and writes of the value */
+	if (bpf_util__map_bits(uo.pids_fd))
+		p_debug("runtime_pids not mapped: bits set by system calls");
 	s->unwinder = unwinder__new(&uo);
 	if (!s->unwinder)
 		return -errno;
@@ -980,6 +983,8 @@ void sampler__free(struct sampler *s)
 	exec_defer__free(s->execs);
 	unwinder__free(s->unwinder);
 	runtime_set__free(s->runtimes);
+	if (s->skel)	/* before the map's descriptor closes */
+		bpf_util__unmap_bits(bpf_map__fd(s->skel->maps.runtime_pids));
 	free(s->links);
 	free(s->cpus);
 	profile_bpf__destroy(s->skel);

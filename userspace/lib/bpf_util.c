@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include "bpf_util.h"
 
@@ -175,19 +176,119 @@ static struct shadow *shadow_of(__u32 id, __u32 size)
 	return sh->bits ? sh : NULL;
 }
 
+/*
+ * Bit arrays written in place (bpf_util__map_bits): a set is an atomic or
+ * on the map's memory, where the shadow's way reads and writes the whole
+ * value (16 KiB each way, three system calls) for each new process.
+ */
+#define MAPPED_MAX 4
+
+struct mapped_bits {
+	int fd;			/* -1: free */
+	__u32 size;		/* the value's bytes */
+	size_t len;		/* mmap'ed */
+	__u8 *bits;
+};
+
+static struct mapped_bits mapped[MAPPED_MAX] = { [0 ... MAPPED_MAX - 1] = { .fd = -1 } };
+
+/* Under shadow_lock: the bits mapped for FD, or NULL */
+static struct mapped_bits *mapped_of(int fd)
+{
+	for (int i = 0; fd >= 0 && i < MAPPED_MAX; i++)
+		if (mapped[i].fd == fd)
+			return &mapped[i];
+	return NULL;
+}
+
+int bpf_util__map_bits(int fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct mapped_bits *m = NULL;
+	struct bpf_map_info info;
+	int err = map_info(fd, &info);
+	size_t len;
+	void *p;
+
+	if (err)
+		return err;
+	if (info.type != BPF_MAP_TYPE_ARRAY || !info.value_size || !info.max_entries ||
+	    !(info.map_flags & BPF_F_MMAPABLE))
+		return -EINVAL;
+	len = ((size_t)(info.value_size + 7) / 8 * 8 * info.max_entries + page - 1) / page * page;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	pthread_mutex_lock(&shadow_lock);
+	for (int i = 0; !m && i < MAPPED_MAX; i++)
+		if (mapped[i].fd < 0)
+			m = &mapped[i];
+	if (m)
+		*m = (struct mapped_bits){ .fd = fd, .size = info.value_size, .len = len, .bits = p };
+	pthread_mutex_unlock(&shadow_lock);
+	if (!m)
+		munmap(p, len);
+	return m ? 0 : -ENOSPC;
+}
+
+void bpf_util__unmap_bits(int fd)
+{
+	struct mapped_bits *m;
+
+	pthread_mutex_lock(&shadow_lock);
+	m = mapped_of(fd);
+	if (m) {
+		munmap(m->bits, m->len);
+		*m = (struct mapped_bits){ .fd = -1 };
+	}
+	pthread_mutex_unlock(&shadow_lock);
+}
+
+/* 1 or 0 when FD's bits are mapped (setting bit first when SET), else -ENOENT */
+static int mapped_bit(int fd, __u32 bit, bool set)
+{
+	struct mapped_bits *m;
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&shadow_lock);
+	m = mapped_of(fd);
+	if (m) {
+		__u8 *byte = &m->bits[bit % (m->size * 8) / 8], mask = 1u << (bit % 8);
+
+		if (set)
+			__atomic_fetch_or(byte, mask, __ATOMIC_SEQ_CST);
+		ret = !!(__atomic_load_n(byte, __ATOMIC_SEQ_CST) & mask);
+	}
+	pthread_mutex_unlock(&shadow_lock);
+	return ret;
+}
+
+/* FD's map, checked to be an array with a value; BIT taken modulo the value's bits */
+static int bits_of(int fd, struct bpf_map_info *info, __u32 *bit)
+{
+	int err = map_info(fd, info);
+
+	if (err)
+		return err;
+	if (info->type != BPF_MAP_TYPE_ARRAY || !info->value_size)
+		return -EINVAL;
+	*bit %= info->value_size * 8;
+	return 0;
+}
+
 int bpf_util__set_bit(int fd, __u32 bit)
 {
 	struct bpf_map_info info;
 	struct shadow *sh;
 	__u32 key = 0;
 	__u8 *val;
-	int err = map_info(fd, &info);
+	int err = mapped_bit(fd, bit, true);
 
+	if (err >= 0)
+		return 0;
+	err = bits_of(fd, &info, &bit);
 	if (err)
 		return err;
-	if (info.type != BPF_MAP_TYPE_ARRAY || !info.value_size)
-		return -EINVAL;
-	bit %= info.value_size * 8;
 	pthread_mutex_lock(&shadow_lock);
 	sh = shadow_of(info.id, info.value_size);
 	if (sh && sh->bits[bit / 8] & 1u << (bit % 8)) {
@@ -216,13 +317,13 @@ int bpf_util__test_bit(int fd, __u32 bit)
 	struct shadow *sh;
 	__u32 key = 0;
 	__u8 *val;
-	int err = map_info(fd, &info);
+	int err = mapped_bit(fd, bit, false);
 
+	if (err >= 0)
+		return err;
+	err = bits_of(fd, &info, &bit);
 	if (err)
 		return err;
-	if (info.type != BPF_MAP_TYPE_ARRAY || !info.value_size)
-		return -EINVAL;
-	bit %= info.value_size * 8;
 	pthread_mutex_lock(&shadow_lock);
 	sh = shadow_find(info.id, info.value_size);
 	/* every bit set went through the shadow's set_bit, which copied the whole value */

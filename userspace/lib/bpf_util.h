@@ -39,6 +39,13 @@ int bpf_util__set_bit(int fd, __u32 bit);
 /* Whether that bit is set: 1 or 0 (by the shadow set_bit keeps, else a read), or a negative errno. */
 int bpf_util__test_bit(int fd, __u32 bit);
 
+/*
+ * From here to bpf_util__unmap_bits(fd) (before fd is closed), set_bit and
+ * test_bit of FD's mmapable array (BPF_F_MMAPABLE) work on its memory, with
+ * no system call. 0 or a negative errno (-EINVAL: not such a map).
+ */
+int bpf_util__map_bits(int fd);
+void bpf_util__unmap_bits(int fd);
 
 /*
  * pthread_self() minus the thread pointer, as this process's glibc lays a

@@ -91,7 +91,49 @@ static int test_set_bit_refuses(void)
 	return TEST_OK;
 }
 
+/*
+ * An mmapable map's bits set in place: the kernel's copy (a lookup, as BPF
+ * reads it) has them, with bits set by a map update kept, and test_bit
+ * agrees both ways; a map without the flag is refused and still works the
+ * slow way. After unmapping, sets are by system calls again.
+ */
+static int test_mapped_bits(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
+	static struct unwind_pid_bits bits;
+	__u32 zero = 0;
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bits_mmap", 4, sizeof(bits), 1, &mo);
+	int plain = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bits_plain", 4, sizeof(bits), 1, NULL);
+
+	CHECK(fd >= 0 && plain >= 0);
+	CHECK(bpf_util__map_bits(plain) == -EINVAL);
+	CHECK(!bpf_util__map_bits(fd));
+	bits.mask[5] |= 1u << UNWIND_RT_RUBY;	/* a bit written the other way */
+	CHECK(!bpf_map_update_elem(fd, &zero, &bits, BPF_ANY));
+	CHECK(!bpf_util__set_bit(fd, unwind_pid_bits__bit(UNWIND_PID_BITS - 1, UNWIND_RT_PHP)));
+	CHECK(!bpf_util__set_bit(fd, unwind_pid_bits__bit(4242, UNWIND_RT_NATIVE)));
+	CHECK(!bpf_map_lookup_elem(fd, &zero, &bits));
+	CHECK(unwind_pid_bits__has(&bits, UNWIND_PID_BITS - 1, UNWIND_RT_PHP) &&
+	      unwind_pid_bits__has(&bits, 4242, UNWIND_RT_NATIVE) &&
+	      unwind_pid_bits__has(&bits, 5, UNWIND_RT_RUBY) &&
+	      !unwind_pid_bits__has(&bits, 4242, UNWIND_RT_PHP));
+	CHECK(bpf_util__test_bit(fd, unwind_pid_bits__bit(5, UNWIND_RT_RUBY)) == 1 &&
+	      bpf_util__test_bit(fd, unwind_pid_bits__bit(4242, UNWIND_RT_NATIVE)) == 1 &&
+	      bpf_util__test_bit(fd, unwind_pid_bits__bit(4243, UNWIND_RT_NATIVE)) == 0);
+	bpf_util__unmap_bits(fd);
+	CHECK(!bpf_util__set_bit(fd, unwind_pid_bits__bit(77, UNWIND_RT_JAVA)));
+	CHECK(!bpf_map_lookup_elem(fd, &zero, &bits));
+	CHECK(unwind_pid_bits__has(&bits, 77, UNWIND_RT_JAVA) &&
+	      unwind_pid_bits__has(&bits, 4242, UNWIND_RT_NATIVE));
+	CHECK(!bpf_util__set_bit(plain, unwind_pid_bits__bit(3, UNWIND_RT_JAVA)) &&
+	      bpf_util__test_bit(plain, unwind_pid_bits__bit(3, UNWIND_RT_JAVA)) == 1);
+	close(fd);
+	close(plain);
+	return TEST_OK;
+}
+
 TEST_MAIN("bpf_util",
 	  TEST(test_set_bit),
 	  TEST(test_set_bit_maps),
-	  TEST(test_set_bit_refuses))
+	  TEST(test_set_bit_refuses),
+	  TEST(test_mapped_bits))
