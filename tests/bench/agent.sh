@@ -91,11 +91,11 @@ bt_cost() {
 
 # agent_run LOAD HZ UNWIND RUN: one agent run under LOAD (started for it, so every run has the same);
 # appends "cpu% peak_mb steady_mb bpf_ns all_bpf_ns reads_per_s ms_per_read builds resets lost
-# ms_per_read_without_table_builds steady_cpu%" to
+# ms_per_read_without_table_builds steady_cpu% copied_per_s" to
 # $out/LOAD-HZ-UNWIND, and leaves the load running for bpftrace when KEEP_LOAD is set
 agent_run() {
 	local load=$1 f=$2 unwind=$3 log=$out/collector.log apid cpid addr port t0 t1 bns0 bcnt0 ball0
-	local bns1 bcnt1 ball1 steady hwm m reads read_s build_s ns_mid ns_end s_mid
+	local bns1 bcnt1 ball1 steady hwm m reads read_s build_s ns_mid ns_end s_mid copies
 	load_start "$load" $((SECONDS_RUN + 2 * BT_SECONDS + 40))
 	build/fixtures/collector -log "$log" >"$out/c.out" 2>&1 &
 	cpid=$!
@@ -133,8 +133,9 @@ agent_run() {
 	[ -s "$out/m0.txt" ] || cp "$m" "$out/m0.txt"	# a run shorter than a window: no reads counted
 	reads=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_processes_read_total)" -v b="$(metric "$m" ebpfprof_processes_read_total)" 'BEGIN { print b - a }')
 	read_s=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_process_read_seconds_total)" -v b="$(metric "$m" ebpfprof_process_read_seconds_total)" 'BEGIN { print b - a }')
+	copies=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_processes_copied_total)" -v b="$(metric "$m" ebpfprof_processes_copied_total)" 'BEGIN { print b - a }')
 	build_s=$(awk -v a="$(metric "$out/m0.txt" ebpfprof_unwind_table_build_seconds_total)" -v b="$(metric "$m" ebpfprof_unwind_table_build_seconds_total)" 'BEGIN { print b - a }')
-	printf '%s %s %s %s %s %s %s %s %s %s %s %s\n' \
+	printf '%s %s %s %s %s %s %s %s %s %s %s %s %s\n' \
 		"$(awk -v t="$((t1 - t0))" -v s="$SECONDS_RUN" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz / s * 100 }')" \
 		"$(awk -v k="$hwm" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"$(awk -v k="${steady:-0}" 'BEGIN { printf "%.1f", k / 1024 }')" \
@@ -147,6 +148,8 @@ agent_run() {
 		"$(awk -v n="$reads" -v t="$read_s" -v b="$build_s" 'BEGIN { if (n) printf "%.3f", (t - b) * 1000 / n; else print "-" }')" \
 		"$(awk -v a="${ns_mid:-}" -v b="$ns_end" -v s="$((SECONDS - ${s_mid:-$SECONDS}))" \
 			'BEGIN { if (a != "" && s > 0) printf "%.3f", (b - a) / s / 1e7; else print "-" }')" \
+		"$(awk -v n="$copies" -v w="$(($(metric "$m" ebpfprof_windows_total) - $(metric "$out/m0.txt" ebpfprof_windows_total)))" \
+			-v i="$INTERVAL" 'BEGIN { if (w > 0) printf "%.1f", n / w / i; else print "-" }')" \
 		>>"$out/$load-$f-$unwind"
 }
 
@@ -167,16 +170,16 @@ for load in $LOADS; do
 	echo "ms per read: the CPU time reading a new process (maps, executable, cgroup, runtimes, CFI tables); its"
 	echo "part outside table builds beside it; builds: files whose CFI tables were parsed"
 	echo "CPU % of core: over the whole run; steady: from the end of the first window on"
-	printf '%-4s %-20s %-20s %-18s %-18s %-20s %-20s %-18s %-20s %-20s %-9s %-7s %s\n' "Hz" \
+	printf '%-4s %-20s %-20s %-18s %-18s %-20s %-20s %-18s %-18s %-20s %-20s %-9s %-7s %s\n' "Hz" \
 		"CPU % of core" "steady CPU %" "peak RSS MB" "steady RSS MB" "BPF ns/sample" "all BPF ns/s." "processes read/s" \
-		"ms per read" "ms, without builds" "builds" "resets" "lost"
+		"forks copied/s" "ms per read" "ms, without builds" "builds" "resets" "lost"
 	for f in $FREQS; do
 		for r in $(seq "$RUNS"); do agent_run "$load" "$f" auto "$r"; done
 		rf=$out/$load-$f-auto
-		printf '%-4s %-20s %-20s %-18s %-18s %-20s %-20s %-18s %-20s %-20s %-9s %-7s %s\n' "$f" \
+		printf '%-4s %-20s %-20s %-18s %-18s %-20s %-20s %-18s %-18s %-20s %-20s %-9s %-7s %s\n' "$f" \
 			"$(column "$rf" 1)" "$(column "$rf" 12)" \
 			"$(column "$rf" 2)" "$(column "$rf" 3)" "$(column "$rf" 4)" "$(column "$rf" 5)" \
-			"$(column "$rf" 6)" "$(column "$rf" 7)" "$(column "$rf" 11)" "$(column "$rf" 8)" \
+			"$(column "$rf" 6)" "$(column "$rf" 13)" "$(column "$rf" 7)" "$(column "$rf" 11)" "$(column "$rf" 8)" \
 			"$(column "$rf" 9)" "$(column "$rf" 10)"
 	done
 	# the sampler alone with frame pointers, beside bpftrace's (which walks user stacks by frame
