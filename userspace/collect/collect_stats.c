@@ -35,7 +35,7 @@ const struct stat_desc sampler_stats[] = {
 	STAT_NS_AS_SECONDS("process_read_seconds_total",
 		  "CPU time spent reading new process images", STAT_TYPE_COUNTER, SF(process_read_ns)),
 	STAT_COUNT("processes_copied_total",
-		  "Forked processes not exec'd since, named from what was read of their parent: nothing of theirs read",
+		  "Forked processes not exec'd since, named from what was read of their parent (their maps read only for tables BPF lacked)",
 		  SF(processes_copied)),
 	STAT_COUNT("unwind_table_files_total",
 		  "Files whose CFI tables were parsed for BPF (again after a reset)", SF(table_files)),
