@@ -41,7 +41,7 @@ struct perl_scratch {
 	__u64 word;			/* one word read */
 	__u64 cv[PERL_CV_WORDS];	/* a CV body's words from xcv_start: its generation */
 	__u32 line;
-	__u32 pad;
+	__u32 pad_id;		/* the CV's pad list's id: its generation */
 };
 
 struct {
@@ -100,7 +100,11 @@ static __always_inline int perl_sub_frame(const struct perl_proc *p, struct perl
 	    ((b->head[1] >> ((p->sv_flags & 7) * 8)) & 0xff) != PERL_SVt_PVCV ||
 	    bpf_probe_read_user(b->cv, sizeof(b->cv), (const void *)(b->head[0] + p->xcv_start)))
 		return -1;
-	*gen = perl_cv_gen(b->cv);
+	b->pad_id = 0;	/* no pad list (none is known to run): no id */
+	if (b->cv[4] && bpf_probe_read_user(&b->pad_id, sizeof(b->pad_id),
+					    (const void *)(b->cv[4] + p->padlist_id)))
+		return -1;
+	*gen = perl_cv_gen(b->cv, b->pad_id);
 	*where = perl_cop_line(p, b, cop) << 32 | *gen;
 	return 0;
 }

@@ -34,7 +34,7 @@ struct perl_proc {
 	__u16 cop_file;		/* COP.cop_file: the file's name (a char *, under ithreads) */
 	__u16 xcv_start;	/* XPVCV.xcv_start_u and the 4 words after: its generation */
 	__u16 sv_flags;		/* SV.sv_flags: its type in the low byte */
-	__u16 pad;
+	__u16 padlist_id;	/* PADLIST.xpadl_id: the id perl gives each compiled sub's pad list */
 	/*
 	 * PL_current_context (the thread's my_perl) from the thread pointer, in
 	 * a perl executable's static TLS; 0: none known (a shared libperl), the
@@ -45,23 +45,25 @@ struct perl_proc {
 };
 
 /*
- * A sub's generation, from the words of its XPVCV body from xcv_start on:
- * its first op, its root op, its glob, its file and its pad list. A sub
- * made by string eval and freed is followed by another in its memory, its
- * head and often its first op at the same addresses (perl's arenas reuse
- * the last freed slot); its file, "(eval N)", and its pad list are new
- * allocations too, so a later sub is taken for an earlier one only when
- * all of them came back alike.
+ * A sub's generation, from the words of its XPVCV body from xcv_start on
+ * (its first op, its root op, its glob, its file and its pad list) and its
+ * pad list's id. A sub made by string eval and freed is followed by another
+ * in its memory, and perl's arenas and malloc may hand every one of those
+ * pointers back alike ("(eval N)"'s name included: 7 of 3,000 evals in a
+ * loop did); the id is perl's count of pad lists made (PL_padlist_generation),
+ * new for each compile, shared only by a closure's clones, which are the
+ * same code.
  */
 #define PERL_CV_WORDS 5
 
-static inline __u32 perl_cv_gen(const __u64 w[PERL_CV_WORDS])
+static inline __u32 perl_cv_gen(const __u64 w[PERL_CV_WORDS], __u32 pad_id)
 {
 	__u64 h = 0;
 
 	/* golden-ratio multiples: near pointers spread */
 	for (int i = 0; i < PERL_CV_WORDS; i++)
 		h = (h ^ w[i] >> 3) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ pad_id) * 0x9e3779b97f4a7c15ull;
 	return (__u32)(h >> 32) ^ (__u32)h;
 }
 

@@ -29,6 +29,7 @@ static int ours(const struct perl_layout *l, struct named *out)
 		{ "cop_file", l->bpf.cop_file }, { "sv_flags", l->bpf.sv_flags },
 		{ "xcv_stash", l->xcv_stash }, { "xcv_start", l->bpf.xcv_start },
 		{ "xcv_gv", l->xcv_gv }, { "xcv_file", l->xcv_file }, { "xcv_flags", l->xcv_flags },
+		{ "padlist_id", l->bpf.padlist_id },
 		{ "CVf_NAMED", l->cvf_named }, { "xgv_namehek", l->xgv_name },
 		{ "xgv_stash", l->xgv_stash }, { "hek_len", l->hek_len }, { "hek_key", l->hek_key },
 		{ "xhv_aux", l->xhv_aux }, { "aux_name", l->aux_name },
@@ -84,7 +85,7 @@ static int test_layout_5_36(void)
 	if (access("/usr/lib/x86_64-linux-gnu/perl/5.36/CORE/perl.h", R_OK))
 		SKIP("no perl 5.36 headers (/usr/lib/x86_64-linux-gnu/perl/5.36/CORE)");
 	CHECK(perl_layout__of(36));
-	CHECK(compare_headers("/usr/lib/x86_64-linux-gnu/perl/5.36/CORE", perl_layout__of(36)) == 36);
+	CHECK(compare_headers("/usr/lib/x86_64-linux-gnu/perl/5.36/CORE", perl_layout__of(36)) == 37);
 	return TEST_OK;
 }
 
@@ -100,7 +101,7 @@ static int test_layout_5_40(void)
 	n = compare_headers(g.gl_pathv[0], perl_layout__of(40));
 	globfree(&g);
 	CHECK(perl_layout__of(40));
-	CHECK(n == 36);
+	CHECK(n == 37);
 	return TEST_OK;
 }
 
@@ -120,24 +121,24 @@ static int read_pid(void *ctx, __u64 addr, void *buf, size_t len)
 }
 
 /*
- * A live perl prints, through B, the CV, first op, root op and pad list of
- * a package sub, an anonymous one and a lexical one, then the five words of
- * its body from xcv_start (5.36's offset, 40) that make its generation; our
- * namer reads them from its memory.
+ * A live perl prints, through B, the CV, first op, root op, pad list and
+ * pad list id of a package sub, an anonymous one and a lexical one, then
+ * the five words of its body from xcv_start (5.36's offset, 40) that with
+ * the id make its generation; our namer reads them from its memory.
  */
 #define SUBS_PL                                                                              \
 	"use B; package Foo::Bar; sub baz { 1 } my $anon = sub { 2 }; my sub lex { 3 }"      \
 	" sub word { unpack(q(Q), unpack(q(P8), pack(q(Q), $_[0]))) }"                         \
 	" for my $c (\\&baz, $anon, \\&lex) { my $o = B::svref_2object($c); my $d = word($$o);"\
-	" printf qq(%d %d %d %d), $$o, ${$o->START}, ${$o->ROOT}, ${$o->PADLIST};"            \
-	" printf qq( %d), word($d + 40 + 8 * $_) for 0 .. 4; print qq(\\n) }"                  \
+	" printf qq(%d %d %d %d %d), $$o, ${$o->START}, ${$o->ROOT}, ${$o->PADLIST},"        \
+	" $o->PADLIST->id; printf qq( %d), word($d + 40 + 8 * $_) for 0 .. 4; print qq(\\n) }"\
 	" $| = 1; print qq(end\\n); sleep 30"
 
 static int test_names_live(void)
 {
 	const char *want[] = { "Foo::Bar::baz", "Foo::Bar::__ANON__", "Foo::Bar::lex" };
 	int fds[2], ret = TEST_FAIL;
-	unsigned long long cv[3], start[3], root[3], pads[3], w[3][PERL_CV_WORDS];
+	unsigned long long cv[3], start[3], root[3], pads[3], ids[3], w[3][PERL_CV_WORDS];
 	__u32 gen[3];
 	char name[PERL_NAME_MAX], file[PERL_NAME_MAX];
 	pid_t pid;
@@ -158,9 +159,9 @@ static int test_names_live(void)
 	for (int i = 0; i < 3; i++) {
 		__u64 words[PERL_CV_WORDS];
 
-		if (!f || fscanf(f, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &cv[i],
-				 &start[i], &root[i], &pads[i], &w[i][0], &w[i][1], &w[i][2],
-				 &w[i][3], &w[i][4]) != 9)
+		if (!f || fscanf(f, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &cv[i],
+				 &start[i], &root[i], &pads[i], &ids[i], &w[i][0], &w[i][1], &w[i][2],
+				 &w[i][3], &w[i][4]) != 10)
 			goto out;
 		/* B's first op, root op and pad list are where the generation's words say */
 		if (w[i][0] != start[i] || w[i][1] != root[i] || w[i][4] != pads[i]) {
@@ -170,7 +171,8 @@ static int test_names_live(void)
 		}
 		for (int k = 0; k < PERL_CV_WORDS; k++)
 			words[k] = w[i][k];
-		gen[i] = perl_cv_gen(words);
+		/* B's pad list id: the namer reads it as BPF does, or finds another generation */
+		gen[i] = perl_cv_gen(words, (__u32)ids[i]);
 	}
 	{
 		__u32 version = 0, p = (__u32)pid;

@@ -20,7 +20,8 @@
 		.bpf = { .version = (v), .interp_curstackinfo = 224, .interp_curcop = 208,     \
 			 .si_cxstack = 8, .si_prev = 16, .si_cxix = 32, .cx_size = 104,       \
 			 .cx_type = 0, .cx_oldcop = 16, .cx_retop = 48, .cx_sub_cv = 72,       \
-			 .cop_line = 36, .cop_file = 48, .xcv_start = 40, .sv_flags = 12 },    \
+			 .cop_line = 36, .cop_file = 48, .xcv_start = 40, .sv_flags = 12,      \
+			 .padlist_id = 16 },                                                   \
 		.xcv_stash = 32, .xcv_gv = 56, .xcv_file = 64, .xcv_flags = 92,              \
 		.cvf_named = 0x8000, .xgv_name = 32, .xgv_stash = 40, .xhv_aux = 32,         \
 		.aux_name = 0, .aux_name_count = 28, .hek_len = 4, .hek_key = 8,             \
@@ -165,17 +166,18 @@ int perl_mem__sub(const struct perl_mem *m, __u64 cv, __u32 gen, char *name, siz
 {
 	char pkg[PERL_NAME_MAX], sub[PERL_NAME_MAX];
 	__u64 body, words[PERL_CV_WORDS], fp;
-	__u32 flags;
+	__u32 flags, pad_id = 0;
 	int err = sv_body(m, cv, &body, &flags);
 
 	if (err)
 		return err;
 	if ((flags & 0xff) != PERL_SVt_PVCV)
 		return -EINVAL;
-	/* the words BPF read, in one read as BPF does */
-	if ((err = rd(m, body + m->l->bpf.xcv_start, words, sizeof(words))))
+	/* the words BPF read, in one read as BPF does, and the pad list's id */
+	if ((err = rd(m, body + m->l->bpf.xcv_start, words, sizeof(words))) ||
+	    (words[4] && (err = rd(m, words[4] + m->l->bpf.padlist_id, &pad_id, sizeof(pad_id)))))
 		return err;
-	if (perl_cv_gen(words) != gen)
+	if (perl_cv_gen(words, pad_id) != gen)
 		return -ESTALE;	/* freed since the sample, another sub in its memory */
 	if ((err = sub_parts(m, body, pkg, sub, sizeof(sub))))
 		return err;
