@@ -17,6 +17,7 @@ struct sampler_figures {
 	__u64 processes_read;	/* new images handed on: maps, executable, cgroup, runtimes, tables */
 	__u64 process_read_ns;	/* this thread's CPU time reading them */
 	__u64 processes_copied;	/* fork children named from their parent's read, nothing read */
+	__u64 forks_read;	/* fork children BPF gave a parent, read: not copied */
 	__u64 table_files;	/* files whose CFI tables were built and loaded */
 	__u64 table_build_ns;	/* time parsing and loading them (in process_read_ns) */
 	__u64 table_resets;	/* times the row array filled and the tables of processes gone were dropped */

@@ -69,6 +69,7 @@ struct sampler {
 	__u64 news_seen;	/* of them, first samples and remaps (not execs) */
 	__u64 images_read;	/* images handed on */
 	__u64 images_copied;	/* fork children named from their parent, nothing read */
+	__u64 forks_read;	/* fork children BPF gave a parent, read all the same */
 	__s64 read_ns;		/* thread CPU time handing them on and loading their tables */
 	__s64 recheck_ns;	/* look for announcements that did not wake us (EVENTS_BATCH_NS) */
 	struct events_ctl *events_ctl;	/* the promise to BPF to look by a time, mmap'ed; NULL: none */
@@ -349,8 +350,10 @@ static int hand_on(struct sampler *s, const struct task_event *announced)
 	 * its first ms). BPF walks it with the parent's tables, when BPF has
 	 * them already (not when the parent came in the same batch of news).
 	 */
-	if (e->parent_pid && runtime_set__may_hold(s->runtimes, e->parent_pid))
+	if (e->parent_pid && runtime_set__may_hold(s->runtimes, e->parent_pid)) {
+		s->forks_read++;
 		e->parent_pid = 0;	/* read as any new process */
+	}
 	if (e->parent_pid)
 		tables_copied = !s->unwinder || !unwinder__add_fork(s->unwinder, &img, &parent);
 	/* the symbolizer now, the unwinder and the runtimes in load_pending: one read of its maps */
@@ -362,6 +365,7 @@ static int hand_on(struct sampler *s, const struct task_event *announced)
 		s->images_copied++;	/* named so; its tables are loaded from its maps */
 	else
 		s->images_read++;
+	s->forks_read += e->parent_pid && ret != SAMPLER_EVENT_COPIED;	/* the symbolizer says why */
 	ret = ret == SAMPLER_EVENT_COPIED ? 0 : ret;
 	s->read_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	if (s->unwinder && s->n_pending < PENDING_MAX)	/* past that: frame pointers, counted in BPF */
@@ -800,6 +804,7 @@ int sampler__figures(struct sampler *s, struct sampler_figures *out)
 		.execs_rechecked = s->execs_rechecked,
 		.processes_read = s->images_read,
 		.processes_copied = s->images_copied,
+		.forks_read = s->forks_read,
 		.process_read_ns = (__u64)s->read_ns,
 	};
 	return sampler__stats(s, out->bpf);

@@ -557,10 +557,17 @@ int symbolizer__add_fork(struct symbolizer *s, const struct proc_image *img,
 	struct pid_state *ps;
 	size_t k;
 
-	/* a parent read as its exec ran may lack what ld.so mapped since: not copied */
-	if (!pp || !pp->snapshotted || pp->handed || !readable(pp) || find_image_id(s, img) ||
-	    (head && !proc_image__after(&s->pids[head - 1].img, img)))
+	if (find_image_id(s, img) || (head && !proc_image__after(&s->pids[head - 1].img, img)))
+		return -ENOENT;	/* known already, or older than what is */
+	if (!pp || !pp->snapshotted) {
+		s->stats.forks_parent_unknown++;
 		return -ENOENT;
+	}
+	/* a parent read as its exec ran may lack what ld.so mapped since: not copied */
+	if (pp->handed || !readable(pp)) {
+		s->stats.forks_parent_unsettled++;
+		return -ENOENT;
+	}
 	maps = malloc((pp->n ? pp->n : 1) * sizeof(*maps));
 	for (k = 0; maps && k < pp->n; k++) {
 		maps[k] = copy_mapping(s, pp->maps[k]);

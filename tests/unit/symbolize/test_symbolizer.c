@@ -404,9 +404,20 @@ static int test_fork(void)
 	CHECK(name_in(s, &child, leaf) && !strcmp(name_in(s, &child, leaf), "fixture_main_leaf"));
 	symbolizer__stats(s, &st);
 	CHECK(st.images_read_late == 0);
+	CHECK(st.forks_parent_unknown == 1 && st.forks_parent_unsettled == 0);
+	/* the parent's exec announced after its read: read again before a child is copied */
+	symbolizer__image_began(s, &parent, clock_ns(CLOCK_MONOTONIC));
+	CHECK(symbolizer__add_fork(s, &other, &parent) == -ENOENT);
+	symbolizer__stats(s, &st);
+	CHECK(st.forks_parent_unsettled == 1);
+	CHECK(symbolizer__add_image(s, &parent) == 0);
+	CHECK(symbolizer__add_fork(s, &other, &parent) == 0);
 	/* a parent image that is not the one known (another exec count): not copied */
+	other.pid++;
 	parent.exec++;
 	CHECK(symbolizer__add_fork(s, &other, &parent) == -ENOENT);
+	symbolizer__stats(s, &st);
+	CHECK(st.forks_parent_unknown == 2 && st.forks_parent_unsettled == 1);
 	stop(&p);
 	symbolizer__free(s);
 	return TEST_OK;
