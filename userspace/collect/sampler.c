@@ -368,8 +368,13 @@ static int hand_on(struct sampler *s, const struct task_event *announced)
 	s->forks_read += e->parent_pid && ret != SAMPLER_EVENT_COPIED;	/* the symbolizer says why */
 	ret = ret == SAMPLER_EVENT_COPIED ? 0 : ret;
 	s->read_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-	if (s->unwinder && s->n_pending < PENDING_MAX)	/* past that: frame pointers, counted in BPF */
-		s->pending[s->n_pending++] = img;
+	/*
+	 * Gone before its maps were read (the symbolizer counts it): nothing
+	 * to load. Its share would not outlive a burst of news to tell the
+	 * unwinder and every runtime so, and each would ask /proc again.
+	 */
+	if (s->unwinder && s->n_pending < PENDING_MAX && !proc_maps__gone(NULL, e->pid))
+		s->pending[s->n_pending++] = img;	/* past PENDING_MAX: frame pointers, counted in BPF */
 	else
 		proc_maps__unshare(e->pid);
 	return ret;

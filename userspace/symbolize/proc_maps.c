@@ -194,6 +194,7 @@ struct share {
 	struct proc_map *maps;	/* the first read, parsed (one allocation); NULL: not read yet */
 	size_t n, bytes;
 	bool gone;		/* the first read found no process: so do the next readers */
+	int refs;		/* shares not unshared yet: two images of one pid in a burst */
 };
 
 static struct share shares[SHARE_SLOTS];
@@ -226,19 +227,22 @@ void proc_maps__share(const char *proc_root, __u32 pid)
 	const char *root = proc_root ? proc_root : "/proc";
 	__s64 now = clock_ns(CLOCK_MONOTONIC);
 	struct share *sh;
+	int refs = 0;
 
 	if (strlen(root) >= SHARE_ROOT_MAX)
 		return;
 	pthread_mutex_lock(&share_lock);
 	sh = share_find(root, pid, now);
-	if (!sh) {	/* a free slot, or the oldest share ends early */
+	if (sh) {	/* shared again (its next image): read anew, unshared as often */
+		refs = sh->refs;
+	} else {	/* a free slot, or the oldest share ends early */
 		sh = &shares[0];
 		for (int i = 1; i < SHARE_SLOTS && sh->at; i++)
 			if (!shares[i].at || shares[i].at < sh->at)
 				sh = &shares[i];
 	}
 	share_drop(sh);
-	*sh = (struct share){ .pid = pid, .at = now };
+	*sh = (struct share){ .pid = pid, .at = now, .refs = refs + 1 };
 	strcpy(sh->root, root);
 	pthread_mutex_unlock(&share_lock);
 }
@@ -247,9 +251,21 @@ void proc_maps__unshare(__u32 pid)
 {
 	pthread_mutex_lock(&share_lock);
 	for (int i = 0; i < SHARE_SLOTS; i++)
-		if (shares[i].at && shares[i].pid == pid)
+		if (shares[i].at && shares[i].pid == pid && --shares[i].refs <= 0)
 			share_drop(&shares[i]);
 	pthread_mutex_unlock(&share_lock);
+}
+
+bool proc_maps__gone(const char *proc_root, __u32 pid)
+{
+	struct share *sh;
+	bool gone;
+
+	pthread_mutex_lock(&share_lock);
+	sh = share_find(proc_root ? proc_root : "/proc", pid, clock_ns(CLOCK_MONOTONIC));
+	gone = sh && sh->gone;
+	pthread_mutex_unlock(&share_lock);
+	return gone;
 }
 
 static int read_text(const char *root, __u32 pid, char **buf, size_t *len)

@@ -45,9 +45,14 @@ int proc_maps__read(const char *proc_root, __u32 pid, struct proc_map **out, siz
  * From here to proc_maps__unshare(pid) (at most 1 s; 16 processes at once,
  * the oldest share ends first), the readers of PID's maps share one read of
  * the kernel's: for the consumers of one new process, one after the other.
+ * Shared again before that (its next image), the next read is the kernel's,
+ * and it stays shared until unshared as many times.
  */
 void proc_maps__share(const char *proc_root, __u32 pid);
 void proc_maps__unshare(__u32 pid);
+
+/* True when PID is shared and its first read found no process: its later readers need not ask. */
+bool proc_maps__gone(const char *proc_root, __u32 pid);
 
 void proc_maps__free(struct proc_map *maps);
 

@@ -204,6 +204,20 @@ static int test_share(void)
 	munmap(p, 4096);
 	CHECK(mapped(a) == 0);
 	proc_maps__unshare(getpid() + 1);
+
+	/* shared twice (a pid's next image in one burst): read anew, shared until unshared twice */
+	proc_maps__share(NULL, getpid());
+	CHECK(mapped(a) == 0);
+	p = mmap((void *)(unsigned long)a, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	a = (__u64)(unsigned long)p;
+	proc_maps__share(NULL, getpid());
+	CHECK(mapped(a) == 1);
+	munmap(p, 4096);
+	proc_maps__unshare(getpid());
+	CHECK(mapped(a) == 1);
+	proc_maps__unshare(getpid());
+	CHECK(mapped(a) == 0);
 	return TEST_OK;
 }
 
@@ -215,6 +229,18 @@ static int test_no_such_pid(void)
 	/* above PID_MAX_LIMIT (4194304), so never a live process */
 	CHECK(proc_maps__read(NULL, 99999999, &m, &n) == -ESRCH);
 	CHECK(proc_maps__read("/nonexistent-proc", 1, &m, &n) == -ESRCH);
+	/* shared: gone once a read found it so, for its later readers; not before, nor unshared */
+	proc_maps__share(NULL, 99999999);
+	CHECK(!proc_maps__gone(NULL, 99999999));
+	CHECK(proc_maps__read(NULL, 99999999, &m, &n) == -ESRCH);
+	CHECK(proc_maps__gone(NULL, 99999999) && !proc_maps__gone("/nonexistent-proc", 99999999));
+	proc_maps__share(NULL, getpid());
+	CHECK(proc_maps__read(NULL, getpid(), &m, &n) == 0);
+	proc_maps__free(m);
+	CHECK(!proc_maps__gone(NULL, getpid()));
+	proc_maps__unshare(getpid());
+	proc_maps__unshare(99999999);
+	CHECK(!proc_maps__gone(NULL, 99999999));
 	return TEST_OK;
 }
 
