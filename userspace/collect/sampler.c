@@ -325,6 +325,7 @@ static int defer_copied(struct sampler *s, const struct task_event *e)
 
 	s->images_copied++;
 	proc_maps__unshare(e->pid);
+	proc_image__release(e->pid);
 	if (exec_defer__add(s->execs, &x, clock_ns(CLOCK_MONOTONIC), &oldest))
 		return hand_on_exec(s, &oldest);
 	return 0;
@@ -358,6 +359,7 @@ static int hand_on(struct sampler *s, const struct task_event *announced)
 		tables_copied = !s->unwinder || !unwinder__add_fork(s->unwinder, &img, &parent);
 	/* the symbolizer now, the unwinder and the runtimes in load_pending: one read of its maps */
 	proc_maps__share(NULL, e->pid);
+	proc_image__hold(e->pid);	/* and one open stat file for the checks that its pid holds it */
 	ret = s->event_fn ? s->event_fn(e, s->event_ctx) : 0;
 	if (ret == SAMPLER_EVENT_COPIED && tables_copied)
 		return defer_copied(s, e);
@@ -375,8 +377,10 @@ static int hand_on(struct sampler *s, const struct task_event *announced)
 	 */
 	if (s->unwinder && s->n_pending < PENDING_MAX && !proc_maps__gone(NULL, e->pid))
 		s->pending[s->n_pending++] = img;	/* past PENDING_MAX: frame pointers, counted in BPF */
-	else
+	else {
 		proc_maps__unshare(e->pid);
+		proc_image__release(e->pid);
+	}
 	return ret;
 }
 
@@ -476,6 +480,7 @@ static void load_pending(struct sampler *s)
 		runtime_set__add_image(s->runtimes, &s->pending[i]);	/* failure: native frames only */
 		unwinder__add_announced(s->unwinder, &s->pending[i]);	/* failure: frame pointers */
 		proc_maps__unshare(s->pending[i].pid);
+		proc_image__release(s->pending[i].pid);
 		s->read_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 		ring_buffer__consume(s->events);		/* may append to pending */
 	}

@@ -32,6 +32,17 @@ __u64 proc_image__hash(const struct proc_image *img);
  */
 int proc_image__start_of(const char *proc_root, __u32 pid, __u64 *start);
 
+/*
+ * From here to proc_image__release(pid) (at most 1 s; 16 pids at once, the
+ * oldest hold ends first), the checks of PID under /proc read one open
+ * /proc/PID/stat again, which fails once the process it was opened for is
+ * reaped: for the readers of one new process, one after the other. Held
+ * again before that (its next image), the file is opened anew, and held
+ * until released as many times. Thread-safe.
+ */
+void proc_image__hold(__u32 pid);
+void proc_image__release(__u32 pid);
+
 /* The start field of a /proc/PID/stat line BUF of LEN bytes: 0 or -EINVAL. */
 int proc_image__parse_stat(const char *buf, size_t len, __u64 *start);
 

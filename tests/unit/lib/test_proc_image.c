@@ -1,4 +1,5 @@
 /* test_proc_image.c -- unit tests for process images: /proc/PID/stat's start, and whether an image still holds its pid */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -60,6 +61,58 @@ static int test_lives(void)
 	return TEST_OK;
 }
 
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * A held pid's checks read one open stat file, opened at the first; it
+ * fails once its process is reaped; held twice, released twice; not for
+ * another proc root
+ */
+static int test_hold(void)
+{
+	struct proc_image child = {};
+	__u64 start = 0;
+	int fds = count_fds();
+	pid_t pid = fork();
+
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	child.pid = (__u32)pid;
+	CHECK(!proc_image__start_of("/proc", child.pid, &child.start));
+	proc_image__hold(child.pid);
+	CHECK(count_fds() == fds);	/* opened at the first check, not before */
+	CHECK(proc_image__lives("/proc", &child));
+	CHECK(count_fds() == fds + 1);
+	CHECK(!proc_image__start_of("/proc", child.pid, &start) && start == child.start);
+	CHECK(count_fds() == fds + 1);
+	CHECK(!proc_image__start_of("/proc/", child.pid, &start) && count_fds() == fds + 1);
+	proc_image__hold(child.pid);	/* its next image: opened anew, at its first check */
+	CHECK(count_fds() == fds);
+	CHECK(proc_image__lives("/proc", &child) && count_fds() == fds + 1);
+	proc_image__release(child.pid);
+	CHECK(count_fds() == fds + 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	CHECK(!proc_image__lives("/proc", &child));	/* the open file's process is reaped */
+	CHECK(proc_image__start_of("/proc", child.pid, &start) == -ESRCH);
+	proc_image__release(child.pid);
+	CHECK(count_fds() == fds);
+	return TEST_OK;
+}
+
 /* newer means a later process at the pid, or a later exec of the same */
 static int test_after(void)
 {
@@ -79,4 +132,5 @@ static int test_after(void)
 TEST_MAIN("proc_image",
 	  TEST(test_parse_stat),
 	  TEST(test_lives),
+	  TEST(test_hold),
 	  TEST(test_after))
