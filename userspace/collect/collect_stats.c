@@ -38,7 +38,7 @@ const struct stat_desc sampler_stats[] = {
 		  "Forked processes not exec'd since, named from what was read of their parent (their maps read only for tables BPF lacked)",
 		  SF(processes_copied)),
 	STAT_COUNT("processes_forks_read_total",
-		  "Forked processes not exec'd since, read all the same: their parent walked by a runtime, or not read yet or across its exec (symbol_forks_refused_*)",
+		  "Forked processes not exec'd since, read all the same: their parent walked by a runtime, not read yet, or unreadable (symbol_forks_refused_*)",
 		  SF(forks_read)),
 	STAT_COUNT("unwind_table_files_total",
 		  "Files whose CFI tables were parsed for BPF (again after a reset)", SF(table_files)),

@@ -551,7 +551,7 @@ static struct mapping *copy_mapping(struct symbolizer *s, const struct mapping *
 int symbolizer__add_fork(struct symbolizer *s, const struct proc_image *img,
 			 const struct proc_image *parent)
 {
-	const struct pid_state *pp = find_image(s, parent);
+	struct pid_state *pp = find_image(s, parent);
 	__u32 head = find_head(s, img->pid), id;
 	struct mapping **maps;
 	struct pid_state *ps;
@@ -563,8 +563,16 @@ int symbolizer__add_fork(struct symbolizer *s, const struct proc_image *img,
 		s->stats.forks_parent_unknown++;
 		return -ENOENT;
 	}
-	/* a parent read as its exec ran may lack what ld.so mapped since: not copied */
-	if (pp->handed || !readable(pp)) {
+	/*
+	 * A parent read as its exec ran may lack what ld.so mapped since: its
+	 * re-read, due at its next add, is done now, once for all its children
+	 * (a parent that is not sampled again would otherwise never be copied).
+	 */
+	if (pp->handed && readable(pp)) {
+		pp->handed = false;
+		reread(s, pp, clock_ns(CLOCK_MONOTONIC));
+	}
+	if (!readable(pp) || !pp->snapshotted) {
 		s->stats.forks_parent_unsettled++;
 		return -ENOENT;
 	}

@@ -191,7 +191,7 @@ struct symbolizer_stats {
 	__u64 images_read_late;	/* maps read as the image exec'd: dropped, its frames unnamed */
 	__u64 perfmaps_refused;	/* perf maps not read: planted, a link, or an earlier holder's */
 	__u64 forks_parent_unknown;	/* fork children not copied: their parent not read */
-	__u64 forks_parent_unsettled;	/* ...: their parent's maps to be read again, or unreadable */
+	__u64 forks_parent_unsettled;	/* ...: their parent's maps unreadable (gone, superseded) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

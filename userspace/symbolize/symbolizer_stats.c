@@ -25,7 +25,7 @@ const struct stat_desc symbolizer_stat_descs[] = {
 		  "Forked processes read rather than named from their parent: the parent not read (not sampled yet)",
 		  SS(forks_parent_unknown)),
 	STAT_COUNT("symbol_forks_refused_unsettled_total",
-		  "Forked processes read rather than named from their parent: its maps read across its exec (read again at its next sample) or unreadable",
+		  "Forked processes read rather than named from their parent: its maps unreadable (it exited, exec'd again, or its read failed)",
 		  SS(forks_parent_unsettled)),
 	STAT_LEVEL("symbol_processes",
 		  "Processes whose mappings the symbolizer holds", NULL, SS(pids_live)),
